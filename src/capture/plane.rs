@@ -1,0 +1,393 @@
+//! One plane: its interning tables (stat names, event metadata), read eagerly because
+//! they are small, and its lines and events, walked lazily at the wire level.
+
+use std::collections::HashMap;
+
+use super::stat::{parse_stat, OwnedStat, StatRef, StatValue};
+use super::{PlaneRef, READ_CHUNK};
+use crate::error::Error;
+use crate::source::ByteSource;
+use crate::wire::{Fields, StreamReader, StreamValue, Value};
+
+/// Stat payloads up to this size are kept in memory with their metadata; larger ones
+/// (a module's `Hlo Proto`) stay in the file and are read when needed.
+const INLINE_BYTES_LIMIT: u64 = 4096;
+
+/// An event type: its name and the stats shared by all its events.
+#[derive(Debug, Clone, Default)]
+pub struct EventMetadata {
+    pub id: i64,
+    pub name: String,
+    pub display_name: String,
+    pub stats: Vec<OwnedStat>,
+}
+
+/// A plane's metadata. Its lines are not held; see [`Plane::visit_events`].
+#[derive(Debug, Clone, Default)]
+pub struct Plane {
+    pub id: i64,
+    pub name: String,
+    /// Stat metadata id → name (a stat's name, or an interned string value).
+    pub stat_names: HashMap<u64, String>,
+    pub event_metadata: HashMap<i64, EventMetadata>,
+    pub stats: Vec<OwnedStat>,
+    pub line_count: usize,
+    offset: u64,
+    len: u64,
+}
+
+/// The header of a line, given to visitors with each of its events.
+#[derive(Debug, Clone, Default)]
+pub struct LineInfo {
+    pub id: i64,
+    pub name: String,
+    pub timestamp_ns: i64,
+}
+
+/// One event, borrowed from the wire bytes. Stats are decoded on demand.
+#[derive(Debug, Clone, Copy)]
+pub struct Event<'a> {
+    pub metadata_id: i64,
+    pub offset_ps: i64,
+    pub duration_ps: i64,
+    /// Non-zero for aggregated events, which carry no time.
+    pub num_occurrences: i64,
+    raw: &'a [u8],
+}
+
+impl<'a> Event<'a> {
+    fn parse(raw: &'a [u8]) -> Result<Self, crate::wire::WireError> {
+        let mut event = Event {
+            metadata_id: 0,
+            offset_ps: 0,
+            duration_ps: 0,
+            num_occurrences: 0,
+            raw,
+        };
+        let mut fields = Fields::new(raw);
+        while let Some((field, value)) = fields.next_field()? {
+            match (field, value) {
+                (1, Value::Varint(v)) => event.metadata_id = v as i64,
+                (2, Value::Varint(v)) => event.offset_ps = v as i64,
+                (3, Value::Varint(v)) => event.duration_ps = v as i64,
+                (5, Value::Varint(v)) => event.num_occurrences = v as i64,
+                _ => {}
+            }
+        }
+        Ok(event)
+    }
+
+    /// The event's own stats (not its metadata's), as (stat metadata id, value).
+    /// Malformed stats are skipped: one bad stat should not hide the event.
+    pub fn stats(&self) -> impl Iterator<Item = (u64, StatRef<'a>)> + 'a {
+        let mut fields = Fields::new(self.raw);
+        std::iter::from_fn(move || loop {
+            match fields.next_field() {
+                Ok(Some((4, Value::Bytes(b)))) => {
+                    if let Ok(Some(stat)) = parse_stat(b) {
+                        return Some(stat);
+                    }
+                }
+                Ok(Some(_)) => continue,
+                Ok(None) | Err(_) => return None,
+            }
+        })
+    }
+
+    /// Start time in picoseconds on the capture's clock.
+    pub fn start_ps(&self, line: &LineInfo) -> i64 {
+        line.timestamp_ns
+            .saturating_mul(1000)
+            .saturating_add(self.offset_ps)
+    }
+
+    pub fn end_ps(&self, line: &LineInfo) -> i64 {
+        self.start_ps(line).saturating_add(self.duration_ps.max(0))
+    }
+}
+
+/// Receives a plane's events, line by line, in file order (time order within a line).
+pub trait EventVisitor {
+    /// Called before a line's events; return false to skip the line.
+    fn line(&mut self, _line: &LineInfo) -> bool {
+        true
+    }
+    fn event(&mut self, line: &LineInfo, event: &Event<'_>);
+}
+
+pub(super) fn read_plane_name(
+    src: &dyn ByteSource,
+    offset: u64,
+    len: u64,
+) -> Result<String, Error> {
+    let mut reader = StreamReader::new(src, 4096);
+    reader.seek(offset);
+    let end = offset + len;
+    while let Some((field, value)) = reader.next_field(end)? {
+        if let (2, StreamValue::Bytes { offset, len }) = (field, value) {
+            return Ok(String::from_utf8_lossy(reader.bytes(offset, len.min(4096))?).into_owned());
+        }
+    }
+    Ok(String::new())
+}
+
+impl Plane {
+    /// Reads the plane's metadata (id, name, stat names, event metadata, plane stats),
+    /// skipping its lines.
+    pub fn open(src: &dyn ByteSource, at: &PlaneRef) -> Result<Self, Error> {
+        let mut plane = Plane {
+            offset: at.offset,
+            len: at.len,
+            ..Default::default()
+        };
+        let mut reader = StreamReader::new(src, READ_CHUNK.min(at.len as usize).max(4096));
+        reader.seek(at.offset);
+        let end = at.offset + at.len;
+        while let Some((field, value)) = reader.next_field(end)? {
+            match (field, value) {
+                (1, StreamValue::Varint(v)) => plane.id = v as i64,
+                (2, StreamValue::Bytes { offset, len }) => {
+                    plane.name = String::from_utf8_lossy(reader.bytes(offset, len)?).into_owned();
+                }
+                (3, StreamValue::Bytes { .. }) => plane.line_count += 1,
+                (4, StreamValue::Bytes { offset, len }) => {
+                    let resume = reader.position();
+                    if let Some(meta) = read_event_metadata_entry(&mut reader, offset, len)? {
+                        plane.event_metadata.insert(meta.id, meta);
+                    }
+                    reader.seek(resume);
+                }
+                (5, StreamValue::Bytes { offset, len }) => {
+                    if let Some((id, name)) = parse_stat_metadata_entry(reader.bytes(offset, len)?)
+                    {
+                        plane.stat_names.insert(id, name);
+                    }
+                }
+                (6, StreamValue::Bytes { offset, len }) => {
+                    if let Ok(Some((id, value))) = parse_stat(reader.bytes(offset, len)?) {
+                        plane.stats.push(OwnedStat {
+                            metadata_id: id,
+                            value: value.to_owned_value(),
+                        });
+                    }
+                }
+                _ => {}
+            }
+        }
+        Ok(plane)
+    }
+
+    /// The name a stat metadata id stands for.
+    pub fn stat_name(&self, id: u64) -> Option<&str> {
+        self.stat_names.get(&id).map(String::as_str)
+    }
+
+    /// The stat metadata id whose name is `name` (a stat we look for by name).
+    pub fn stat_id(&self, name: &str) -> Option<u64> {
+        self.stat_names
+            .iter()
+            .find(|(_, n)| n.as_str() == name)
+            .map(|(id, _)| *id)
+    }
+
+    /// A string stat's text: inline, or the referenced stat metadata's name.
+    pub fn stat_str<'a>(&'a self, value: &StatRef<'a>) -> Option<std::borrow::Cow<'a, str>> {
+        match *value {
+            StatRef::Str(s) => Some(String::from_utf8_lossy(s)),
+            StatRef::Ref(r) => self.stat_name(r).map(std::borrow::Cow::Borrowed),
+            _ => None,
+        }
+    }
+
+    /// A plane-level stat by name.
+    pub fn plane_stat(&self, name: &str) -> Option<&StatValue> {
+        let id = self.stat_id(name)?;
+        self.stats
+            .iter()
+            .find(|s| s.metadata_id == id)
+            .map(|s| &s.value)
+    }
+
+    /// Walks every line's events in file order, without allocating per event.
+    pub fn visit_events(
+        &self,
+        src: &dyn ByteSource,
+        visitor: &mut dyn EventVisitor,
+    ) -> Result<(), Error> {
+        let mut reader = StreamReader::new(src, READ_CHUNK.min(self.len as usize).max(4096));
+        reader.seek(self.offset);
+        let end = self.offset + self.len;
+        while let Some((field, value)) = reader.next_field(end)? {
+            if let (3, StreamValue::Bytes { offset, len }) = (field, value) {
+                let resume = reader.position();
+                visit_line(&mut reader, offset, offset + len, visitor)?;
+                reader.seek(resume);
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Streams one line. Encoders write fields in number order, so the header (id 1,
+/// name 2, timestamp 3) precedes the events (4); a header field that arrives after
+/// events is still applied to the events that follow it.
+fn visit_line(
+    reader: &mut StreamReader<'_>,
+    start: u64,
+    end: u64,
+    visitor: &mut dyn EventVisitor,
+) -> Result<(), Error> {
+    reader.seek(start);
+    let mut line = LineInfo::default();
+    let mut announced: Option<bool> = None;
+    while let Some((field, value)) = reader.next_field(end)? {
+        match (field, value) {
+            (1, StreamValue::Varint(v)) => line.id = v as i64,
+            (2, StreamValue::Bytes { offset, len }) => {
+                line.name =
+                    String::from_utf8_lossy(reader.bytes(offset, len.min(4096))?).into_owned();
+            }
+            (3, StreamValue::Varint(v)) => line.timestamp_ns = v as i64,
+            (4, StreamValue::Bytes { offset, len }) => {
+                let wanted = *announced.get_or_insert_with(|| visitor.line(&line));
+                if !wanted {
+                    continue;
+                }
+                let raw = reader.bytes(offset, len)?;
+                match Event::parse(raw) {
+                    Ok(event) => visitor.event(&line, &event),
+                    Err(e) => {
+                        return Err(Error::Corrupt {
+                            offset,
+                            what: e.describe(),
+                        })
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
+fn read_event_metadata_entry(
+    reader: &mut StreamReader<'_>,
+    offset: u64,
+    len: u64,
+) -> Result<Option<EventMetadata>, Error> {
+    // A map entry: key = 1 (int64), value = 2 (XEventMetadata).
+    let end = offset + len;
+    reader.seek(offset);
+    let mut key = None;
+    let mut meta = None;
+    while let Some((field, value)) = reader.next_field(end)? {
+        match (field, value) {
+            (1, StreamValue::Varint(v)) => key = Some(v as i64),
+            (2, StreamValue::Bytes { offset, len }) => {
+                let resume = reader.position();
+                meta = Some(read_event_metadata(reader, offset, offset + len)?);
+                reader.seek(resume);
+            }
+            _ => {}
+        }
+    }
+    Ok(meta.map(|mut m: EventMetadata| {
+        if m.id == 0 {
+            m.id = key.unwrap_or(0);
+        }
+        m
+    }))
+}
+
+fn read_event_metadata(
+    reader: &mut StreamReader<'_>,
+    start: u64,
+    end: u64,
+) -> Result<EventMetadata, Error> {
+    reader.seek(start);
+    let mut meta = EventMetadata::default();
+    while let Some((field, value)) = reader.next_field(end)? {
+        match (field, value) {
+            (1, StreamValue::Varint(v)) => meta.id = v as i64,
+            (2, StreamValue::Bytes { offset, len }) => {
+                meta.name = String::from_utf8_lossy(reader.bytes(offset, len)?).into_owned();
+            }
+            (4, StreamValue::Bytes { offset, len }) => {
+                meta.display_name =
+                    String::from_utf8_lossy(reader.bytes(offset, len)?).into_owned();
+            }
+            (5, StreamValue::Bytes { offset, len }) => {
+                let resume = reader.position();
+                if let Some(stat) = read_metadata_stat(reader, offset, offset + len)? {
+                    meta.stats.push(stat);
+                }
+                reader.seek(resume);
+            }
+            _ => {}
+        }
+    }
+    Ok(meta)
+}
+
+/// Like [`parse_stat`], but leaves a large `bytes_value` in the file.
+fn read_metadata_stat(
+    reader: &mut StreamReader<'_>,
+    start: u64,
+    end: u64,
+) -> Result<Option<OwnedStat>, Error> {
+    reader.seek(start);
+    let mut id = 0;
+    let mut value = None;
+    while let Some((field, v)) = reader.next_field(end)? {
+        value = match (field, v) {
+            (1, StreamValue::Varint(x)) => {
+                id = x;
+                continue;
+            }
+            (6, StreamValue::Bytes { offset, len }) if len > INLINE_BYTES_LIMIT => {
+                Some(StatValue::BytesAt { offset, len })
+            }
+            (5..=6, StreamValue::Bytes { offset, len }) => {
+                let bytes = reader.bytes(offset, len)?;
+                Some(if field == 5 {
+                    StatValue::Str(String::from_utf8_lossy(bytes).into())
+                } else {
+                    StatValue::Bytes(bytes.into())
+                })
+            }
+            (2, StreamValue::Fixed64(x)) => Some(StatValue::Double(f64::from_bits(x))),
+            (3, StreamValue::Varint(x)) => Some(StatValue::Uint(x)),
+            (4, StreamValue::Varint(x)) => Some(StatValue::Int(x as i64)),
+            (7, StreamValue::Varint(x)) => Some(StatValue::Ref(x)),
+            _ => continue,
+        };
+    }
+    Ok(value.map(|value| OwnedStat {
+        metadata_id: id,
+        value,
+    }))
+}
+
+fn parse_stat_metadata_entry(bytes: &[u8]) -> Option<(u64, String)> {
+    let mut fields = Fields::new(bytes);
+    let mut key = None;
+    let mut id = None;
+    let mut name = String::new();
+    while let Ok(Some((field, value))) = fields.next_field() {
+        match (field, value) {
+            (1, Value::Varint(v)) => key = Some(v),
+            (2, Value::Bytes(b)) => {
+                let mut inner = Fields::new(b);
+                while let Ok(Some((f, v))) = inner.next_field() {
+                    match (f, v) {
+                        (1, Value::Varint(x)) => id = Some(x),
+                        (2, Value::Bytes(s)) => name = String::from_utf8_lossy(s).into_owned(),
+                        _ => {}
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    Some((id.or(key)?, name))
+}

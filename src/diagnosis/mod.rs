@@ -1,0 +1,493 @@
+//! Diagnosis lines (mission-spec §5, §9): each finding with its cause, a fix, the
+//! bytes the fix would save (estimated), its cost, and whether the plan then fits.
+
+pub mod error_text;
+
+use crate::capture::CaptureIndex;
+use crate::report::model::{Diagnosis, HostReport, Label, ModuleReport, Role, Runtime};
+use crate::units::{gib, mib};
+
+pub const NO_PLAN_TEXT: &str = "the capture has no compiled plans (no /host:metadata plane with HloProtos): \
+plan figures are unavailable. Capture with jax.profiler.trace(logdir) on a JAX that records them (the default; \
+do not pass enable_hlo_proto=False in ProfileOptions), and on GPU keep \
+XLA_FLAGS=--xla_gpu_executable_embed_debug_info=true (the default)";
+
+const CHECK: &str = "jax.jit(f).lower(*args).compile().memory_analysis()";
+
+/// A capacity far below the device's memory means a memory fraction was set.
+const FRACTION_SET_BELOW: f64 = 0.70;
+
+/// A proposed fix: what to do, the bytes it saves (estimated), what it costs.
+struct Remedy {
+    fix: String,
+    saving: Option<u64>,
+    cost: &'static str,
+}
+
+struct Builder<'r> {
+    report: &'r HostReport,
+    module: Option<&'r ModuleReport>,
+    runtime: Option<&'r Runtime>,
+    capacity: Option<u64>,
+    out: Vec<Diagnosis>,
+}
+
+impl Builder<'_> {
+    fn needs(&self) -> u64 {
+        self.module.map(|m| m.plan.total_bytes).unwrap_or(0)
+    }
+
+    fn fits_after(&self, saving: u64) -> Option<bool> {
+        self.capacity
+            .map(|c| self.needs().saturating_sub(saving) <= c)
+    }
+
+    fn push(&mut self, id: &str, label: Label, text: String, cause: &str) -> &mut Diagnosis {
+        self.out.push(Diagnosis {
+            id: id.into(),
+            label,
+            text,
+            cause: cause.into(),
+            fix: None,
+            saving_bytes: None,
+            cost: None,
+            fits_after: None,
+            check: None,
+        });
+        let last = self.out.len() - 1;
+        &mut self.out[last]
+    }
+
+    fn fix(&mut self, id: &str, label: Label, text: String, cause: &str, remedy: Remedy) {
+        let Remedy { fix, saving, cost } = remedy;
+        let fits = saving.and_then(|s| self.fits_after(s));
+        let d = self.push(id, label, text, cause);
+        d.fix = Some(fix);
+        d.saving_bytes = saving;
+        d.cost = (!cost.is_empty()).then(|| cost.to_owned());
+        d.fits_after = fits;
+        d.check = Some(CHECK.into());
+    }
+}
+
+/// The device pool's capacity (measured), when allocator events were recorded.
+pub fn capacity(report: &HostReport) -> Option<u64> {
+    report
+        .runtime
+        .as_ref()
+        .and_then(|r| r.allocators.iter().find(|a| !a.name.contains("host")))
+        .map(|a| a.capacity_bytes)
+        .filter(|&c| c > 0)
+}
+
+pub fn diagnose(report: &HostReport, capture: &CaptureIndex) -> Vec<Diagnosis> {
+    let module = report
+        .selected_module
+        .as_deref()
+        .and_then(|s| report.modules.iter().find(|m| m.label == s));
+    let mut b = Builder {
+        report,
+        module,
+        runtime: report.runtime.as_ref(),
+        capacity: capacity(report),
+        out: Vec::new(),
+    };
+    if report.modules.is_empty() {
+        b.push(
+            "no_plan_in_capture",
+            Label::Read,
+            NO_PLAN_TEXT.into(),
+            "the capture has no /host:metadata plans",
+        );
+    }
+    if let Some(m) = module {
+        plan_lines(&mut b, m);
+    }
+    runtime_lines(&mut b, capture);
+    b.out
+}
+
+fn pct(part: u64, whole: u64) -> f64 {
+    if whole == 0 {
+        0.0
+    } else {
+        100.0 * part as f64 / whole as f64
+    }
+}
+
+fn plan_lines(b: &mut Builder<'_>, m: &ModuleReport) {
+    let p = &m.plan;
+    let roles = p.roles_at_peak;
+    let heap = p.heap_peak_bytes.max(roles.total());
+    if let Some(capacity) = b.capacity {
+        if p.total_bytes > capacity {
+            let text = format!(
+                "{} does not fit: needs {} (read: {} parameters + {} outputs + {} temporary − {} donated) > capacity {} (measured); at the heap peak {:.1}% forward-kept, {:.1}% backward, {:.1}% workspace, {:.1}% other",
+                m.label,
+                gib(p.total_bytes),
+                mib(p.argument_bytes),
+                mib(p.output_bytes),
+                mib(p.temp_bytes),
+                mib(p.alias_bytes),
+                gib(capacity),
+                pct(roles.forward, heap),
+                pct(roles.backward, heap),
+                pct(roles.workspace, heap),
+                pct(roles.other, heap),
+            );
+            b.push(
+                "plan_exceeds_capacity",
+                Label::Read,
+                text,
+                "the plan alone exceeds the memory pool",
+            );
+        }
+    }
+
+    if heap > 0 && pct(roles.forward, heap) >= 40.0 {
+        let largest = p
+            .live_at_peak
+            .iter()
+            .filter(|x| x.role == Role::Forward)
+            .map(|x| x.bytes)
+            .max()
+            .unwrap_or(0);
+        let saving = roles.forward.saturating_sub(largest);
+        let squares: u64 = p
+            .live_at_peak
+            .iter()
+            .filter(|x| x.role == Role::Forward && is_attention_square(&x.shape))
+            .map(|x| x.bytes)
+            .sum();
+        let mut fix = format!(
+            "wrap the repeated block in jax.checkpoint (remat): keeps only its inputs and recomputes the rest in the backward pass, saving about {} (estimated); or use a smaller micro-batch with gradient accumulation (activations scale with batch × sequence)",
+            mib(saving)
+        );
+        if squares > 0 {
+            fix.push_str(&format!(
+                "; {} are S×S attention buffers: halving the sequence shrinks them 4× ({} saved, estimated); with a fused attention kernel, check that these buffers leave the plan",
+                mib(squares),
+                mib(squares - squares / 4)
+            ));
+        }
+        let text = format!(
+            "mostly forward activations kept for backward: {} of the heap peak {} ({:.1}%, read)",
+            mib(roles.forward),
+            mib(heap),
+            pct(roles.forward, heap)
+        );
+        b.fix(
+            "role_forward",
+            Label::Read,
+            text,
+            "activations saved for the backward pass grow with batch × sequence; naive attention adds B·H·S·S per layer",
+            Remedy { fix, saving: Some(saving), cost: "about one more forward pass per step (~+30% step time)" },
+        );
+    }
+    if heap > 0 && pct(roles.backward, heap) >= 40.0 {
+        let saving = roles.backward / 2;
+        let text = format!(
+            "mostly backward: gradients and their temporaries take {} of the heap peak {} ({:.1}%, read)",
+            mib(roles.backward),
+            mib(heap),
+            pct(roles.backward, heap)
+        );
+        b.fix(
+            "role_backward",
+            Label::Read,
+            text,
+            "gradients and their temporaries",
+            Remedy { fix: "shard parameters and gradients across devices (FSDP), or accumulate gradients over micro-batches; look for an f32 copy of bf16 gradients".into(), saving: Some(saving), cost: "halving the micro-batch halves these temporaries and doubles the steps per batch" },
+        );
+    }
+    if heap > 0 && (pct(roles.workspace, heap) >= 10.0 || roles.workspace >= 256 << 20) {
+        let text = format!(
+            "library workspace (GEMM/convolution scratch) takes {} of the heap peak ({:.1}%, read)",
+            mib(roles.workspace),
+            pct(roles.workspace, heap)
+        );
+        b.fix(
+            "role_workspace",
+            Label::Read,
+            text,
+            "cuBLAS/cuDNN/hipBLASLt scratch buffers (on ROCm gfx950, 64 MiB per hipBLASLt GEMM)",
+            Remedy { fix: "usually small; if it matters, limit the library workspace or the autotuner's scratch (e.g. fewer concurrent GEMMs)".into(), saving: None, cost: "" },
+        );
+    }
+
+    if p.donated_parameter_count == 0 && p.parameter_bytes > 0 && p.non_aliased_output_bytes > 0 {
+        let saving = p.parameter_bytes.min(p.non_aliased_output_bytes);
+        let text = format!(
+            "no donated parameters: {} parameters and {} outputs are live together, 0 donated; donating the state could save up to {} (estimated)",
+            mib(p.parameter_bytes),
+            mib(p.non_aliased_output_bytes),
+            mib(saving)
+        );
+        b.fix(
+            "no_donation",
+            Label::Estimated,
+            text,
+            "old and new parameters/optimizer state are live together",
+            Remedy { fix: "pass donate_argnums (or donate_argnames) for the state arguments: jax.jit(step, donate_argnums=(0,))".into(), saving: Some(saving), cost: "none at run time; the donated input arrays become unusable after the call" },
+        );
+    }
+    if p.remat_instructions > 0 {
+        let text = format!(
+            "XLA already rematerialized {} instructions (read)",
+            p.remat_instructions
+        );
+        let d = b.push(
+            "xla_remat",
+            Label::Read,
+            text,
+            "XLA's own rematerialization already hit its limit",
+        );
+        d.fix = Some("expect the fix to come from the program (checkpointing, batch, sharding), not from XLA".into());
+    }
+    for stack in &p.scan_stacks {
+        let text = format!(
+            "scan stack {} ×{} via {} holds {} ({}, read)",
+            stack.shape,
+            stack.count,
+            stack.while_instruction,
+            mib(stack.bytes),
+            stack.role.describe()
+        );
+        let d = b.push(
+            "scan_stack",
+            Label::Read,
+            text,
+            "lax.scan / nn.scan keep per-layer values stacked [layers, …]",
+        );
+        d.fix = Some("jax.checkpoint on the scanned body (policy: nothing_saveable or dots_saveable) keeps only the carry per layer".into());
+        d.saving_bytes = (stack.role == Role::Forward).then_some(stack.bytes);
+        d.cost = Some("about one more forward pass of the scanned layers".into());
+        d.check = Some(CHECK.into());
+    }
+    if !p.host_callbacks.is_empty() {
+        let text = format!(
+            "host callbacks in the module ({}): each forces its operands to be materialized and sent to the host",
+            p.host_callbacks.join(", ")
+        );
+        let d = b.push(
+            "debug_callback",
+            Label::Read,
+            text,
+            "a leftover jax.debug.print / jax.debug.callback / io_callback",
+        );
+        d.fix = Some(
+            "remove the debug print from the step, or print a reduced value (a norm, a slice)"
+                .into(),
+        );
+    }
+    if let Some(capacity) = b.capacity {
+        if let Some(big) = p.live_at_peak.iter().find(|x| x.bytes > capacity / 2) {
+            let text = format!(
+                "one buffer takes over half the pool: {} {} is {} of {} (read)",
+                big.name,
+                big.shape,
+                mib(big.bytes),
+                gib(capacity)
+            );
+            let d = b.push(
+                "large_replicated",
+                Label::Read,
+                text,
+                "an unexpectedly large tensor: often a missing sharding annotation (replicated) or a wrong mesh shape",
+            );
+            d.fix = Some("check its sharding (jax.debug.visualize_array_sharding) and shard it over the mesh".into());
+        }
+    }
+    let padded: u64 = p.live_at_peak.iter().map(|x| x.bytes).sum();
+    if p.padding_bytes > 0 && pct(p.padding_bytes, padded) >= 10.0 {
+        let worst = p
+            .live_at_peak
+            .iter()
+            .max_by_key(|x| x.bytes.saturating_sub(x.unpadded_bytes));
+        let example = worst
+            .map(|w| {
+                format!(
+                    "; most in {} {} ({} padded vs {} unpadded)",
+                    w.name,
+                    w.shape,
+                    mib(w.bytes),
+                    mib(w.unpadded_bytes)
+                )
+            })
+            .unwrap_or_default();
+        let text = format!(
+            "layout padding wastes {} of {} live at the peak ({:.1}%, read){}",
+            mib(p.padding_bytes),
+            mib(padded),
+            pct(p.padding_bytes, padded),
+            example
+        );
+        b.fix(
+            "tpu_padding",
+            Label::Read,
+            text,
+            "TPU tiles pad the minor dimension to a multiple of 128 and the second-minor to a multiple of 8",
+            Remedy { fix: "make the last dimension a multiple of 128 and the second-to-last a multiple of 8 (e.g. (129, 1024) → (128, 1024))".into(), saving: Some(p.padding_bytes), cost: "a reshape or a different hidden size" },
+        );
+    }
+    let host = p.host_argument_bytes + p.host_output_bytes + p.host_temp_bytes;
+    if host > 0 {
+        let text = format!(
+            "{} live in host memory (memory space 5, S(5)): {} parameters, {} outputs, {} temporary; not counted as device memory (read)",
+            mib(host),
+            mib(p.host_argument_bytes),
+            mib(p.host_output_bytes),
+            mib(p.host_temp_bytes)
+        );
+        let d = b.push(
+            "host_offload",
+            Label::Read,
+            text,
+            "arrays offloaded to host memory",
+        );
+        d.fix = Some(
+            "none needed; offload more (activations, optimizer state) to save device memory".into(),
+        );
+    }
+}
+
+/// `[..., S, S]` with S ≥ 128: the shape of naive attention's score buffers.
+fn is_attention_square(shape: &str) -> bool {
+    let Some(dims) = shape.split_once('[').and_then(|(_, d)| d.strip_suffix(']')) else {
+        return false;
+    };
+    let dims: Vec<u64> = dims
+        .split(',')
+        .filter_map(|d| d.trim().parse().ok())
+        .collect();
+    dims.len() >= 3 && dims[dims.len() - 1] == dims[dims.len() - 2] && dims[dims.len() - 1] >= 128
+}
+
+fn runtime_lines(b: &mut Builder<'_>, capture: &CaptureIndex) {
+    let Some(rt) = b.runtime else {
+        let has_device = capture
+            .planes
+            .iter()
+            .any(|p| p.name.starts_with("/device:"));
+        let why = if has_device {
+            "the device allocator recorded no MemoryAllocation events: JAX was not using the BFC allocator \
+             (XLA_PYTHON_CLIENT_ALLOCATOR=platform or cuda_async), or the host tracer level was below 2"
+        } else {
+            "the capture has no device plane: it ran on the CPU backend, whose allocator records no events"
+        };
+        let text = format!(
+            "no allocator events: {why}; runtime peaks, growth and live arrays are unavailable. To record them, run on GPU/TPU with the default allocator and profile with jax.profiler.trace (host_tracer_level 2, the default)"
+        );
+        b.push("no_allocator_events", Label::Measured, text, why);
+        return;
+    };
+    if rt.allocators.is_empty() {
+        let text = "no allocator events in the capture: JAX was not using the BFC allocator (XLA_PYTHON_CLIENT_ALLOCATOR=platform), the host tracer level was below 2, or the backend is CPU; runtime peaks and growth are unavailable".to_string();
+        b.push(
+            "no_allocator_events",
+            Label::Measured,
+            text,
+            "no MemoryAllocation events",
+        );
+    }
+    if let (Some(growth), Some(ratio)) = (rt.growth_per_execution_bytes, rt.growth_ratio_to_outputs)
+    {
+        let starts = &rt.in_use_at_selected_starts;
+        // Noise below 1 MiB per step is not a leak worth a line.
+        if growth >= 1 << 20 && ratio >= 0.5 {
+            let holder = rt
+                .host_events_between_last_executions
+                .iter()
+                .find(|e| e.name.starts_with("$<unknown> append") || e.name.contains("append"))
+                .or_else(|| {
+                    rt.host_events_between_last_executions
+                        .iter()
+                        .find(|e| e.name.starts_with('$'))
+                })
+                .map(|e| {
+                    format!(
+                        "; between the last two executions the host ran {} ×{}",
+                        e.name, e.count
+                    )
+                })
+                .unwrap_or_default();
+            let text = format!(
+                "grows {} per execution (measured: in use at execution start {} → {}), = {:.2}× the non-aliased outputs (estimated): the program keeps every step's outputs alive{}",
+                mib(growth as u64),
+                mib(starts.first().copied().unwrap_or(0)),
+                mib(starts.last().copied().unwrap_or(0)),
+                ratio,
+                holder
+            );
+            b.fix(
+            "growth_per_execution",
+            Label::Measured,
+            text,
+            "outputs of every step stay referenced (a leak across steps)",
+            Remedy { fix: "find the holder (e.g. `$<unknown> append` is list.append) and drop the reference, reduce inside the step (a norm, not the tree), or jax.device_get the value; a bigger pool only delays the OOM".into(), saving: Some(growth as u64), cost: "none" },
+        );
+        }
+    }
+    let selected = b.report.selected_module.clone().unwrap_or_default();
+    let outside: Vec<_> = rt
+        .live_at_last_execution
+        .iter()
+        .filter(|g| !g.origin.contains(&format!("output of {selected}")))
+        .collect();
+    let outside_bytes: u64 = outside.iter().map(|g| g.bytes).sum();
+    if let (Some(largest), Some(capacity)) = (outside.first(), b.capacity) {
+        if outside_bytes * 10 >= capacity || outside_bytes > b.needs() / 4 {
+            let text = format!(
+                "other live arrays take {} at the last execution (measured); the largest group: {} ({})",
+                mib(outside_bytes),
+                largest.origin,
+                mib(largest.bytes)
+            );
+            let saving = largest.bytes;
+            b.fix(
+            "other_live_arrays",
+            Label::Measured,
+            text,
+            "arrays outside the step: a dataset or eval copy on the device, prefetch, other jit outputs",
+            Remedy { fix: "keep data on the host and stream it, delete what is no longer needed, or use a smaller dtype; \"allocated before the capture started\" needs an earlier profile to name it".into(), saving: Some(saving), cost: "host-to-device transfers per step" },
+        );
+        }
+    }
+    if rt.retry.count > 0 {
+        let text = format!(
+            "AllocatorRetry: the allocator waited for memory {} times, longest {:.2} s, total {:.2} s (measured){}",
+            rt.retry.count,
+            rt.retry.longest_ns / 1e9,
+            rt.retry.total_ns / 1e9,
+            if rt.retry.any_execution_started_after { "" } else { "; none of the waiting executions started" }
+        );
+        b.push(
+            "allocator_retry",
+            Label::Measured,
+            text,
+            "the out-of-memory happened inside the capture; the failed request is usually the module's temporary block or one output",
+        );
+    }
+    if let (Some(device), Some(capacity)) = (rt.device_memory_bytes, b.capacity) {
+        if (capacity as f64) < FRACTION_SET_BELOW * device as f64 {
+            let text = format!(
+                "the pool is {} of the device's {} ({:.0}%, measured): a memory fraction or limit was set",
+                gib(capacity),
+                gib(device),
+                pct(capacity, device)
+            );
+            let saving = device.saturating_sub(capacity);
+            let fits = Some(b.needs() <= device * 95 / 100);
+            let d = b.push(
+                "mem_fraction_set",
+                Label::Measured,
+                text,
+                "XLA_PYTHON_CLIENT_MEM_FRACTION (or a preallocation limit) below the device memory",
+            );
+            d.fix = Some("raise XLA_PYTHON_CLIENT_MEM_FRACTION (default 0.75), or unset XLA_PYTHON_CLIENT_PREALLOCATE limits, if the GPU is not shared".into());
+            d.saving_bytes = Some(saving);
+            d.fits_after = fits;
+            d.cost = Some("less memory left for other processes on the GPU".into());
+        }
+    }
+}

@@ -1,0 +1,98 @@
+//! The `oomlens` command: analyze a capture and print the report.
+
+use std::io::{Read, Write};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Parser, ValueEnum};
+use oomlens::report::{json, markdown, text};
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+enum Format {
+    Text,
+    Markdown,
+    Json,
+}
+
+/// Explains why a JAX/XLA program ran out of accelerator memory, from its profiler
+/// capture (*.xplane.pb written by jax.profiler.trace).
+#[derive(Debug, Parser)]
+#[command(name = "oomlens", version, about)]
+struct Cli {
+    /// A .xplane.pb file, or a capture directory (the log dir, plugins/profile, or a run folder).
+    path: PathBuf,
+    /// Report on this module (a label like jit_step(12), or a name like jit_step).
+    #[arg(long)]
+    module: Option<String>,
+    /// How many live buffers to list.
+    #[arg(long, default_value_t = 10)]
+    top: usize,
+    /// Output format on standard output.
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    format: Format,
+    /// Also write the JSON report to FILE (or - for standard output).
+    #[arg(long, value_name = "FILE")]
+    json: Option<PathBuf>,
+    /// The out-of-memory error text you got, from FILE (or - for standard input).
+    #[arg(long, value_name = "FILE")]
+    error_text: Option<PathBuf>,
+}
+
+fn fail(message: impl std::fmt::Display) -> ExitCode {
+    eprintln!("oomlens: {message}");
+    ExitCode::from(2)
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let error_text = match &cli.error_text {
+        None => None,
+        Some(p) if p.as_os_str() == "-" => {
+            let mut s = String::new();
+            if let Err(e) = std::io::stdin().take(1 << 20).read_to_string(&mut s) {
+                return fail(format!(
+                    "cannot read the error text from standard input: {e}"
+                ));
+            }
+            Some(s)
+        }
+        Some(p) => match std::fs::read(p) {
+            Ok(b) => Some(String::from_utf8_lossy(&b[..b.len().min(1 << 20)]).into_owned()),
+            Err(e) => {
+                return fail(format!(
+                    "cannot read the error text from {}: {e}",
+                    p.display()
+                ))
+            }
+        },
+    };
+    let options = oomlens::Options {
+        module: cli.module.clone(),
+        error_text,
+    };
+    let report = match oomlens::analyze_path(&cli.path, &options) {
+        Ok(r) => r,
+        Err(e) => return fail(e),
+    };
+    let body = match cli.format {
+        Format::Text => text::render(&report, cli.top),
+        Format::Markdown => markdown::render(&report, cli.top),
+        Format::Json => json::render(&report),
+    };
+    let mut stdout = std::io::stdout().lock();
+    if stdout.write_all(body.as_bytes()).is_err() {
+        return ExitCode::SUCCESS; // a closed pipe (| head) is not an error
+    }
+    if let Some(target) = &cli.json {
+        let rendered = json::render(&report);
+        if target.as_os_str() == "-" {
+            let _ = stdout.write_all(rendered.as_bytes());
+        } else if let Err(e) = std::fs::write(target, rendered) {
+            return fail(format!(
+                "cannot write the JSON report to {}: {e}",
+                target.display()
+            ));
+        }
+    }
+    ExitCode::SUCCESS
+}

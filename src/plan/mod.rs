@@ -1,0 +1,410 @@
+//! Plan analysis: every module's compiled memory plan, from the HloProtos in the
+//! `/host:metadata` plane — the totals `memory_analysis()` reports, the heap replay
+//! XProf's Memory Viewer does, and what is live at the peak and why.
+
+pub mod index;
+pub mod replay;
+pub mod roles;
+pub mod shape;
+
+use std::collections::HashMap;
+
+use prost::Message;
+
+use crate::capture::{CaptureIndex, Plane, StatValue};
+use crate::error::Error;
+use crate::proto::xla::{BufferAllocationProto, HloProto};
+use crate::report::model::{Category, LiveBuffer, Plan, Roles, TimelinePoint};
+use crate::source::ByteSource;
+use index::{op_name, HloIndex};
+use replay::BufferSizes;
+
+/// The plane holding one HloProto per module.
+pub const METADATA_PLANE: &str = "/host:metadata";
+/// Memory color XProf shows by default: device HBM.
+const HBM: i64 = 0;
+/// The host memory space (`S(5)`), reported apart from device memory.
+const HOST_MEMORY_SPACE: i64 = 5;
+/// Points kept in a module's program-order timeline.
+const TIMELINE_POINTS: usize = 2000;
+/// Buffers listed at the peak (the rest are summed into the totals only).
+const LIVE_BUFFERS_KEPT: usize = 200;
+
+/// A module's HloProto as found in the capture, not yet decoded.
+#[derive(Debug, Clone)]
+pub struct ModuleEntry {
+    /// `name(program_id)` as the capture names it.
+    pub label: String,
+    pub program_id: u64,
+    hlo: HloLocation,
+}
+
+#[derive(Debug, Clone)]
+enum HloLocation {
+    InFile { offset: u64, len: u64 },
+    Inline(Box<[u8]>),
+}
+
+/// Finds every module plan in the capture's metadata planes (both layouts: program
+/// id as the metadata id, or as a `program_id` stat).
+pub fn find_modules(
+    src: &dyn ByteSource,
+    capture: &CaptureIndex,
+) -> Result<Vec<ModuleEntry>, Error> {
+    let mut entries = Vec::new();
+    for at in capture.find(METADATA_PLANE) {
+        let plane = Plane::open(src, at)?;
+        let Some(hlo_stat) = plane.stat_id("Hlo Proto") else {
+            continue;
+        };
+        let program_id_stat = plane.stat_id("program_id");
+        let mut metas: Vec<_> = plane.event_metadata.values().collect();
+        metas.sort_by_key(|m| m.id);
+        for meta in metas {
+            let Some(hlo) = meta.stats.iter().find(|s| s.metadata_id == hlo_stat) else {
+                continue;
+            };
+            let hlo = match &hlo.value {
+                StatValue::BytesAt { offset, len } => HloLocation::InFile {
+                    offset: *offset,
+                    len: *len,
+                },
+                StatValue::Bytes(b) => HloLocation::Inline(b.clone()),
+                _ => continue,
+            };
+            let program_id = program_id_stat
+                .and_then(|id| meta.stats.iter().find(|s| s.metadata_id == id))
+                .and_then(|s| s.value.as_ref())
+                .and_then(|v| v.as_u64())
+                .unwrap_or(meta.id as u64);
+            let label = if meta.display_name.is_empty() {
+                meta.name.clone()
+            } else {
+                meta.display_name.clone()
+            };
+            entries.push(ModuleEntry {
+                label,
+                program_id,
+                hlo,
+            });
+        }
+    }
+    Ok(entries)
+}
+
+impl ModuleEntry {
+    /// Reads and decodes the module's HloProto.
+    pub fn decode(&self, src: &dyn ByteSource) -> Result<HloProto, String> {
+        let decoded = match &self.hlo {
+            HloLocation::Inline(bytes) => HloProto::decode(&bytes[..]),
+            HloLocation::InFile { offset, len } => {
+                let mut reader = crate::wire::StreamReader::new(src, 1 << 20);
+                let bytes = reader.bytes(*offset, *len).map_err(|e| e.to_string())?;
+                HloProto::decode(bytes)
+            }
+        };
+        decoded.map_err(|e| format!("its HloProto does not decode ({e})"))
+    }
+}
+
+/// Whether an allocation lives for the whole program and counts toward its memory
+/// (XLA's indefinite allocations, which XProf adds to every point of the heap).
+/// Thread-local allocations live on stacks: XLA's totals leave them out.
+fn is_indefinite(a: &BufferAllocationProto) -> bool {
+    !a.is_thread_local && (a.is_entry_computation_parameter || a.is_constant || a.maybe_live_out)
+}
+
+/// Allocations that no heap trace covers: XProf's trace choice skips them too.
+fn is_outside_heap(a: &BufferAllocationProto) -> bool {
+    a.is_thread_local || is_indefinite(a)
+}
+
+/// XLA's `IsPreallocatedTempBuffer`.
+fn is_temp(a: &BufferAllocationProto) -> bool {
+    !a.is_entry_computation_parameter && !a.maybe_live_out && !a.is_thread_local && !a.is_constant
+}
+
+fn category(a: &BufferAllocationProto) -> Category {
+    if a.is_entry_computation_parameter {
+        Category::Parameter
+    } else if a.maybe_live_out {
+        Category::Output
+    } else if a.is_thread_local {
+        Category::ThreadLocal
+    } else if a.is_constant {
+        Category::Constant
+    } else {
+        Category::Temporary
+    }
+}
+
+/// Analyzes one module's plan.
+pub fn analyze(hlo: &HloProto) -> Plan {
+    let mut plan = Plan::default();
+    let (Some(module), Some(assignment)) =
+        (hlo.hlo_module.as_ref(), hlo.buffer_assignment.as_ref())
+    else {
+        plan.replay_note = Some("the module has no buffer assignment in the capture".into());
+        return plan;
+    };
+    let index = HloIndex::new(module, assignment);
+    let donated = donated_parameters(module);
+
+    // Totals, as PjRt's compiled memory stats compute them.
+    for a in &assignment.buffer_allocations {
+        let size = a.size.max(0) as u64;
+        // XLA's ComputeTotalAllocationBytes (which XProf shows) leaves out thread-local
+        // allocations, which live on stacks rather than in device memory.
+        if a.color == HBM && !a.is_thread_local {
+            plan.allocation_bytes += size;
+        }
+        let host = index.allocation_memory_space(a) == HOST_MEMORY_SPACE;
+        let aliased = a.is_parameter_aliased_with_output
+            || (a.is_entry_computation_parameter
+                && donated.contains(&(a.parameter_number, a.parameter_shape_index.clone())));
+        if a.is_entry_computation_parameter {
+            if host {
+                plan.host_argument_bytes += size;
+            } else {
+                plan.argument_bytes += size;
+                plan.parameter_count += 1;
+                plan.parameter_bytes += size;
+                if aliased {
+                    plan.alias_bytes += size;
+                    plan.donated_parameter_count += 1;
+                    plan.donated_bytes += size;
+                }
+            }
+        }
+        if a.maybe_live_out {
+            if host {
+                plan.host_output_bytes += size;
+            } else {
+                plan.output_bytes += size;
+                if !a.is_entry_computation_parameter {
+                    plan.non_aliased_output_bytes += size;
+                }
+            }
+        }
+        if is_temp(a) {
+            if host {
+                plan.host_temp_bytes += size;
+            } else {
+                plan.temp_bytes += size;
+            }
+        }
+    }
+    plan.total_bytes = (plan.argument_bytes + plan.output_bytes + plan.temp_bytes)
+        .saturating_sub(plan.alias_bytes);
+
+    let sizes = |id: i64| {
+        index.buffer(id).map(|b| BufferSizes {
+            padded: b.size.max(0) as u64,
+            unpadded: index.unpadded_size(b),
+        })
+    };
+
+    // Memory held for the whole program, counted at allocation size (XProf step 4).
+    let mut live: Vec<(i64, u64)> = Vec::new(); // (buffer id, bytes shown)
+    for a in assignment
+        .buffer_allocations
+        .iter()
+        .filter(|a| a.color == HBM && is_indefinite(a))
+    {
+        let largest = a
+            .assigned
+            .iter()
+            .filter_map(|x| index.buffer(x.logical_buffer_id))
+            .max_by_key(|b| b.size);
+        if let Some(buffer) = largest {
+            plan.indefinite_bytes += a.size.max(0) as u64;
+            live.push((buffer.id, buffer.size.max(0) as u64));
+        }
+    }
+
+    // The heap replay of the trace XProf would pick.
+    match choose_trace(&index) {
+        Some(trace) => {
+            plan.has_heap_trace = true;
+            let r = replay::replay(trace, &sizes);
+            plan.heap_peak_bytes = r.peak;
+            for &id in &r.live_at_peak {
+                live.push((id, sizes(id).map(|s| s.padded).unwrap_or(0)));
+            }
+            plan.timeline = downsample(
+                &r.heap,
+                &r.instructions,
+                r.peak_index,
+                plan.indefinite_bytes,
+            );
+            plan.timeline_peak_index = plan
+                .timeline
+                .iter()
+                .position(|p| p.bytes == r.peak + plan.indefinite_bytes)
+                .unwrap_or(0);
+            if !r.problems.is_empty() {
+                plan.replay_note = Some(format!(
+                    "the heap trace is inconsistent: {}",
+                    r.problems.join("; ")
+                ));
+            }
+        }
+        None => {
+            plan.replay_note = Some(
+                "the plan has no heap-simulator trace for device memory (small modules have none); \
+                 the peak is the memory held for the whole program"
+                    .into(),
+            );
+        }
+    }
+    plan.peak_bytes = plan.heap_peak_bytes + plan.indefinite_bytes;
+
+    // What is live at the peak: sizes, shapes, roles, sources.
+    let roles = roles::RoleResolver::new(&index);
+    let mut buffers: Vec<LiveBuffer> = Vec::with_capacity(live.len());
+    let mut heap_roles = Roles::default();
+    for &(id, bytes) in &live {
+        let Some(buffer) = index.buffer(id) else {
+            continue;
+        };
+        let allocation = index.allocation_of(id);
+        let category = allocation.map(category).unwrap_or(Category::Temporary);
+        let instruction = index.defining_instruction(buffer);
+        let role = roles.role(buffer);
+        if category == Category::Temporary {
+            heap_roles.add(role, bytes);
+        }
+        let shape_index = HloIndex::shape_index(buffer);
+        let mut name = instruction
+            .map(|i| i.name.clone())
+            .unwrap_or_else(|| format!("buffer {id}"));
+        if !shape_index.is_empty() {
+            let parts: Vec<String> = shape_index.iter().map(|i| i.to_string()).collect();
+            name = format!("{name}{{{}}}", parts.join(","));
+        }
+        let display_shape = index.buffer_display_shape(buffer);
+        buffers.push(LiveBuffer {
+            name,
+            opcode: instruction.map(|i| i.opcode.clone()).unwrap_or_default(),
+            shape: display_shape.map(shape::format_shape).unwrap_or_default(),
+            bytes,
+            unpadded_bytes: index.unpadded_size(buffer),
+            category,
+            role,
+            source: instruction.map(|i| index.source_of(i)).unwrap_or_default(),
+            op_name: instruction
+                .map(|i| op_name(i).to_owned())
+                .unwrap_or_default(),
+            memory_space: display_shape.map(shape::memory_space).unwrap_or(0),
+        });
+    }
+    plan.roles_at_peak = heap_roles;
+    plan.padding_bytes = buffers
+        .iter()
+        .map(|b| b.bytes.saturating_sub(b.unpadded_bytes))
+        .sum();
+    plan.scan_stacks = roles.scan_stacks(&live);
+    buffers.sort_by(|a, b| b.bytes.cmp(&a.bytes).then_with(|| a.name.cmp(&b.name)));
+    buffers.truncate(LIVE_BUFFERS_KEPT);
+    plan.live_at_peak = buffers;
+
+    plan.remat_instructions = index
+        .instructions()
+        .filter(|i| i.name.contains(".remat"))
+        .count() as u64;
+    let mut callbacks: Vec<String> = index
+        .instructions()
+        .filter(|i| i.opcode == "custom-call" && i.custom_call_target.contains("callback"))
+        .map(|i| {
+            let op = op_name(i);
+            if op.is_empty() {
+                i.custom_call_target.clone()
+            } else {
+                format!("{} ({})", i.custom_call_target, op)
+            }
+        })
+        .collect();
+    callbacks.sort();
+    callbacks.dedup();
+    plan.host_callbacks = callbacks;
+    plan
+}
+
+/// `(parameter number, shape index)` of every donated parameter, from the module's
+/// input/output alias config (older captures lack `is_parameter_aliased_with_output`).
+fn donated_parameters(module: &crate::proto::xla::HloModuleProto) -> Vec<(i64, Vec<i64>)> {
+    module
+        .input_output_alias
+        .as_ref()
+        .map(|a| {
+            a.entries
+                .iter()
+                .map(|e| (e.parameter_number, e.parameter_shape_index.clone()))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// XProf's choice: the trace owned by the first non-indefinite HBM allocation, else the
+/// longest trace whose first buffer is in HBM.
+fn choose_trace<'a>(index: &HloIndex<'a>) -> Option<&'a crate::proto::xla::HeapSimulatorTrace> {
+    let traces = &index.assignment.heap_simulator_traces;
+    let owner = |t: &crate::proto::xla::HeapSimulatorTrace| {
+        t.events
+            .first()
+            .and_then(|e| index.allocation_index_of(e.buffer_id))
+    };
+    let mut owned: HashMap<usize, usize> = HashMap::new();
+    for (i, t) in traces.iter().enumerate() {
+        if let Some(a) = owner(t) {
+            owned.entry(a).or_insert(i);
+        }
+    }
+    for (ai, a) in index.assignment.buffer_allocations.iter().enumerate() {
+        if a.color == HBM && !is_outside_heap(a) {
+            if let Some(&ti) = owned.get(&ai) {
+                return traces.get(ti);
+            }
+        }
+    }
+    traces
+        .iter()
+        .filter(|t| {
+            t.events
+                .first()
+                .and_then(|e| index.buffer(e.buffer_id))
+                .map(|b| b.color == HBM)
+                .unwrap_or(false)
+        })
+        .max_by_key(|t| t.events.len())
+}
+
+/// Keeps at most [`TIMELINE_POINTS`] points with a max filter, so the peak survives.
+fn downsample(heap: &[u64], names: &[String], peak_index: usize, add: u64) -> Vec<TimelinePoint> {
+    let n = heap.len();
+    if n == 0 {
+        return Vec::new();
+    }
+    let width = n.div_ceil(TIMELINE_POINTS).max(1);
+    let mut out = Vec::with_capacity(n / width + 1);
+    let mut start = 0;
+    while start < n {
+        let end = (start + width).min(n);
+        // Inside the peak's bucket, prefer the point just after the peak's event.
+        let best = if (start..end).contains(&(peak_index + 1)) {
+            peak_index + 1
+        } else {
+            (start..end).max_by_key(|&i| heap[i]).unwrap_or(start)
+        };
+        let instruction = names
+            .get(best.saturating_sub(1))
+            .cloned()
+            .unwrap_or_default();
+        out.push(TimelinePoint {
+            bytes: heap[best] + add,
+            instruction,
+        });
+        start = end;
+    }
+    out
+}

@@ -1,0 +1,163 @@
+//! What a buffer is for, from JAX's name stack (mission-spec §2): forward activations
+//! kept for the backward pass, backward, library workspace, or other; and which
+//! buffers are `lax.scan` stacks.
+
+use std::collections::BTreeMap;
+
+use super::index::{op_name, HloIndex};
+use super::shape;
+use crate::proto::xla::LogicalBufferProto;
+use crate::report::model::{Role, ScanStack};
+
+/// `s8`: the element type of library scratch buffers.
+const S8: i32 = 2;
+
+/// Role from an op name alone: `transpose(` decides first, because a backward op's
+/// name stack holds both (`jit(step)/transpose(jvp())/dot_general`).
+pub fn role_of_op_name(op_name: &str) -> Option<Role> {
+    if op_name.contains("transpose(") {
+        Some(Role::Backward)
+    } else if op_name.contains("jvp(") {
+        Some(Role::Forward)
+    } else {
+        None
+    }
+}
+
+pub struct RoleResolver<'i, 'a> {
+    index: &'i HloIndex<'a>,
+}
+
+impl<'i, 'a> RoleResolver<'i, 'a> {
+    pub fn new(index: &'i HloIndex<'a>) -> Self {
+        Self { index }
+    }
+
+    pub fn role(&self, buffer: &LogicalBufferProto) -> Role {
+        let Some(instruction) = self.index.defining_instruction(buffer) else {
+            return Role::Other;
+        };
+        let name = op_name(instruction);
+        if instruction.opcode == "custom-call" {
+            let is_bytes = self
+                .index
+                .buffer_display_shape(buffer)
+                .map(|s| s.element_type == S8)
+                .unwrap_or(false);
+            if is_bytes {
+                return Role::Workspace;
+            }
+        }
+        if let Some(role) = role_of_op_name(name) {
+            return role;
+        }
+        if !name.is_empty() {
+            return Role::Other;
+        }
+        // No name stack: take the role most of the buffer's aliases have (a scan stack
+        // is created by an unnamed broadcast, then written inside `…/jvp()/while/body`).
+        let mut votes = [0usize; 2];
+        for alias in self.index.aliases_of(buffer.id) {
+            let Some(location) = alias.location.as_ref() else {
+                continue;
+            };
+            let instruction = if location.instruction_id != 0 {
+                self.index.instruction(location.instruction_id)
+            } else {
+                self.index.instruction_named(&location.instruction_name)
+            };
+            match instruction.and_then(|i| role_of_op_name(op_name(i))) {
+                Some(Role::Forward) => votes[0] += 1,
+                Some(Role::Backward) => votes[1] += 1,
+                _ => {}
+            }
+        }
+        match votes {
+            [0, 0] => Role::Other,
+            [f, b] if f >= b => Role::Forward,
+            _ => Role::Backward,
+        }
+    }
+
+    /// Buffers live at the peak that a `while` loop carries and a
+    /// `dynamic-update-slice` writes: the stacked per-iteration values of a scan.
+    pub fn scan_stacks(&self, live: &[(i64, u64)]) -> Vec<ScanStack> {
+        let mut groups: BTreeMap<(String, String), ScanStack> = BTreeMap::new();
+        for &(id, bytes) in live {
+            let Some(buffer) = self.index.buffer(id) else {
+                continue;
+            };
+            let mut while_name = None;
+            let mut written_in_place = false;
+            let defining = self.index.defining_instruction(buffer);
+            let alias_instructions = self.index.aliases_of(id).iter().filter_map(|a| {
+                let l = a.location.as_ref()?;
+                if l.instruction_id != 0 {
+                    self.index.instruction(l.instruction_id)
+                } else {
+                    self.index.instruction_named(&l.instruction_name)
+                }
+            });
+            for instruction in defining.into_iter().chain(alias_instructions) {
+                match instruction.opcode.as_str() {
+                    "while" => while_name = while_name.or(Some(instruction.name.clone())),
+                    "dynamic-update-slice" => written_in_place = true,
+                    "fusion"
+                        if instruction.name.contains("dynamic-update-slice")
+                            || instruction.name.contains("dynamic_update_slice") =>
+                    {
+                        written_in_place = true
+                    }
+                    _ => {}
+                }
+            }
+            let (Some(while_name), true) = (while_name, written_in_place) else {
+                continue;
+            };
+            let Some(shape) = self.index.buffer_display_shape(buffer) else {
+                continue;
+            };
+            if shape.dimensions.len() < 2 || shape.dimensions[0] < 2 {
+                continue;
+            }
+            let shape_text = shape::format_shape(shape);
+            let role = self.role(buffer);
+            let entry = groups
+                .entry((while_name.clone(), shape_text.clone()))
+                .or_insert(ScanStack {
+                    shape: shape_text,
+                    count: 0,
+                    bytes: 0,
+                    while_instruction: while_name,
+                    role,
+                });
+            entry.count += 1;
+            entry.bytes += bytes;
+        }
+        let mut stacks: Vec<ScanStack> = groups.into_values().collect();
+        stacks.sort_by_key(|s| std::cmp::Reverse(s.bytes));
+        stacks
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn transpose_decides_before_jvp() {
+        assert_eq!(
+            role_of_op_name("jit(step)/transpose(jvp(f))/dot_general"),
+            Some(Role::Backward)
+        );
+        assert_eq!(
+            role_of_op_name("jit(step)/jvp(f)/softmax"),
+            Some(Role::Forward)
+        );
+        assert_eq!(
+            role_of_op_name("jit(step)/transpose(jvp(f))/checkpoint/rematted_computation/exp"),
+            Some(Role::Backward)
+        );
+        assert_eq!(role_of_op_name("jit(f)/dot_general"), None);
+    }
+}

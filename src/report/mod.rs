@@ -1,0 +1,46 @@
+//! The report model and its renderers. Renderers compute nothing: they lay out what
+//! the analysis put in the model.
+
+pub mod json;
+pub mod markdown;
+pub mod model;
+pub mod text;
+
+/// Makes an untrusted string from a capture safe to print on one line: control and
+/// bidirectional-override characters become `\u{…}` escapes, and it is cut to `max` chars.
+pub fn clean(s: &str, max: usize) -> String {
+    let mut out = String::with_capacity(s.len().min(max + 8));
+    for (n, c) in s.chars().enumerate() {
+        if n >= max {
+            out.push('…');
+            break;
+        }
+        let dangerous = c.is_control()
+            || matches!(c, '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}' | '\u{feff}');
+        if dangerous {
+            out.push_str(&format!("\\u{{{:x}}}", c as u32));
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// `file.py:123` from a full `path/to/file.py:123`.
+pub fn short_source(source: &str) -> &str {
+    match source.rsplit_once('/') {
+        Some((_, tail)) => tail,
+        None => source,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn clean_escapes_controls_and_bidi() {
+        assert_eq!(clean("a\nb\u{202e}c", 100), "a\\u{a}b\\u{202e}c");
+        assert_eq!(clean("abcdef", 3), "abc…");
+    }
+}

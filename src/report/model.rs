@@ -1,0 +1,339 @@
+//! The report model: everything the renderers (text, Markdown, JSON, the page) show,
+//! computed once by the analysis. Its JSON form is a public contract
+//! (`schema/oomlens-report.schema.json`): keys here are stable.
+//!
+//! Provenance of figures: everything under `plan` is **read** from the compiled plan,
+//! everything under `runtime` is **measured** from runtime events, and each diagnosis
+//! line carries its own label (savings are **estimated**).
+
+use serde::{Deserialize, Serialize};
+
+pub const SCHEMA: &str = "oomlens/1";
+
+/// Where a figure comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Label {
+    /// From runtime events (allocator, executions).
+    Measured,
+    /// From the compiled plan in `/host:metadata`.
+    Read,
+    /// Derived by oomlens (savings, ratios, projections).
+    Estimated,
+}
+
+impl Label {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Label::Measured => "measured",
+            Label::Read => "read",
+            Label::Estimated => "estimated",
+        }
+    }
+}
+
+/// The whole output: one host, or several (`hosts`).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Report {
+    pub schema: String,
+    pub tool: String,
+    /// One entry per host file analyzed. With one host, its fields are also the
+    /// report's top level in the JSON (see `json.rs`).
+    pub hosts: Vec<HostReport>,
+}
+
+/// The analysis of one `<host>.xplane.pb`.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct HostReport {
+    pub host: String,
+    pub file: String,
+    pub file_bytes: u64,
+    /// Every module with a plan, largest peak first.
+    pub modules: Vec<ModuleReport>,
+    /// The label of the module the report is about (`name(program_id)`), if any.
+    pub selected_module: Option<String>,
+    /// Why that module was chosen.
+    pub selection_reason: String,
+    pub runtime: Option<Runtime>,
+    pub diagnosis: Vec<Diagnosis>,
+    /// The pasted error text, parsed, when given.
+    pub error: Option<ErrorMatch>,
+    /// What the capture lacked or what could not be read, and how to get it.
+    pub notes: Vec<Note>,
+    /// Planes seen, for the reader's orientation.
+    pub planes: Vec<PlaneSummary>,
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct PlaneSummary {
+    pub name: String,
+    pub bytes: u64,
+    pub lines: usize,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Note {
+    pub id: String,
+    pub text: String,
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct ModuleReport {
+    pub name: String,
+    pub program_id: String,
+    /// `name(program_id)`, exactly as XProf names the module.
+    pub label: String,
+    /// How many times it executed in the capture (measured); 0 when no runtime events.
+    pub executions: u64,
+    pub plan: Plan,
+}
+
+/// One module's compiled memory plan. All figures **read** from the plan.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct Plan {
+    /// As `compiled.memory_analysis().argument_size_in_bytes`.
+    pub argument_bytes: u64,
+    /// As `output_size_in_bytes`.
+    pub output_bytes: u64,
+    /// As `alias_size_in_bytes` (donated parameters reused for outputs).
+    pub alias_bytes: u64,
+    /// As `temp_size_in_bytes` (the preallocated temporary block).
+    pub temp_bytes: u64,
+    /// Host-memory-space (S(5)) figures, never counted as device memory.
+    pub host_argument_bytes: u64,
+    pub host_output_bytes: u64,
+    pub host_temp_bytes: u64,
+    /// The temporary heap at its peak (heap-simulator replay).
+    pub heap_peak_bytes: u64,
+    /// Heap peak plus memory held for the whole program; equals XProf Memory Viewer's peak.
+    pub peak_bytes: u64,
+    /// Memory held for the whole program (parameters, outputs, constants, thread-local).
+    pub indefinite_bytes: u64,
+    /// Every device-memory allocation of the plan added up ("with fragmentation" in
+    /// XProf's Memory Viewer; `total_hbm_mib` in `xprof get_peak_allocations`).
+    pub allocation_bytes: u64,
+    /// argument + output + temp − alias: what the program needs at once.
+    pub total_bytes: u64,
+    pub parameter_count: u64,
+    pub parameter_bytes: u64,
+    pub donated_parameter_count: u64,
+    pub donated_bytes: u64,
+    pub non_aliased_output_bytes: u64,
+    /// Padded minus unpadded bytes at the peak.
+    pub padding_bytes: u64,
+    pub remat_instructions: u64,
+    pub roles_at_peak: Roles,
+    /// Buffers live at the peak, largest first.
+    pub live_at_peak: Vec<LiveBuffer>,
+    /// Buffers that `lax.scan` stacks over iterations.
+    pub scan_stacks: Vec<ScanStack>,
+    /// Heap in use (bytes, including indefinite memory) along program order, with the
+    /// instruction at each point; down-sampled to at most a few thousand points.
+    pub timeline: Vec<TimelinePoint>,
+    /// Index into `timeline` of the peak.
+    pub timeline_peak_index: usize,
+    /// Host callbacks (e.g. `jax.debug.print`) compiled into the module.
+    pub host_callbacks: Vec<String>,
+    /// Devices the module was compiled for, when known (replicas × partitions).
+    pub device_count: u64,
+    pub has_heap_trace: bool,
+    /// Why the heap replay could not be done or differs from XProf, if it does.
+    pub replay_note: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, PartialEq)]
+pub struct Roles {
+    pub forward: u64,
+    pub backward: u64,
+    pub workspace: u64,
+    pub other: u64,
+}
+
+impl Roles {
+    pub fn total(&self) -> u64 {
+        self.forward + self.backward + self.workspace + self.other
+    }
+
+    pub fn get(&self, role: Role) -> u64 {
+        match role {
+            Role::Forward => self.forward,
+            Role::Backward => self.backward,
+            Role::Workspace => self.workspace,
+            Role::Other => self.other,
+        }
+    }
+
+    pub fn add(&mut self, role: Role, bytes: u64) {
+        let slot = match role {
+            Role::Forward => &mut self.forward,
+            Role::Backward => &mut self.backward,
+            Role::Workspace => &mut self.workspace,
+            Role::Other => &mut self.other,
+        };
+        *slot = slot.saturating_add(bytes);
+    }
+}
+
+/// What a buffer is for, from the JAX name stack (mission-spec §2).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Hash)]
+#[serde(rename_all = "lowercase")]
+pub enum Role {
+    /// Forward activations kept for the backward pass (`jvp(`).
+    Forward,
+    /// Gradients and their temporaries (`transpose(`).
+    Backward,
+    /// Library scratch: an `s8` output of a custom-call.
+    Workspace,
+    Other,
+}
+
+impl Role {
+    pub fn describe(self) -> &'static str {
+        match self {
+            Role::Forward => "forward, kept for backward",
+            Role::Backward => "backward",
+            Role::Workspace => "library workspace",
+            Role::Other => "other",
+        }
+    }
+}
+
+/// How a buffer's allocation lives (XProf's groups, first match wins).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Category {
+    Parameter,
+    Output,
+    ThreadLocal,
+    Constant,
+    Temporary,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct LiveBuffer {
+    /// Defining instruction, with `{i}` when the buffer is a tuple element.
+    pub name: String,
+    pub opcode: String,
+    pub shape: String,
+    /// Padded bytes (what the allocator holds).
+    pub bytes: u64,
+    pub unpadded_bytes: u64,
+    pub category: Category,
+    pub role: Role,
+    /// `path/file.py:123`, or empty.
+    pub source: String,
+    pub op_name: String,
+    pub memory_space: i64,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct ScanStack {
+    pub shape: String,
+    pub count: u64,
+    pub bytes: u64,
+    pub while_instruction: String,
+    pub role: Role,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct TimelinePoint {
+    pub bytes: u64,
+    pub instruction: String,
+}
+
+/// Runtime figures, all **measured** from allocator and execution events.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct Runtime {
+    pub allocators: Vec<AllocatorSummary>,
+    pub executions: Vec<Execution>,
+    /// Executions listed in `executions` may be fewer than happened (capped).
+    pub execution_count: u64,
+    pub retry: Retry,
+    pub growth_per_execution_bytes: Option<i64>,
+    pub growth_ratio_to_outputs: Option<f64>,
+    pub in_use_at_selected_starts: Vec<u64>,
+    pub live_at_last_execution: Vec<LiveGroup>,
+    pub host_events_between_last_executions: Vec<HostEventGroup>,
+    pub transfers: u64,
+    pub kernels: u64,
+    /// Device memory from the device plane (`memory_size`), when recorded.
+    pub device_memory_bytes: Option<u64>,
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct AllocatorSummary {
+    pub name: String,
+    pub capacity_bytes: u64,
+    pub peak_in_use_bytes: u64,
+    pub peak_time_ps: i64,
+    pub fragmentation_at_peak: f64,
+    pub lifetime_peak_bytes: u64,
+    pub allocations: u64,
+    pub deallocations: u64,
+    /// Bytes in use over time (time in ps, bytes), down-sampled, peak kept.
+    pub timeline: Vec<(i64, u64)>,
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct Execution {
+    pub module: String,
+    pub run_id: Option<i64>,
+    pub start_ns: f64,
+    pub duration_ns: f64,
+    pub in_use_at_start_bytes: Option<u64>,
+    pub launched_kernels: Option<bool>,
+}
+
+#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize)]
+pub struct Retry {
+    pub count: u64,
+    pub longest_ns: f64,
+    pub total_ns: f64,
+    pub any_execution_started_after: bool,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct LiveGroup {
+    pub origin: String,
+    pub bytes: u64,
+    pub count: u64,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct HostEventGroup {
+    pub name: String,
+    pub count: u64,
+    pub total_ns: f64,
+}
+
+/// One diagnosis line.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Diagnosis {
+    /// Stable identifier (`role_forward`, `no_donation`, …).
+    pub id: String,
+    pub label: Label,
+    /// The line itself, with its figures.
+    pub text: String,
+    pub cause: String,
+    pub fix: Option<String>,
+    /// Estimated bytes the fix saves.
+    pub saving_bytes: Option<u64>,
+    pub cost: Option<String>,
+    /// Whether the plan would then fit the capacity, when a capacity is known.
+    pub fits_after: Option<bool>,
+    /// How to check the estimate on the user's side.
+    pub check: Option<String>,
+}
+
+/// A pasted OOM message, parsed and matched to the plan.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct ErrorMatch {
+    pub kind: String,
+    pub requested_bytes: Option<u64>,
+    pub capacity_bytes: Option<u64>,
+    pub used_bytes: Option<u64>,
+    pub tensorcore_bytes: Option<u64>,
+    pub sparsecore_bytes: Option<u64>,
+    pub matched: Option<String>,
+    pub scenario: String,
+}

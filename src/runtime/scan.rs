@@ -1,0 +1,655 @@
+//! The runtime scan: one pass over the host plane (allocator events, launches,
+//! transfers, retries) and one over each device plane (kernels), keeping compact
+//! records and nothing per event that is not needed later.
+
+use std::collections::HashMap;
+
+use super::names::{module_in_name, EventKind, KindTable};
+use crate::capture::{Event, EventVisitor, LineInfo, Plane, StatRef};
+
+/// Allocator events kept for the timeline and the live-array analysis. Beyond this the
+/// peaks stay exact (they are streamed) but the per-event history stops.
+pub const MAX_ALLOCATION_RECORDS: usize = 1 << 20;
+/// Launches kept; further ones are counted only.
+pub const MAX_EXECUTIONS: usize = 1 << 20;
+
+/// Stat metadata ids of the stats we read, resolved once per plane.
+#[derive(Debug, Default, Clone, Copy)]
+struct StatIds {
+    allocator_name: Option<u64>,
+    bytes_reserved: Option<u64>,
+    bytes_allocated: Option<u64>,
+    bytes_available: Option<u64>,
+    fragmentation: Option<u64>,
+    peak_bytes_in_use: Option<u64>,
+    requested_bytes: Option<u64>,
+    allocation_bytes: Option<u64>,
+    addr: Option<u64>,
+    index_on_host: Option<u64>,
+    device_ordinal: Option<u64>,
+    run_id: Option<u64>,
+    producer_id: Option<u64>,
+    producer_type: Option<u64>,
+    consumer_id: Option<u64>,
+    consumer_type: Option<u64>,
+    module_name: Option<u64>,
+    hlo_module: Option<u64>,
+    program_id: Option<u64>,
+    shape: Option<u64>,
+}
+
+impl StatIds {
+    fn resolve(plane: &Plane) -> Self {
+        let mut ids = StatIds::default();
+        for (&id, name) in &plane.stat_names {
+            let slot = match name.as_str() {
+                "allocator_name" => &mut ids.allocator_name,
+                "bytes_reserved" => &mut ids.bytes_reserved,
+                "bytes_allocated" => &mut ids.bytes_allocated,
+                "bytes_available" => &mut ids.bytes_available,
+                "fragmentation" => &mut ids.fragmentation,
+                "peak_bytes_in_use" => &mut ids.peak_bytes_in_use,
+                "requested_bytes" => &mut ids.requested_bytes,
+                "allocation_bytes" => &mut ids.allocation_bytes,
+                "addr" => &mut ids.addr,
+                "index_on_host" => &mut ids.index_on_host,
+                "device_ordinal" => &mut ids.device_ordinal,
+                "run_id" => &mut ids.run_id,
+                "_p" => &mut ids.producer_id,
+                "_pt" => &mut ids.producer_type,
+                "_c" => &mut ids.consumer_id,
+                "_ct" => &mut ids.consumer_type,
+                "module_name" => &mut ids.module_name,
+                "hlo_module" => &mut ids.hlo_module,
+                "program_id" => &mut ids.program_id,
+                "shape" => &mut ids.shape,
+                _ => continue,
+            };
+            // Interned values can share a name with a stat; the lowest id is the stat
+            // in practice, but either works for lookups by id.
+            if slot.is_none() {
+                *slot = Some(id);
+            }
+        }
+        ids
+    }
+}
+
+/// Where an allocation came from: the launch or transfer enclosing it on its thread.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Origin {
+    Unknown,
+    Execution(u32),
+    Transfer(u32),
+    /// Inside work for a launch identified by its run id (on a worker thread).
+    Run(i64),
+}
+
+#[derive(Debug, Clone, Copy)]
+pub struct AllocationRecord {
+    pub time_ps: i64,
+    /// In use after the event (`bytes_allocated`), plus `bytes_reserved`.
+    pub in_use: u64,
+    pub addr: u64,
+    pub size: u64,
+    pub allocator: u16,
+    pub is_allocation: bool,
+    pub origin: Origin,
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct AllocatorState {
+    pub name: String,
+    pub capacity: u64,
+    pub peak_in_use: u64,
+    pub peak_time_ps: i64,
+    pub fragmentation_at_peak: f64,
+    pub lifetime_peak: u64,
+    pub allocations: u64,
+    pub deallocations: u64,
+}
+
+#[derive(Debug, Clone)]
+pub struct ExecutionRecord {
+    pub start_ps: i64,
+    pub end_ps: i64,
+    pub run_id: Option<i64>,
+    /// Module name (HloModule name), when the events name it.
+    pub module: Option<u32>,
+    pub program_id: Option<u64>,
+    pub launched_kernels: bool,
+    pub waited_for_memory: bool,
+}
+
+#[derive(Debug, Clone, Copy)]
+pub struct RetryRecord {
+    pub start_ps: i64,
+    pub duration_ps: i64,
+    pub execution: Option<u32>,
+}
+
+/// Everything the runtime scan keeps.
+#[derive(Debug, Default)]
+pub struct RuntimeScan {
+    pub allocators: Vec<AllocatorState>,
+    pub records: Vec<AllocationRecord>,
+    pub records_dropped: u64,
+    pub executions: Vec<ExecutionRecord>,
+    pub executions_dropped: u64,
+    /// Interned module names (from execution events and kernels).
+    pub module_names: Vec<String>,
+    pub transfers: Vec<String>,
+    pub transfer_count: u64,
+    pub retries: Vec<RetryRecord>,
+    pub kernels: u64,
+    pub device_memory_bytes: Option<u64>,
+    /// Launches seen on a device's `XLA Modules` line (TPU), used when host events
+    /// do not name modules.
+    pub device_executions: Vec<ExecutionRecord>,
+    pub host_lines: usize,
+    pub host_events: u64,
+    module_index: HashMap<String, u32>,
+    run_modules: HashMap<i64, u32>,
+}
+
+impl RuntimeScan {
+    pub fn intern_module(&mut self, name: &str) -> u32 {
+        if let Some(&i) = self.module_index.get(name) {
+            return i;
+        }
+        let i = self.module_names.len() as u32;
+        self.module_names.push(name.to_owned());
+        self.module_index.insert(name.to_owned(), i);
+        i
+    }
+
+    /// Fills modules learned from run ids on other threads, resolves allocations made
+    /// for a run id to its launch, then orders launches by time (records follow).
+    pub fn finish_host(&mut self) {
+        let mut by_run: HashMap<i64, u32> = HashMap::new();
+        for (i, e) in self.executions.iter_mut().enumerate() {
+            if let Some(run) = e.run_id {
+                if e.module.is_none() {
+                    e.module = self.run_modules.get(&run).copied();
+                }
+                by_run.entry(run).or_insert(i as u32);
+            }
+        }
+        let mut order: Vec<u32> = (0..self.executions.len() as u32).collect();
+        order.sort_by_key(|&i| {
+            self.executions
+                .get(i as usize)
+                .map(|e| e.start_ps)
+                .unwrap_or(0)
+        });
+        let mut new_index = vec![0u32; order.len()];
+        for (new, &old) in order.iter().enumerate() {
+            new_index[old as usize] = new as u32;
+        }
+        let remap = |i: u32| new_index.get(i as usize).copied().unwrap_or(i);
+        for r in &mut self.records {
+            r.origin = match r.origin {
+                Origin::Execution(i) => Origin::Execution(remap(i)),
+                Origin::Run(run) => by_run
+                    .get(&run)
+                    .map(|&i| Origin::Execution(remap(i)))
+                    .unwrap_or(Origin::Run(run)),
+                other => other,
+            };
+        }
+        for r in &mut self.retries {
+            r.execution = r.execution.map(remap);
+        }
+        let mut sorted: Vec<ExecutionRecord> = Vec::with_capacity(order.len());
+        for &old in &order {
+            if let Some(e) = self.executions.get(old as usize) {
+                sorted.push(e.clone());
+            }
+        }
+        self.executions = sorted;
+        self.records.sort_by_key(|r| r.time_ps);
+    }
+}
+
+#[derive(Debug, Clone, Copy)]
+enum Span {
+    Execution(u32),
+    Transfer(u32),
+    Run(i64),
+}
+
+/// Visits the host plane.
+pub struct HostVisitor<'p> {
+    plane: &'p Plane,
+    kinds: KindTable,
+    ids: StatIds,
+    pub scan: RuntimeScan,
+    stack: Vec<(i64, Span)>,
+    allocator_by_ref: HashMap<u64, u16>,
+    allocator_by_name: HashMap<String, u16>,
+    transfer_by_metadata: HashMap<i64, u32>,
+}
+
+impl<'p> HostVisitor<'p> {
+    pub fn new(plane: &'p Plane, scan: RuntimeScan) -> Self {
+        let kinds = KindTable::new(
+            plane
+                .event_metadata
+                .values()
+                .map(|m| (m.id, m.name.as_str())),
+        );
+        Self {
+            plane,
+            kinds,
+            ids: StatIds::resolve(plane),
+            scan,
+            stack: Vec::new(),
+            allocator_by_ref: HashMap::new(),
+            allocator_by_name: HashMap::new(),
+            transfer_by_metadata: HashMap::new(),
+        }
+    }
+
+    fn allocator_named(&mut self, name: &str) -> u16 {
+        if let Some(&i) = self.allocator_by_name.get(name) {
+            return i;
+        }
+        let i = self.scan.allocators.len().min(u16::MAX as usize) as u16;
+        if (i as usize) == self.scan.allocators.len() {
+            self.scan.allocators.push(AllocatorState {
+                name: name.to_owned(),
+                ..Default::default()
+            });
+        }
+        self.allocator_by_name.insert(name.to_owned(), i);
+        i
+    }
+
+    fn run_id(&self, event: &Event<'_>) -> Option<i64> {
+        let ids = &self.ids;
+        let (mut run, mut p, mut pt, mut c, mut ct) = (None, None, None, None, None);
+        for (id, v) in event.stats() {
+            let id = Some(id);
+            if id == ids.run_id {
+                run = v.as_i64();
+            } else if id == ids.producer_id {
+                p = v.as_i64();
+            } else if id == ids.producer_type {
+                pt = v.as_i64();
+            } else if id == ids.consumer_id {
+                c = v.as_i64();
+            } else if id == ids.consumer_type {
+                ct = v.as_i64();
+            }
+        }
+        // Context type 5 is kPjRt: its id is the launch's run id.
+        run.or(if pt == Some(5) { p } else { None })
+            .or(if ct == Some(5) { c } else { None })
+    }
+
+    fn string_stat(&self, event: &Event<'_>, stat: Option<u64>) -> Option<String> {
+        let stat = stat?;
+        event
+            .stats()
+            .find(|(id, _)| *id == stat)
+            .and_then(|(_, v)| self.plane.stat_str(&v).map(|s| s.into_owned()))
+    }
+
+    fn innermost_execution(&self) -> Option<u32> {
+        self.stack.iter().rev().find_map(|(_, s)| match s {
+            Span::Execution(i) => Some(*i),
+            _ => None,
+        })
+    }
+
+    fn memory_event(&mut self, line: &LineInfo, event: &Event<'_>, is_allocation: bool) {
+        let ids = self.ids;
+        let (mut reserved, mut allocated, mut available, mut peak_lifetime) =
+            (0u64, 0u64, 0u64, 0u64);
+        let (mut fragmentation, mut addr, mut size) = (0f64, 0u64, 0u64);
+        let mut allocator: Option<u16> = None;
+        let mut device: Option<u64> = None;
+        for (id, v) in event.stats() {
+            let id = Some(id);
+            if id == ids.bytes_allocated {
+                allocated = v.as_u64().unwrap_or(0);
+            } else if id == ids.bytes_reserved {
+                reserved = v.as_u64().unwrap_or(0);
+            } else if id == ids.bytes_available {
+                available = v.as_u64().unwrap_or(0);
+            } else if id == ids.fragmentation {
+                fragmentation = v.as_f64().unwrap_or(0.0);
+            } else if id == ids.peak_bytes_in_use {
+                peak_lifetime = v.as_u64().unwrap_or(0);
+            } else if id == ids.addr {
+                addr = v.as_u64().unwrap_or(0);
+            } else if id == ids.allocation_bytes {
+                size = v.as_u64().unwrap_or(0);
+            } else if id == ids.requested_bytes {
+                if size == 0 {
+                    size = v.as_u64().unwrap_or(0);
+                }
+            } else if id == ids.allocator_name {
+                allocator = match v {
+                    StatRef::Ref(r) => match self.allocator_by_ref.get(&r) {
+                        Some(&i) => Some(i),
+                        None => {
+                            let name = self.plane.stat_name(r).unwrap_or("?").to_owned();
+                            let i = self.allocator_named(&name);
+                            self.allocator_by_ref.insert(r, i);
+                            Some(i)
+                        }
+                    },
+                    StatRef::Str(s) => Some(self.allocator_named(&String::from_utf8_lossy(s))),
+                    _ => None,
+                };
+            } else if id == ids.index_on_host || id == ids.device_ordinal {
+                device = v.as_u64();
+            }
+        }
+        let allocator = match allocator {
+            Some(a) => a,
+            None => {
+                self.allocator_named(&device.map(|d| d.to_string()).unwrap_or_else(|| "?".into()))
+            }
+        };
+        let in_use = reserved.saturating_add(allocated);
+        let time = event.start_ps(line);
+        if let Some(state) = self.scan.allocators.get_mut(allocator as usize) {
+            if is_allocation {
+                state.allocations += 1;
+            } else {
+                state.deallocations += 1;
+            }
+            state.lifetime_peak = peak_lifetime;
+            // XProf's rule: `>=`, so a later tie wins.
+            if in_use >= state.peak_in_use {
+                state.peak_in_use = in_use;
+                state.peak_time_ps = time;
+                state.capacity = in_use.saturating_add(available);
+                state.fragmentation_at_peak = fragmentation;
+            }
+        }
+        if self.scan.records.len() < MAX_ALLOCATION_RECORDS {
+            let origin = match self.stack.last() {
+                Some((_, Span::Execution(i))) => Origin::Execution(*i),
+                Some((_, Span::Transfer(t))) => Origin::Transfer(*t),
+                Some((_, Span::Run(r))) => Origin::Run(*r),
+                None => Origin::Unknown,
+            };
+            self.scan.records.push(AllocationRecord {
+                time_ps: time,
+                in_use,
+                addr,
+                size,
+                allocator,
+                is_allocation,
+                origin,
+            });
+        } else {
+            self.scan.records_dropped += 1;
+        }
+    }
+}
+
+impl EventVisitor for HostVisitor<'_> {
+    fn line(&mut self, _line: &LineInfo) -> bool {
+        self.stack.clear();
+        self.scan.host_lines += 1;
+        true
+    }
+
+    fn event(&mut self, line: &LineInfo, event: &Event<'_>) {
+        self.scan.host_events += 1;
+        let kind = self.kinds.get(event.metadata_id);
+        if kind == EventKind::Other || kind == EventKind::Python {
+            return;
+        }
+        let start = event.start_ps(line);
+        let end = event.end_ps(line);
+        while matches!(self.stack.last(), Some((e, _)) if *e <= start) {
+            self.stack.pop();
+        }
+        match kind {
+            EventKind::Allocation => self.memory_event(line, event, true),
+            EventKind::Deallocation => self.memory_event(line, event, false),
+            EventKind::Retry => {
+                let execution = self.innermost_execution();
+                if let Some(i) = execution {
+                    if let Some(e) = self.scan.executions.get_mut(i as usize) {
+                        e.waited_for_memory = true;
+                    }
+                }
+                self.scan.retries.push(RetryRecord {
+                    start_ps: start,
+                    duration_ps: event.duration_ps,
+                    execution,
+                });
+            }
+            EventKind::Execute => {
+                // A launch wrapped in another on the same thread (the PJRT C API around
+                // PjRt's own) is the same launch.
+                if let Some(outer) = self.innermost_execution() {
+                    let run = self.run_id(event);
+                    let name = self
+                        .plane
+                        .event_metadata
+                        .get(&event.metadata_id)
+                        .map(|m| m.name.clone());
+                    let module = name
+                        .as_deref()
+                        .and_then(module_in_name)
+                        .map(|m| self.scan.intern_module(m));
+                    if let Some(e) = self.scan.executions.get_mut(outer as usize) {
+                        e.run_id = e.run_id.or(run);
+                        e.module = e.module.or(module);
+                    }
+                    return;
+                }
+                if self.scan.executions.len() >= MAX_EXECUTIONS {
+                    self.scan.executions_dropped += 1;
+                    return;
+                }
+                let name = self
+                    .plane
+                    .event_metadata
+                    .get(&event.metadata_id)
+                    .map(|m| m.name.as_str())
+                    .unwrap_or("");
+                let module = module_in_name(name).map(|m| m.to_owned());
+                let module = module.map(|m| self.scan.intern_module(&m));
+                let index = self.scan.executions.len() as u32;
+                self.scan.executions.push(ExecutionRecord {
+                    start_ps: start,
+                    end_ps: end,
+                    run_id: self.run_id(event),
+                    module,
+                    program_id: None,
+                    launched_kernels: false,
+                    waited_for_memory: false,
+                });
+                self.stack.push((end, Span::Execution(index)));
+            }
+            EventKind::ModuleRun => {
+                let Some(name) = self.string_stat(event, self.ids.module_name) else {
+                    return;
+                };
+                let module = self.scan.intern_module(&name);
+                match self
+                    .stack
+                    .iter()
+                    .rev()
+                    .find(|(_, s)| matches!(s, Span::Execution(_) | Span::Run(_)))
+                {
+                    Some((_, Span::Execution(i))) => {
+                        if let Some(e) = self.scan.executions.get_mut(*i as usize) {
+                            e.module.get_or_insert(module);
+                        }
+                    }
+                    Some((_, Span::Run(run))) => {
+                        self.scan.run_modules.entry(*run).or_insert(module);
+                    }
+                    _ => {
+                        // A launch seen only through the module it runs (CPU thunks).
+                        if self.scan.executions.len() < MAX_EXECUTIONS {
+                            let index = self.scan.executions.len() as u32;
+                            self.scan.executions.push(ExecutionRecord {
+                                start_ps: start,
+                                end_ps: end,
+                                run_id: self.run_id(event),
+                                module: Some(module),
+                                program_id: None,
+                                launched_kernels: false,
+                                waited_for_memory: false,
+                            });
+                            self.stack.push((end, Span::Execution(index)));
+                        }
+                    }
+                }
+            }
+            EventKind::RunScope => {
+                if let Some(run) = self.run_id(event) {
+                    self.stack.push((end, Span::Run(run)));
+                }
+            }
+            EventKind::Transfer => {
+                self.scan.transfer_count += 1;
+                let index = match self.transfer_by_metadata.get(&event.metadata_id) {
+                    Some(&i) => i,
+                    None => {
+                        let name = self
+                            .plane
+                            .event_metadata
+                            .get(&event.metadata_id)
+                            .map(|m| m.name.clone());
+                        let i = self.scan.transfers.len() as u32;
+                        self.scan.transfers.push(name.unwrap_or_default());
+                        self.transfer_by_metadata.insert(event.metadata_id, i);
+                        i
+                    }
+                };
+                self.stack.push((end, Span::Transfer(index)));
+            }
+            EventKind::Other | EventKind::Python => {}
+        }
+    }
+}
+
+/// Visits a device plane: kernels (events with `hlo_module`/`program_id`) and, on TPU,
+/// the `XLA Modules` line.
+pub struct DeviceVisitor<'p, 's> {
+    plane: &'p Plane,
+    ids: StatIds,
+    scan: &'s mut RuntimeScan,
+    /// Launch indices sorted by start, for matching kernels to launches.
+    order: &'s [u32],
+    on_modules_line: bool,
+    collect_device_executions: bool,
+}
+
+impl<'p, 's> DeviceVisitor<'p, 's> {
+    pub fn new(
+        plane: &'p Plane,
+        scan: &'s mut RuntimeScan,
+        order: &'s [u32],
+        collect_device_executions: bool,
+    ) -> Self {
+        Self {
+            plane,
+            ids: StatIds::resolve(plane),
+            scan,
+            order,
+            on_modules_line: false,
+            collect_device_executions,
+        }
+    }
+
+    fn module_and_program(&self, event: &Event<'_>) -> (Option<String>, Option<u64>) {
+        let (mut module, mut program) = (None, None);
+        for (id, v) in event.stats() {
+            if Some(id) == self.ids.hlo_module {
+                module = self.plane.stat_str(&v).map(|s| s.into_owned());
+            } else if Some(id) == self.ids.program_id {
+                program = v.as_u64();
+            }
+        }
+        if module.is_none() {
+            if let Some(meta) = self.plane.event_metadata.get(&event.metadata_id) {
+                for s in &meta.stats {
+                    if Some(s.metadata_id) == self.ids.hlo_module {
+                        module = s
+                            .value
+                            .as_ref()
+                            .and_then(|v| self.plane.stat_str(&v).map(|x| x.into_owned()));
+                    } else if Some(s.metadata_id) == self.ids.program_id && program.is_none() {
+                        program = s.value.as_ref().and_then(|v| v.as_u64());
+                    }
+                }
+            }
+        }
+        (module, program)
+    }
+}
+
+impl EventVisitor for DeviceVisitor<'_, '_> {
+    fn line(&mut self, line: &LineInfo) -> bool {
+        self.on_modules_line = line.name == "XLA Modules";
+        true
+    }
+
+    fn event(&mut self, line: &LineInfo, event: &Event<'_>) {
+        let (module, program) = self.module_and_program(event);
+        if module.is_none() && program.is_none() {
+            return;
+        }
+        let start = event.start_ps(line);
+        if self.on_modules_line {
+            if self.collect_device_executions && self.scan.device_executions.len() < MAX_EXECUTIONS
+            {
+                let name = module.or_else(|| {
+                    self.plane
+                        .event_metadata
+                        .get(&event.metadata_id)
+                        .map(|m| m.name.clone())
+                });
+                let module = name.map(|n| self.scan.intern_module(&n));
+                self.scan.device_executions.push(ExecutionRecord {
+                    start_ps: start,
+                    end_ps: event.end_ps(line),
+                    run_id: None,
+                    module,
+                    program_id: program,
+                    launched_kernels: true,
+                    waited_for_memory: false,
+                });
+            }
+            return;
+        }
+        self.scan.kernels += 1;
+        // The launch this kernel belongs to: the latest one of its module started
+        // before it (kernels run after their launch begins).
+        let module = module.map(|m| self.scan.intern_module(&m));
+        let executions = &mut self.scan.executions;
+        let upto = self.order.partition_point(|&i| {
+            executions
+                .get(i as usize)
+                .map(|e| e.start_ps <= start)
+                .unwrap_or(false)
+        });
+        for &i in self.order[..upto].iter().rev().take(256) {
+            let Some(e) = executions.get_mut(i as usize) else {
+                continue;
+            };
+            if module.is_none() || e.module.is_none() || e.module == module {
+                e.launched_kernels = true;
+                if e.program_id.is_none() {
+                    e.program_id = program;
+                }
+                if e.module.is_none() {
+                    e.module = module;
+                }
+                break;
+            }
+        }
+    }
+}

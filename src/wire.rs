@@ -1,0 +1,326 @@
+//! Protobuf wire-format reading without allocation: a slice reader for small messages
+//! (an event, a stat) and a buffered stream reader for the big ones (a plane, a line),
+//! which are walked field by field and never loaded whole.
+
+use crate::error::Error;
+use crate::source::ByteSource;
+
+/// One field's value as it sits on the wire.
+#[derive(Debug, Clone, Copy)]
+pub enum Value<'a> {
+    Varint(u64),
+    Fixed64(u64),
+    Bytes(&'a [u8]),
+    Fixed32(u32),
+}
+
+impl Value<'_> {
+    /// The value as a signed 64-bit integer, for varint fields declared int64/int32.
+    pub fn as_i64(&self) -> Option<i64> {
+        match *self {
+            Value::Varint(v) => Some(v as i64),
+            _ => None,
+        }
+    }
+}
+
+/// A malformed-wire description; turned into [`Error::Corrupt`] with an offset by callers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WireError {
+    Truncated,
+    BadVarint,
+    BadWireType(u8),
+    LengthPastEnd,
+}
+
+impl WireError {
+    pub fn describe(self) -> &'static str {
+        match self {
+            WireError::Truncated => "a field ends past the end of its message",
+            WireError::BadVarint => "a varint is longer than 10 bytes",
+            WireError::BadWireType(_) => "a field has an unknown wire type",
+            WireError::LengthPastEnd => "a length prefix points past the end of its message",
+        }
+    }
+}
+
+#[inline]
+fn decode_varint(buf: &[u8]) -> Result<(u64, usize), WireError> {
+    let mut value = 0u64;
+    for (i, &b) in buf.iter().take(10).enumerate() {
+        value |= u64::from(b & 0x7f) << (7 * i);
+        if b < 0x80 {
+            return Ok((value, i + 1));
+        }
+    }
+    if buf.len() >= 10 {
+        Err(WireError::BadVarint)
+    } else {
+        Err(WireError::Truncated)
+    }
+}
+
+/// Iterates over the fields of one message held in memory.
+pub struct Fields<'a> {
+    buf: &'a [u8],
+    pos: usize,
+}
+
+impl<'a> Fields<'a> {
+    pub fn new(buf: &'a [u8]) -> Self {
+        Self { buf, pos: 0 }
+    }
+
+    /// Bytes consumed so far (for error offsets).
+    pub fn position(&self) -> usize {
+        self.pos
+    }
+
+    #[inline]
+    fn varint(&mut self) -> Result<u64, WireError> {
+        let rest = self.buf.get(self.pos..).unwrap_or_default();
+        let (v, n) = decode_varint(rest)?;
+        self.pos += n;
+        Ok(v)
+    }
+
+    #[inline]
+    fn take(&mut self, n: usize) -> Result<&'a [u8], WireError> {
+        let end = self.pos.checked_add(n).ok_or(WireError::LengthPastEnd)?;
+        let out = self
+            .buf
+            .get(self.pos..end)
+            .ok_or(WireError::LengthPastEnd)?;
+        self.pos = end;
+        Ok(out)
+    }
+
+    /// The next field number and value, `None` at the end of the message.
+    #[inline]
+    pub fn next_field(&mut self) -> Result<Option<(u32, Value<'a>)>, WireError> {
+        if self.pos >= self.buf.len() {
+            return Ok(None);
+        }
+        let key = self.varint()?;
+        let field = (key >> 3) as u32;
+        let value = match (key & 7) as u8 {
+            0 => Value::Varint(self.varint()?),
+            1 => {
+                let b = self.take(8)?;
+                Value::Fixed64(u64::from_le_bytes(
+                    b.try_into().map_err(|_| WireError::Truncated)?,
+                ))
+            }
+            2 => {
+                let len = usize::try_from(self.varint()?).map_err(|_| WireError::LengthPastEnd)?;
+                Value::Bytes(self.take(len)?)
+            }
+            5 => {
+                let b = self.take(4)?;
+                Value::Fixed32(u32::from_le_bytes(
+                    b.try_into().map_err(|_| WireError::Truncated)?,
+                ))
+            }
+            other => return Err(WireError::BadWireType(other)),
+        };
+        Ok(Some((field, value)))
+    }
+}
+
+/// The largest single message the stream reader will hold in memory at once. Events,
+/// stats and metadata entries are far smaller; a larger length is a corrupt prefix.
+pub const MAX_INLINE_MESSAGE: usize = 256 << 20;
+
+/// The header of a field read from a stream: where its payload starts and how long it is.
+#[derive(Debug, Clone, Copy)]
+pub enum StreamValue {
+    Varint(u64),
+    Fixed64(u64),
+    Fixed32(u32),
+    /// A length-delimited payload at `[offset, offset + len)`, not yet read.
+    Bytes {
+        offset: u64,
+        len: u64,
+    },
+}
+
+/// Reads a large message from a [`ByteSource`] through a window buffer, so that
+/// walking a multi-gigabyte plane touches each byte once and holds one chunk.
+pub struct StreamReader<'s> {
+    src: &'s dyn ByteSource,
+    window: Vec<u8>,
+    window_start: u64,
+    pos: u64,
+    chunk: usize,
+}
+
+impl<'s> StreamReader<'s> {
+    pub fn new(src: &'s dyn ByteSource, chunk: usize) -> Self {
+        Self {
+            src,
+            window: Vec::new(),
+            window_start: 0,
+            pos: 0,
+            chunk: chunk.max(4096),
+        }
+    }
+
+    pub fn position(&self) -> u64 {
+        self.pos
+    }
+
+    pub fn seek(&mut self, pos: u64) {
+        self.pos = pos;
+    }
+
+    fn corrupt(&self, e: WireError) -> Error {
+        Error::Corrupt {
+            offset: self.pos,
+            what: e.describe(),
+        }
+    }
+
+    /// Makes `[pos, pos + need)` available in the window, or as much as the source has.
+    fn ensure(&mut self, need: usize) -> Result<&[u8], Error> {
+        let window_end = self.window_start + self.window.len() as u64;
+        let have_from = self.pos.checked_sub(self.window_start);
+        let ok = have_from.is_some() && self.pos + need as u64 <= window_end;
+        if !ok {
+            let want = need.max(self.chunk);
+            let available = self.src.len().saturating_sub(self.pos);
+            let n = (want as u64).min(available) as usize;
+            self.window.resize(n, 0);
+            let read = self
+                .src
+                .read_at(self.pos, &mut self.window)
+                .map_err(|e| Error::Read {
+                    offset: self.pos,
+                    message: e.to_string(),
+                })?;
+            self.window.truncate(read);
+            self.window_start = self.pos;
+        }
+        let start = (self.pos - self.window_start) as usize;
+        let end = (start + need).min(self.window.len());
+        Ok(&self.window[start..end])
+    }
+
+    fn varint(&mut self, end: u64) -> Result<u64, Error> {
+        let max = (end.saturating_sub(self.pos)).min(10) as usize;
+        let bytes = self.ensure(max)?;
+        let bytes = &bytes[..bytes.len().min(max)];
+        match decode_varint(bytes) {
+            Ok((v, n)) => {
+                self.pos += n as u64;
+                Ok(v)
+            }
+            Err(e) => Err(self.corrupt(e)),
+        }
+    }
+
+    /// The next field of a message that ends at `end`, `None` at its end. A
+    /// length-delimited payload is not read: call [`Self::bytes`] or skip it by seeking.
+    pub fn next_field(&mut self, end: u64) -> Result<Option<(u32, StreamValue)>, Error> {
+        if self.pos >= end {
+            return Ok(None);
+        }
+        let key = self.varint(end)?;
+        let field = (key >> 3) as u32;
+        let value = match (key & 7) as u8 {
+            0 => StreamValue::Varint(self.varint(end)?),
+            1 => StreamValue::Fixed64(u64::from_le_bytes(self.fixed::<8>(end)?)),
+            5 => StreamValue::Fixed32(u32::from_le_bytes(self.fixed::<4>(end)?)),
+            2 => {
+                let len = self.varint(end)?;
+                let offset = self.pos;
+                if len > end.saturating_sub(offset) {
+                    return Err(self.corrupt(WireError::LengthPastEnd));
+                }
+                self.pos = offset + len;
+                StreamValue::Bytes { offset, len }
+            }
+            other => return Err(self.corrupt(WireError::BadWireType(other))),
+        };
+        Ok(Some((field, value)))
+    }
+
+    fn fixed<const N: usize>(&mut self, end: u64) -> Result<[u8; N], Error> {
+        if end.saturating_sub(self.pos) < N as u64 {
+            return Err(self.corrupt(WireError::Truncated));
+        }
+        let bytes = self.ensure(N)?;
+        let out: [u8; N] = bytes.try_into().map_err(|_| Error::Corrupt {
+            offset: self.pos,
+            what: WireError::Truncated.describe(),
+        })?;
+        self.pos += N as u64;
+        Ok(out)
+    }
+
+    /// Reads a payload into memory (borrowed from the window until the next call).
+    pub fn bytes(&mut self, offset: u64, len: u64) -> Result<&[u8], Error> {
+        if len > MAX_INLINE_MESSAGE as u64 {
+            return Err(Error::Corrupt {
+                offset,
+                what: "a message is larger than 256 MiB",
+            });
+        }
+        let saved = self.pos;
+        self.pos = offset;
+        let n = len as usize;
+        // `ensure` may reload the window; read into it, then restore the cursor.
+        let got = self.ensure(n)?.len();
+        self.pos = saved;
+        if got < n {
+            return Err(Error::Corrupt {
+                offset,
+                what: "the file ends inside a message (truncated capture)",
+            });
+        }
+        let start = (offset - self.window_start) as usize;
+        Ok(&self.window[start..start + n])
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn varints_decode_and_reject_overlong() {
+        assert_eq!(decode_varint(&[0x96, 0x01]), Ok((150, 2)));
+        assert_eq!(decode_varint(&[0xff; 11]), Err(WireError::BadVarint));
+        assert_eq!(decode_varint(&[0x80]), Err(WireError::Truncated));
+    }
+
+    #[test]
+    fn fields_reject_length_past_end() {
+        // field 2, length-delimited, length 5 but only 1 byte follows
+        let mut f = Fields::new(&[0x12, 0x05, 0x00]);
+        assert_eq!(f.next_field().unwrap_err(), WireError::LengthPastEnd);
+    }
+
+    #[test]
+    fn stream_reader_walks_fields_across_small_chunks() {
+        // field 1 varint 150; field 2 bytes "abc"; field 3 fixed64 7
+        let data: Vec<u8> = vec![
+            0x08, 0x96, 0x01, 0x12, 0x03, b'a', b'b', b'c', 0x19, 7, 0, 0, 0, 0, 0, 0, 0,
+        ];
+        let mut r = StreamReader::new(&data, 1);
+        let end = data.len() as u64;
+        let mut seen = Vec::new();
+        while let Some((field, value)) = r.next_field(end).unwrap() {
+            match value {
+                StreamValue::Bytes { offset, len } => {
+                    seen.push((field, r.bytes(offset, len).unwrap().to_vec()));
+                }
+                StreamValue::Varint(v) | StreamValue::Fixed64(v) => {
+                    seen.push((field, v.to_le_bytes().to_vec()))
+                }
+                StreamValue::Fixed32(v) => seen.push((field, v.to_le_bytes().to_vec())),
+            }
+        }
+        assert_eq!(seen.len(), 3);
+        assert_eq!(seen[1], (2, b"abc".to_vec()));
+    }
+}
