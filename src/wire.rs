@@ -257,6 +257,14 @@ impl<'s> StreamReader<'s> {
         Ok(out)
     }
 
+    /// Up to `max` bytes starting at `pos` (fewer at the end of the source), borrowed
+    /// from the window; refills it from `pos` when needed.
+    pub fn window_at(&mut self, pos: u64, max: usize) -> Result<&[u8], Error> {
+        self.pos = pos;
+        let window = self.ensure(max)?;
+        Ok(window)
+    }
+
     /// Reads a payload into memory (borrowed from the window until the next call).
     pub fn bytes(&mut self, offset: u64, len: u64) -> Result<&[u8], Error> {
         if len > MAX_INLINE_MESSAGE as u64 {

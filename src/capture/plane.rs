@@ -7,7 +7,7 @@ use super::stat::{parse_stat, OwnedStat, StatRef, StatValue};
 use super::{PlaneRef, READ_CHUNK};
 use crate::error::Error;
 use crate::source::ByteSource;
-use crate::wire::{Fields, StreamReader, StreamValue, Value};
+use crate::wire::{Fields, StreamReader, StreamValue, Value, WireError};
 
 /// Stat payloads up to this size are kept in memory with their metadata; larger ones
 /// (a module's `Hlo Proto`) stay in the file and are read when needed.
@@ -231,41 +231,82 @@ impl Plane {
 /// Streams one line. Encoders write fields in number order, so the header (id 1,
 /// name 2, timestamp 3) precedes the events (4); a header field that arrives after
 /// events is still applied to the events that follow it.
+///
+/// The hot loop parses events straight from the reader's window with the slice
+/// parser; only a field that straddles the window's end is re-read.
 fn visit_line(
     reader: &mut StreamReader<'_>,
     start: u64,
     end: u64,
     visitor: &mut dyn EventVisitor,
 ) -> Result<(), Error> {
-    reader.seek(start);
     let mut line = LineInfo::default();
     let mut announced: Option<bool> = None;
-    while let Some((field, value)) = reader.next_field(end)? {
-        match (field, value) {
-            (1, StreamValue::Varint(v)) => line.id = v as i64,
-            (2, StreamValue::Bytes { offset, len }) => {
-                line.name =
-                    String::from_utf8_lossy(reader.bytes(offset, len.min(4096))?).into_owned();
-            }
-            (3, StreamValue::Varint(v)) => line.timestamp_ns = v as i64,
-            (4, StreamValue::Bytes { offset, len }) => {
-                let wanted = *announced.get_or_insert_with(|| visitor.line(&line));
-                if !wanted {
-                    continue;
+    let mut pos = start;
+    while pos < end {
+        let want = (end - pos).min(READ_CHUNK as u64) as usize;
+        let window = reader.window_at(pos, want)?;
+        let complete = window.len() as u64 >= end - pos;
+        let mut fields = Fields::new(window);
+        let mut consumed = 0usize;
+        loop {
+            let field = match fields.next_field() {
+                Ok(Some(f)) => f,
+                Ok(None) => break,
+                // A field cut by the window's end: re-read from its start.
+                Err(WireError::Truncated | WireError::LengthPastEnd) if !complete => break,
+                Err(e) => {
+                    return Err(Error::Corrupt {
+                        offset: pos + consumed as u64,
+                        what: e.describe(),
+                    })
                 }
-                let raw = reader.bytes(offset, len)?;
-                match Event::parse(raw) {
-                    Ok(event) => visitor.event(&line, &event),
-                    Err(e) => {
-                        return Err(Error::Corrupt {
-                            offset,
-                            what: e.describe(),
-                        })
+            };
+            match field {
+                (1, Value::Varint(v)) => line.id = v as i64,
+                (2, Value::Bytes(b)) => {
+                    line.name = String::from_utf8_lossy(&b[..b.len().min(4096)]).into_owned();
+                }
+                (3, Value::Varint(v)) => line.timestamp_ns = v as i64,
+                (4, Value::Bytes(raw)) => {
+                    let wanted = *announced.get_or_insert_with(|| visitor.line(&line));
+                    if wanted {
+                        match Event::parse(raw) {
+                            Ok(event) => visitor.event(&line, &event),
+                            Err(e) => {
+                                return Err(Error::Corrupt {
+                                    offset: pos + consumed as u64,
+                                    what: e.describe(),
+                                })
+                            }
+                        }
                     }
                 }
+                _ => {}
             }
-            _ => {}
+            consumed = fields.position();
         }
+        if consumed == 0 {
+            // One field larger than the window: read it whole (bounded by MAX_INLINE_MESSAGE).
+            reader.seek(pos);
+            match reader.next_field(end)? {
+                Some((4, StreamValue::Bytes { offset, len })) => {
+                    let wanted = *announced.get_or_insert_with(|| visitor.line(&line));
+                    if wanted {
+                        let raw = reader.bytes(offset, len)?;
+                        let event = Event::parse(raw).map_err(|e| Error::Corrupt {
+                            offset,
+                            what: e.describe(),
+                        })?;
+                        visitor.event(&line, &event);
+                    }
+                }
+                Some(_) => {}
+                None => break,
+            }
+            consumed = (reader.position() - pos) as usize;
+        }
+        pos += consumed as u64;
     }
     Ok(())
 }

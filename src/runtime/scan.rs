@@ -150,6 +150,7 @@ pub struct RuntimeScan {
     pub host_events: u64,
     module_index: HashMap<String, u32>,
     run_modules: HashMap<i64, u32>,
+    run_programs: HashMap<i64, u64>,
 }
 
 impl RuntimeScan {
@@ -163,30 +164,73 @@ impl RuntimeScan {
         i
     }
 
-    /// Fills modules learned from run ids on other threads, resolves allocations made
+    /// Fills modules learned from run ids on other threads, merges the per-device
+    /// launches of one run (same run id) into one execution, resolves allocations made
     /// for a run id to its launch, then orders launches by time (records follow).
     pub fn finish_host(&mut self) {
+        let n = self.executions.len();
+        // Representative (earliest) launch of each run id.
         let mut by_run: HashMap<i64, u32> = HashMap::new();
-        for (i, e) in self.executions.iter_mut().enumerate() {
+        let mut representative: Vec<u32> = (0..n as u32).collect();
+        for i in 0..n {
+            let Some(run) = self.executions[i].run_id else {
+                continue;
+            };
+            match by_run.get(&run).copied() {
+                None => {
+                    by_run.insert(run, i as u32);
+                }
+                Some(first) => {
+                    let (a, b) = (first as usize, i);
+                    let (keep, drop) = if self.executions[b].start_ps < self.executions[a].start_ps
+                    {
+                        (b, a)
+                    } else {
+                        (a, b)
+                    };
+                    let dropped = self.executions[drop].clone();
+                    let kept = &mut self.executions[keep];
+                    kept.module = kept.module.or(dropped.module);
+                    kept.program_id = kept.program_id.or(dropped.program_id);
+                    kept.end_ps = kept.end_ps.max(dropped.end_ps);
+                    kept.waited_for_memory |= dropped.waited_for_memory;
+                    representative[drop] = keep as u32;
+                    by_run.insert(run, keep as u32);
+                }
+            }
+        }
+        let resolve = |mut i: u32| {
+            for _ in 0..64 {
+                let r = representative.get(i as usize).copied().unwrap_or(i);
+                if r == i {
+                    break;
+                }
+                i = r;
+            }
+            i
+        };
+        for e in &mut self.executions {
             if let Some(run) = e.run_id {
                 if e.module.is_none() {
                     e.module = self.run_modules.get(&run).copied();
                 }
-                by_run.entry(run).or_insert(i as u32);
+                if e.program_id.is_none() {
+                    e.program_id = self.run_programs.get(&run).copied();
+                }
             }
         }
-        let mut order: Vec<u32> = (0..self.executions.len() as u32).collect();
+        let mut order: Vec<u32> = (0..n as u32).filter(|&i| resolve(i) == i).collect();
         order.sort_by_key(|&i| {
             self.executions
                 .get(i as usize)
                 .map(|e| e.start_ps)
                 .unwrap_or(0)
         });
-        let mut new_index = vec![0u32; order.len()];
+        let mut new_index = vec![u32::MAX; n];
         for (new, &old) in order.iter().enumerate() {
             new_index[old as usize] = new as u32;
         }
-        let remap = |i: u32| new_index.get(i as usize).copied().unwrap_or(i);
+        let remap = |i: u32| new_index.get(resolve(i) as usize).copied().unwrap_or(0);
         for r in &mut self.records {
             r.origin = match r.origin {
                 Origin::Execution(i) => Origin::Execution(remap(i)),
@@ -200,12 +244,10 @@ impl RuntimeScan {
         for r in &mut self.retries {
             r.execution = r.execution.map(remap);
         }
-        let mut sorted: Vec<ExecutionRecord> = Vec::with_capacity(order.len());
-        for &old in &order {
-            if let Some(e) = self.executions.get(old as usize) {
-                sorted.push(e.clone());
-            }
-        }
+        let sorted: Vec<ExecutionRecord> = order
+            .iter()
+            .filter_map(|&old| self.executions.get(old as usize).cloned())
+            .collect();
         self.executions = sorted;
         self.records.sort_by_key(|r| r.time_ps);
     }
@@ -228,6 +270,10 @@ pub struct HostVisitor<'p> {
     allocator_by_ref: HashMap<u64, u16>,
     allocator_by_name: HashMap<String, u16>,
     transfer_by_metadata: HashMap<i64, u32>,
+    /// Per event-metadata id: 0 not looked at yet, 1 plain, 2 a CPU thunk (an event
+    /// named after its HLO op that carries `hlo_module`, `program_id` and `run_id`).
+    thunk_state: Vec<u8>,
+    module_by_ref: HashMap<u64, u32>,
 }
 
 impl<'p> HostVisitor<'p> {
@@ -247,6 +293,66 @@ impl<'p> HostVisitor<'p> {
             allocator_by_ref: HashMap::new(),
             allocator_by_name: HashMap::new(),
             transfer_by_metadata: HashMap::new(),
+            thunk_state: Vec::new(),
+            module_by_ref: HashMap::new(),
+        }
+    }
+
+    /// Learns which module a run id ran from a CPU thunk event (XLA's CPU runtime puts
+    /// `hlo_module`, `program_id` and `run_id` on each thunk, `xla/backends/cpu/runtime/thunk.cc`).
+    /// Each event type is probed once; only thunk types are read after that.
+    fn thunk_event(&mut self, event: &Event<'_>) {
+        let Ok(slot) = usize::try_from(event.metadata_id) else {
+            return;
+        };
+        if slot >= 1 << 20 {
+            return;
+        }
+        if self.thunk_state.len() <= slot {
+            self.thunk_state.resize(slot + 1, 0);
+        }
+        if self.thunk_state[slot] == 1 {
+            return;
+        }
+        let ids = self.ids;
+        let (mut run, mut module, mut program) = (None, None, None);
+        for (id, v) in event.stats() {
+            let id = Some(id);
+            if id == ids.run_id {
+                run = v.as_i64();
+            } else if id == ids.hlo_module {
+                module = Some(v);
+            } else if id == ids.program_id {
+                program = v.as_u64();
+            }
+        }
+        if module.is_none() && program.is_none() {
+            self.thunk_state[slot] = 1;
+            return;
+        }
+        self.thunk_state[slot] = 2;
+        let Some(run) = run else { return };
+        if self.scan.run_modules.contains_key(&run) {
+            return;
+        }
+        let module = match module {
+            Some(StatRef::Ref(r)) => match self.module_by_ref.get(&r) {
+                Some(&m) => Some(m),
+                None => {
+                    let name = self.plane.stat_name(r).unwrap_or("?").to_owned();
+                    let m = self.scan.intern_module(&name);
+                    self.module_by_ref.insert(r, m);
+                    Some(m)
+                }
+            },
+            Some(StatRef::Str(s)) => Some(self.scan.intern_module(&String::from_utf8_lossy(s))),
+            _ => None,
+        };
+        if let Some(m) = module {
+            self.scan.run_modules.insert(run, m);
+        }
+        if let Some(p) = program {
+            self.scan.run_programs.entry(run).or_insert(p);
         }
     }
 
@@ -402,7 +508,11 @@ impl EventVisitor for HostVisitor<'_> {
     fn event(&mut self, line: &LineInfo, event: &Event<'_>) {
         self.scan.host_events += 1;
         let kind = self.kinds.get(event.metadata_id);
-        if kind == EventKind::Other || kind == EventKind::Python {
+        if kind == EventKind::Python {
+            return;
+        }
+        if kind == EventKind::Other {
+            self.thunk_event(event);
             return;
         }
         let start = event.start_ps(line);
