@@ -138,10 +138,24 @@ fn main() {
     let source_len = FileSource::open(&source)
         .map(|s| s.len())
         .expect("source capture");
+    // Only the host and device planes are repeated; the plans are copied once.
+    let repeated_len = {
+        let src = FileSource::open(&source).expect("source capture");
+        let index = oomlens::capture::CaptureIndex::scan(&src).expect("source is a capture");
+        index
+            .planes
+            .iter()
+            .filter(|p| p.name != "/host:metadata")
+            .map(|p| p.len)
+            .sum::<u64>()
+            .max(1)
+    };
     println!("source: {} ({} bytes)\n", source.display(), source_len);
     println!("| size | tool | wall | throughput | peak RSS |\n|---|---|---|---|---|");
     for gb in sizes {
-        let copies = ((gb * 1e9) / source_len as f64).ceil().max(1.0) as u64;
+        let copies = ((gb * 1e9 - (source_len - repeated_len) as f64) / repeated_len as f64)
+            .ceil()
+            .max(1.0) as u64;
         let capture = out_dir.join(format!("scaled_{gb}GB.xplane.pb"));
         if !capture.exists() {
             if let Err(e) = make_capture(&source, &capture, copies) {
