@@ -89,7 +89,7 @@ pub fn analyze(
         });
     }
 
-    progress("runtime", 0, total);
+    progress("runtime scan", 0, total);
     let scan = runtime::scan(src, &capture)?;
     let keys: Vec<ModuleKey<'_>> = report
         .modules
@@ -119,6 +119,7 @@ pub fn analyze(
             .then_with(|| a.label.cmp(&b.label))
     });
 
+    progress("runtime summary", 0, total);
     let (selected, reason) = select_module(&report, &scan, &labels, options)?;
     report.selected_module = selected.clone();
     report.selection_reason = reason;
@@ -148,6 +149,7 @@ pub fn analyze(
             ),
         });
     }
+    progress("diagnosis", 0, total);
     report.error = options
         .error_text
         .as_deref()

@@ -92,8 +92,15 @@ impl<'a> Fields<'a> {
         self.pos
     }
 
-    #[inline]
+    #[inline(always)]
     fn varint(&mut self) -> Result<u64, WireError> {
+        // Fast path: keys, ids and small values are one byte.
+        if let Some(&b) = self.buf.get(self.pos) {
+            if b < 0x80 {
+                self.pos = self.pos.saturating_add(1);
+                return Ok(u64::from(b));
+            }
+        }
         let rest = self.buf.get(self.pos..).unwrap_or_default();
         let (v, n) = decode_varint(rest)?;
         self.pos = self.pos.saturating_add(n);

@@ -118,6 +118,31 @@ pub trait EventVisitor {
         true
     }
     fn event(&mut self, line: &LineInfo, event: &Event<'_>);
+
+    /// Whether events of this type matter; others are skipped without being decoded.
+    /// The scan asks once per event, so keep it to a table lookup.
+    fn wants(&mut self, _metadata_id: i64) -> bool {
+        true
+    }
+}
+
+/// The metadata id of an event without decoding the rest: encoders write it first.
+#[inline]
+fn peek_metadata_id(raw: &[u8]) -> Option<i64> {
+    match raw {
+        [0x08, b, ..] if *b < 0x80 => Some(i64::from(*b)),
+        [0x08, rest @ ..] => {
+            Fields::new(raw)
+                .next_field()
+                .ok()
+                .flatten()
+                .and_then(|(f, v)| match (f, v) {
+                    (1, Value::Varint(id)) if !rest.is_empty() => Some(id as i64),
+                    _ => None,
+                })
+        }
+        _ => None,
+    }
 }
 
 pub(super) fn read_plane_name(
@@ -278,7 +303,8 @@ fn visit_line(
                 (3, Value::Varint(v)) => line.timestamp_ns = v as i64,
                 (4, Value::Bytes(raw)) => {
                     let wanted = *announced.get_or_insert_with(|| visitor.line(&line));
-                    if wanted {
+                    let skip = peek_metadata_id(raw).is_some_and(|id| !visitor.wants(id));
+                    if wanted && !skip {
                         match Event::parse(raw) {
                             Ok(event) => visitor.event(&line, &event),
                             Err(e) => {

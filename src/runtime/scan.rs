@@ -499,6 +499,18 @@ impl<'p> HostVisitor<'p> {
 }
 
 impl EventVisitor for HostVisitor<'_> {
+    fn wants(&mut self, metadata_id: i64) -> bool {
+        match self.kinds.get(metadata_id) {
+            EventKind::Python => false,
+            EventKind::Other => {
+                // Plain events are skipped once probed; possible CPU thunks are read.
+                let slot = usize::try_from(metadata_id).unwrap_or(usize::MAX);
+                self.thunk_state.get(slot).copied().unwrap_or(0) != 1
+            }
+            _ => true,
+        }
+    }
+
     fn line(&mut self, _line: &LineInfo) -> bool {
         self.stack.clear();
         self.scan.host_lines += 1;
