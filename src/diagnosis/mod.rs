@@ -497,7 +497,8 @@ fn donatable_bytes(p: &crate::report::model::Plan) -> u64 {
 }
 
 fn runtime_lines(b: &mut Builder<'_>, capture: &CaptureIndex) {
-    let Some(rt) = b.runtime else {
+    let no_events = b.runtime.is_none_or(|rt| rt.allocators.is_empty());
+    if no_events {
         let has_device = capture
             .planes
             .iter()
@@ -512,17 +513,10 @@ fn runtime_lines(b: &mut Builder<'_>, capture: &CaptureIndex) {
             "no allocator events: {why}; runtime peaks, growth and live arrays are unavailable. To record them, run on GPU/TPU with the default allocator and profile with jax.profiler.trace (host_tracer_level 2, the default)"
         );
         b.push("no_allocator_events", Label::Measured, text, why);
+    }
+    let Some(rt) = b.runtime else {
         return;
     };
-    if rt.allocators.is_empty() {
-        let text = "no allocator events in the capture: JAX was not using the BFC allocator (XLA_PYTHON_CLIENT_ALLOCATOR=platform), the host tracer level was below 2, or the backend is CPU; runtime peaks and growth are unavailable".to_string();
-        b.push(
-            "no_allocator_events",
-            Label::Measured,
-            text,
-            "no MemoryAllocation events",
-        );
-    }
     growth_line(b, rt);
     other_arrays_line(b, rt);
     if rt.retry.count > 0 {

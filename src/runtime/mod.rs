@@ -162,12 +162,29 @@ fn median_step(values: &[u64]) -> Option<i64> {
         .map(|w| w[1] as i64 - w[0] as i64)
         .collect();
     steps.sort_unstable();
-    let n = steps.len();
-    Some(if n % 2 == 1 {
-        steps[n / 2]
-    } else {
-        (steps[n / 2 - 1] + steps[n / 2]) / 2
-    })
+    // The lower median: with as many flat steps as growing ones, no steady growth.
+    Some(steps[(steps.len() - 1) / 2])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn growth_is_the_step_most_executions_show() {
+        assert_eq!(median_step(&[316, 420, 524, 628]), Some(104));
+        assert_eq!(median_step(&[5, 20_000, 20_000, 20_000]), Some(0));
+        assert_eq!(median_step(&[10, 14, 14]), Some(0));
+        assert_eq!(median_step(&[10]), None);
+    }
+
+    #[test]
+    fn launch_numbers_are_compressed() {
+        assert_eq!(ranges(&mut [3, 1, 2, 5, 7, 8]), "1–3, 5, 7, 8");
+        let mut many: Vec<usize> = (1..=40).step_by(2).collect();
+        let text = ranges(&mut many);
+        assert!(text.ends_with("… 39 (20 executions)"), "{text}");
+    }
 }
 
 /// Builds the runtime section for the selected module (by label).

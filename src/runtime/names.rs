@@ -73,6 +73,11 @@ pub fn classify(name: &str) -> EventKind {
 
 /// The module an execute event names in parentheses: `CommonPjRtLoadedExecutable::Execute (jit_f)`.
 pub fn module_in_name(name: &str) -> Option<&str> {
+    // Only PjRt's launches name their executable so; `ThunkExecutor::Execute (wait for
+    // completion)` does not.
+    if !name.contains("LoadedExecutable::") {
+        return None;
+    }
     let open = name.rfind(" (")?;
     let inner = name.get(open + 2..)?.strip_suffix(')')?;
     (!inner.is_empty()).then_some(inner)
@@ -250,6 +255,10 @@ mod tests {
         );
         assert_eq!(
             module_in_name("PjRtStreamExecutorLoadedExecutable::Execute"),
+            None
+        );
+        assert_eq!(
+            module_in_name("ThunkExecutor::Execute (wait for completion)"),
             None
         );
     }

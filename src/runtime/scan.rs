@@ -261,6 +261,10 @@ pub struct HostVisitor<'p> {
     user_frames: std::collections::HashSet<i64>,
     /// `PjitFunction(<fn>)` → interned `jit_<fn>`, by metadata id.
     jit_modules: HashMap<i64, Option<u32>>,
+    /// Whether host events may carry `hlo_module` with `run_id` (CPU thunks).
+    link_thunks: bool,
+    /// `hlo_module` ref → interned module.
+    module_by_ref: HashMap<u64, u32>,
 }
 
 impl<'p> HostVisitor<'p> {
@@ -277,10 +281,13 @@ impl<'p> HostVisitor<'p> {
             .filter(|m| is_user_frame(&m.name))
             .map(|m| m.id)
             .collect();
+        let ids = StatIds::resolve(plane);
         Self {
             plane,
             kinds,
-            ids: StatIds::resolve(plane),
+            link_thunks: ids.hlo_module.is_some() && ids.run_id.is_some(),
+            module_by_ref: HashMap::new(),
+            ids,
             scan,
             stack: Vec::with_capacity(64),
             allocator_by_ref: HashMap::new(),
@@ -290,6 +297,41 @@ impl<'p> HostVisitor<'p> {
             user_frames,
             jit_modules: HashMap::new(),
         }
+    }
+
+    /// A CPU thunk (an event named after its op, with `hlo_module` and `run_id`,
+    /// `xla/backends/cpu/runtime/thunk.cc`) names the module of its launch's run id.
+    fn thunk_event(&mut self, event: &Event<'_>) {
+        let (mut run, mut module) = (None, None);
+        for (id, v) in event.stats() {
+            if Some(id) == self.ids.run_id {
+                run = v.as_i64();
+            } else if Some(id) == self.ids.hlo_module {
+                module = Some(v);
+            }
+        }
+        let (Some(run), Some(module)) = (run, module) else {
+            return;
+        };
+        if self.scan.run_modules.contains_key(&run) {
+            return;
+        }
+        let index = match module {
+            StatRef::Ref(r) => match self.module_by_ref.get(&r) {
+                Some(&i) => i,
+                None => {
+                    let Some(name) = self.plane.stat_name(r) else {
+                        return;
+                    };
+                    let i = self.scan.intern_module(name);
+                    self.module_by_ref.insert(r, i);
+                    i
+                }
+            },
+            StatRef::Str(s) => self.scan.intern_module(&String::from_utf8_lossy(s)),
+            _ => return,
+        };
+        self.scan.run_modules.insert(run, index);
     }
 
     /// The innermost launch, transfer or run scope (Python frames and jitted calls
@@ -495,6 +537,9 @@ impl EventVisitor for HostVisitor<'_> {
         self.scan.host_events += 1;
         let kind = self.kinds.get(event.metadata_id);
         if kind == EventKind::Other {
+            if self.link_thunks {
+                self.thunk_event(event);
+            }
             return;
         }
         let start = event.start_ps(line);
