@@ -11,6 +11,7 @@ use serde_json::Value;
 use support::capture_builder::S;
 use support::gpu_sim::{Flavor, MetadataLayout};
 use support::hlo_builder::Intent;
+use support::other_backends::{cpu_training, tpu_inference, FINGERPRINT};
 use support::scenarios::*;
 
 struct Analyzed {
@@ -918,4 +919,155 @@ fn cli_reports_and_reads_the_error_text_from_stdin() {
     let files: Vec<_> = std::fs::read_dir(&dir).expect("dir").collect();
     assert_eq!(files.len(), 1, "the CLI wrote next to the capture");
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+// -------------------------------------------------------------------------------------
+// Other backends
+// -------------------------------------------------------------------------------------
+
+#[test]
+fn tpu_capture_memory_id_fingerprints_padding_and_offload() {
+    let s = tpu_inference();
+    let report = oomlens::analyze(
+        &s.bytes,
+        "tpu",
+        "tpu.xplane.pb",
+        &Options::default(),
+        &mut |_, _, _| {},
+    )
+    .expect("analyzes");
+    let a = Analyzed {
+        json: json::to_value(&oomlens::report(vec![report.clone()])),
+        report,
+    };
+    assert_eq!(a.report.selected_module.as_deref(), Some(s.label.as_str()));
+    let m = a.module(&s.label);
+    assert_eq!(
+        m.program_id,
+        FINGERPRINT.to_string(),
+        "the metadata id, read as u64"
+    );
+    assert_eq!(m.executions, 3);
+
+    // The memory id is index_on_host (no allocator_name on TPU), as XProf names it.
+    let rt = a.runtime();
+    assert_eq!(rt.allocators.len(), 1);
+    assert_eq!(rt.allocators[0].name, "0");
+    assert_eq!(rt.allocators[0].capacity_bytes, s.pool);
+    assert_eq!(
+        rt.allocators[0].peak_in_use_bytes,
+        s.reserved + s.peak_in_use
+    );
+    let launches: Vec<_> = rt
+        .executions
+        .iter()
+        .map(|e| (e.module.as_str(), e.run_id))
+        .collect();
+    let expected: Vec<_> = s
+        .launches
+        .iter()
+        .map(|&(_, p)| (s.label.as_str(), Some(p)))
+        .collect();
+    assert_eq!(launches, expected);
+    assert!(rt
+        .executions
+        .iter()
+        .all(|e| e.launched_kernels == Some(true)));
+    // Reserved memory is the runtime's, not an array held from before the capture.
+    assert!(
+        !rt.live_at_last_execution
+            .iter()
+            .any(|g| g.origin.contains("before the capture")),
+        "{:?}",
+        rt.live_at_last_execution
+    );
+
+    a.assert_lines(
+        &["tpu_padding", "host_offload"],
+        &[
+            "no_donation",
+            "other_live_arrays",
+            "growth_per_execution",
+            "no_allocator_events",
+        ],
+    );
+    let padded = 4096 * 256 * 4;
+    let dense = 4096 * 129 * 4;
+    let pad = a.line("tpu_padding");
+    assert_eq!(pad.label, Label::Read);
+    // Live at the peak: x, the output and the temporary, each padded 129 → 256.
+    assert_eq!(pad.saving_bytes, Some(3 * (padded - dense)));
+    assert_eq!(pad.fits_after, Some(true));
+    let offload = a.line("host_offload");
+    assert_eq!(offload.label, Label::Read);
+    assert!(
+        offload.text.contains("4.0 MiB parameters"),
+        "{}",
+        offload.text
+    );
+    assert_eq!(
+        a.json["modules"][0]["plan"]["host_argument_bytes"].as_u64(),
+        Some(4 * MIB)
+    );
+    assert_eq!(
+        s.facts.parameter_bytes, padded,
+        "host memory is not device memory"
+    );
+}
+
+#[test]
+fn cpu_capture_names_launches_without_allocator_events() {
+    let s = cpu_training();
+    let a = {
+        let report = oomlens::analyze(
+            &s.bytes,
+            "cpu",
+            "cpu.xplane.pb",
+            &Options::default(),
+            &mut |_, _, _| {},
+        )
+        .expect("analyzes");
+        Analyzed {
+            json: json::to_value(&oomlens::report(vec![report.clone()])),
+            report,
+        }
+    };
+    assert_eq!(a.report.selected_module.as_deref(), Some("jit_step(1)"));
+    assert_eq!(a.module("jit_step(1)").executions, 3);
+    assert_eq!(a.module("jit_eval(2)").executions, 1);
+    let rt = a.runtime();
+    assert!(rt.allocators.is_empty());
+    let launches: Vec<_> = rt
+        .executions
+        .iter()
+        .map(|e| (e.module.as_str(), e.run_id, e.start_ns))
+        .collect();
+    let expected: Vec<_> = s
+        .launches
+        .iter()
+        .enumerate()
+        .map(|(i, &(t, run))| {
+            let module = if i < 3 { "jit_step(1)" } else { "jit_eval(2)" };
+            (module, (run != 0).then_some(run), t as f64 / 1000.0)
+        })
+        .collect();
+    assert_eq!(launches, expected);
+    assert!(rt
+        .executions
+        .iter()
+        .all(|e| e.launched_kernels.is_none() && e.in_use_at_start_bytes.is_none()));
+    a.assert_lines(
+        &["no_allocator_events"],
+        &[
+            "growth_per_execution",
+            "other_live_arrays",
+            "allocator_retry",
+        ],
+    );
+    let line = a.line("no_allocator_events");
+    assert_eq!(line.label, Label::Measured);
+    assert!(line.text.contains("CPU backend"), "{}", line.text);
+    assert!(a.json["runtime"]["allocators"]
+        .as_array()
+        .is_some_and(|v| v.is_empty()));
 }

@@ -240,6 +240,8 @@ pub struct Bfc {
     /// The memory id: `allocator_name` (GPU, a ref) or `index_on_host` (TPU).
     pub id: AllocatorId,
     pub limit: u64,
+    /// `bytes_reserved`: the runtime's own reservation (XProf's "stack"; TPU programs).
+    pub reserved: u64,
     pub in_use: u64,
     pub peak: u64,
     next_addr: u64,
@@ -268,6 +270,7 @@ impl Bfc {
         Self {
             id,
             limit,
+            reserved: 0,
             in_use: 0,
             peak: 0,
             next_addr: 0x7f00_0000_0000,
@@ -292,7 +295,7 @@ impl Bfc {
     }
 
     pub fn fits(&self, requested: u64) -> bool {
-        self.in_use + Self::rounded(requested) <= self.limit
+        self.reserved + self.in_use + Self::rounded(requested) <= self.limit
     }
 
     fn fragmentation(&self) -> f64 {
@@ -317,11 +320,11 @@ impl Bfc {
         }
         let fragmentation = self.fragmentation();
         stats.extend([
-            ("bytes_reserved", Val::I64(0)),
+            ("bytes_reserved", Val::I64(self.reserved as i64)),
             ("bytes_allocated", Val::I64(self.in_use as i64)),
             (
                 "bytes_available",
-                Val::I64(self.limit.saturating_sub(self.in_use) as i64),
+                Val::I64(self.limit.saturating_sub(self.reserved + self.in_use) as i64),
             ),
             (
                 "fragmentation",
@@ -356,7 +359,7 @@ impl Bfc {
     ) -> Allocated {
         let bytes = Self::rounded(requested);
         assert!(
-            self.in_use + bytes <= self.limit,
+            self.reserved + self.in_use + bytes <= self.limit,
             "scenario bug: {requested} bytes do not fit ({} in use of {})",
             self.in_use,
             self.limit

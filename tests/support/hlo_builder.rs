@@ -94,6 +94,8 @@ pub struct Op {
     pub op_name: String,
     pub source: Option<(String, i32)>,
     pub custom_call_target: String,
+    /// The padded size XLA assigned (`LogicalBufferProto.size`), when it is not dense.
+    pub padded: Option<u64>,
 }
 
 pub fn op(name: &str, opcode: &str, shape: ShapeProto, op_name: &str) -> Op {
@@ -104,6 +106,7 @@ pub fn op(name: &str, opcode: &str, shape: ShapeProto, op_name: &str) -> Op {
         op_name: op_name.to_owned(),
         source: None,
         custom_call_target: String::new(),
+        padded: None,
     }
 }
 
@@ -116,6 +119,16 @@ impl Op {
     pub fn target(mut self, target: &str) -> Self {
         self.custom_call_target = target.to_owned();
         self
+    }
+
+    /// A padded buffer size (TPU tiles: `(129, 1024)` → `(136, 1024)`, minor 129 → 256).
+    pub fn padded(mut self, bytes: u64) -> Self {
+        self.padded = Some(bytes);
+        self
+    }
+
+    fn size(&self) -> u64 {
+        self.padded.unwrap_or_else(|| bytes(&self.shape))
     }
 }
 
@@ -336,7 +349,7 @@ impl ModuleBuilder {
 
     /// A non-aliased output (its own maybe-live-out allocation).
     pub fn output(&mut self, op: &Op) -> i64 {
-        let size = bytes(&op.shape);
+        let size = op.size();
         let instruction = self.instruction(op);
         let buffer = self.buffer(instruction, &op.name, &[], size);
         self.allocation(buffer, size).maybe_live_out = true;
@@ -392,7 +405,7 @@ impl ModuleBuilder {
 
     /// A temporary in the preallocated temp block, allocated now in the heap trace.
     pub fn temp(&mut self, op: &Op, intent: Intent) -> i64 {
-        let size = bytes(&op.shape);
+        let size = op.size();
         let instruction = self.instruction(op);
         let source = op
             .source

@@ -6,4 +6,5 @@
 pub mod capture_builder;
 pub mod gpu_sim;
 pub mod hlo_builder;
+pub mod other_backends;
 pub mod scenarios;
