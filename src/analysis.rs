@@ -38,6 +38,7 @@ pub fn analyze(
         file_bytes: total,
         ..Default::default()
     };
+    report.notes.extend(capture.notes());
     for p in &capture.planes {
         let lines = Plane::open(src, p)
             .map(|plane| plane.line_count)

@@ -48,11 +48,15 @@ pub fn classify(name: &str) -> EventKind {
     if name.contains("ExecuteThunks") || name.contains("CpuExecutable::Execute") {
         return EventKind::ModuleRun;
     }
-    // Per-device consumers (`[0] CommonPjRt…`) and helpers run inside the launch.
-    let launch = (name.contains("LoadedExecutable::Execute") && !name.contains("ExecuteHelper"))
-        || name.starts_with("ThunkExecutor::Execute")
+    // The launch itself, across XLA versions. Per-device consumers (`[0] CommonPjRt…`),
+    // preparation and helper events run inside it and are not launches.
+    let launch = name.ends_with("LoadedExecutable::Execute")
+        || name.starts_with("CommonPjRtLoadedExecutable::Execute (")
+        || name.starts_with("CommonPjRtLoadedExecutable::ExecuteSharded (")
+        || name.starts_with("CommonPjRtLoadedExecutable::ExecutePortable (")
+        || name == "ThunkExecutor::Execute (wait for completion)"
         || name == "PJRT_LoadedExecutable_Execute";
-    if launch && !name.starts_with('[') {
+    if launch {
         return EventKind::Execute;
     }
     if name.contains("EnqueueExecution") || name.contains("ExecuteHelper") {

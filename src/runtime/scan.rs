@@ -160,6 +160,7 @@ pub struct RuntimeScan {
     pub host_events: u64,
     module_index: HashMap<String, u32>,
     run_modules: HashMap<i64, u32>,
+    run_programs: HashMap<i64, u64>,
 }
 
 impl RuntimeScan {
@@ -173,30 +174,74 @@ impl RuntimeScan {
         i
     }
 
-    /// Fills modules learned from run ids on other threads, resolves allocations made
+    /// Fills modules learned from run ids on other threads, merges the per-device
+    /// launches of one run (same run id) into one execution, resolves allocations made
     /// for a run id to its launch, then orders launches by time (records follow).
     pub fn finish_host(&mut self) {
+        let n = self.executions.len();
+        // Representative (earliest) launch of each run id.
         let mut by_run: HashMap<i64, u32> = HashMap::new();
-        for (i, e) in self.executions.iter_mut().enumerate() {
+        let mut representative: Vec<u32> = (0..n as u32).collect();
+        for i in 0..n {
+            let Some(run) = self.executions[i].run_id else {
+                continue;
+            };
+            match by_run.get(&run).copied() {
+                None => {
+                    by_run.insert(run, i as u32);
+                }
+                Some(first) => {
+                    let (a, b) = (first as usize, i);
+                    let (keep, drop) = if self.executions[b].start_ps < self.executions[a].start_ps
+                    {
+                        (b, a)
+                    } else {
+                        (a, b)
+                    };
+                    let dropped = self.executions[drop].clone();
+                    let kept = &mut self.executions[keep];
+                    kept.module = kept.module.or(dropped.module);
+                    kept.program_id = kept.program_id.or(dropped.program_id);
+                    kept.end_ps = kept.end_ps.max(dropped.end_ps);
+                    kept.waited_for_memory |= dropped.waited_for_memory;
+                    kept.module_hint = kept.module_hint.or(dropped.module_hint);
+                    representative[drop] = keep as u32;
+                    by_run.insert(run, keep as u32);
+                }
+            }
+        }
+        let resolve = |mut i: u32| {
+            for _ in 0..64 {
+                let r = representative.get(i as usize).copied().unwrap_or(i);
+                if r == i {
+                    break;
+                }
+                i = r;
+            }
+            i
+        };
+        for e in &mut self.executions {
             if let Some(run) = e.run_id {
                 if e.module.is_none() {
                     e.module = self.run_modules.get(&run).copied();
                 }
-                by_run.entry(run).or_insert(i as u32);
+                if e.program_id.is_none() {
+                    e.program_id = self.run_programs.get(&run).copied();
+                }
             }
         }
-        let mut order: Vec<u32> = (0..self.executions.len() as u32).collect();
+        let mut order: Vec<u32> = (0..n as u32).filter(|&i| resolve(i) == i).collect();
         order.sort_by_key(|&i| {
             self.executions
                 .get(i as usize)
                 .map(|e| e.start_ps)
                 .unwrap_or(0)
         });
-        let mut new_index = vec![0u32; order.len()];
+        let mut new_index = vec![u32::MAX; n];
         for (new, &old) in order.iter().enumerate() {
             new_index[old as usize] = new as u32;
         }
-        let remap = |i: u32| new_index.get(i as usize).copied().unwrap_or(i);
+        let remap = |i: u32| new_index.get(resolve(i) as usize).copied().unwrap_or(0);
         for r in &mut self.records {
             r.origin = match r.origin {
                 Origin::Execution(i) => Origin::Execution(remap(i)),
@@ -223,12 +268,10 @@ impl RuntimeScan {
                 e.waited_for_memory = true;
             }
         }
-        let mut sorted: Vec<ExecutionRecord> = Vec::with_capacity(order.len());
-        for &old in &order {
-            if let Some(e) = self.executions.get(old as usize) {
-                sorted.push(e.clone());
-            }
-        }
+        let sorted: Vec<ExecutionRecord> = order
+            .iter()
+            .filter_map(|&old| self.executions.get(old as usize).cloned())
+            .collect();
         self.executions = sorted;
         self.records.sort_by_key(|r| r.time_ps);
     }
@@ -261,8 +304,9 @@ pub struct HostVisitor<'p> {
     user_frames: std::collections::HashSet<i64>,
     /// `PjitFunction(<fn>)` → interned `jit_<fn>`, by metadata id.
     jit_modules: HashMap<i64, Option<u32>>,
-    /// Whether host events may carry `hlo_module` with `run_id` (CPU thunks).
-    link_thunks: bool,
+    /// Per event-metadata id: 0 not looked at yet, 1 plain, 2 a CPU thunk (an event
+    /// named after its HLO op that carries `hlo_module`, `program_id` and `run_id`).
+    thunk_state: Vec<u8>,
     /// `hlo_module` ref → interned module.
     module_by_ref: HashMap<u64, u32>,
 }
@@ -285,8 +329,6 @@ impl<'p> HostVisitor<'p> {
         Self {
             plane,
             kinds,
-            link_thunks: ids.hlo_module.is_some() && ids.run_id.is_some(),
-            module_by_ref: HashMap::new(),
             ids,
             scan,
             stack: Vec::with_capacity(64),
@@ -296,42 +338,67 @@ impl<'p> HostVisitor<'p> {
             transfer_by_metadata: HashMap::new(),
             user_frames,
             jit_modules: HashMap::new(),
+            thunk_state: Vec::new(),
+            module_by_ref: HashMap::new(),
         }
     }
 
-    /// A CPU thunk (an event named after its op, with `hlo_module` and `run_id`,
-    /// `xla/backends/cpu/runtime/thunk.cc`) names the module of its launch's run id.
+    /// Learns which module a run id ran from a CPU thunk event (XLA's CPU runtime puts
+    /// `hlo_module`, `program_id` and `run_id` on each thunk, `xla/backends/cpu/runtime/thunk.cc`).
+    /// Each event type is probed once; only thunk types are read after that.
     fn thunk_event(&mut self, event: &Event<'_>) {
-        let (mut run, mut module) = (None, None);
-        for (id, v) in event.stats() {
-            if Some(id) == self.ids.run_id {
-                run = v.as_i64();
-            } else if Some(id) == self.ids.hlo_module {
-                module = Some(v);
-            }
-        }
-        let (Some(run), Some(module)) = (run, module) else {
+        let Ok(slot) = usize::try_from(event.metadata_id) else {
             return;
         };
+        if slot >= 1 << 20 {
+            return;
+        }
+        if self.thunk_state.len() <= slot {
+            self.thunk_state.resize(slot + 1, 0);
+        }
+        if self.thunk_state[slot] == 1 {
+            return;
+        }
+        let ids = self.ids;
+        let (mut run, mut module, mut program) = (None, None, None);
+        for (id, v) in event.stats() {
+            let id = Some(id);
+            if id == ids.run_id {
+                run = v.as_i64();
+            } else if id == ids.hlo_module {
+                module = Some(v);
+            } else if id == ids.program_id {
+                program = v.as_u64();
+            }
+        }
+        if module.is_none() && program.is_none() {
+            self.thunk_state[slot] = 1;
+            return;
+        }
+        self.thunk_state[slot] = 2;
+        let Some(run) = run else { return };
         if self.scan.run_modules.contains_key(&run) {
             return;
         }
-        let index = match module {
-            StatRef::Ref(r) => match self.module_by_ref.get(&r) {
-                Some(&i) => i,
+        let module = match module {
+            Some(StatRef::Ref(r)) => match self.module_by_ref.get(&r) {
+                Some(&m) => Some(m),
                 None => {
-                    let Some(name) = self.plane.stat_name(r) else {
-                        return;
-                    };
-                    let i = self.scan.intern_module(name);
-                    self.module_by_ref.insert(r, i);
-                    i
+                    let name = self.plane.stat_name(r).unwrap_or("?").to_owned();
+                    let m = self.scan.intern_module(&name);
+                    self.module_by_ref.insert(r, m);
+                    Some(m)
                 }
             },
-            StatRef::Str(s) => self.scan.intern_module(&String::from_utf8_lossy(s)),
-            _ => return,
+            Some(StatRef::Str(s)) => Some(self.scan.intern_module(&String::from_utf8_lossy(s))),
+            _ => None,
         };
-        self.scan.run_modules.insert(run, index);
+        if let Some(m) = module {
+            self.scan.run_modules.insert(run, m);
+        }
+        if let Some(p) = program {
+            self.scan.run_programs.entry(run).or_insert(p);
+        }
     }
 
     /// The innermost launch, transfer or run scope (Python frames and jitted calls
@@ -537,9 +604,7 @@ impl EventVisitor for HostVisitor<'_> {
         self.scan.host_events += 1;
         let kind = self.kinds.get(event.metadata_id);
         if kind == EventKind::Other {
-            if self.link_thunks {
-                self.thunk_event(event);
-            }
+            self.thunk_event(event);
             return;
         }
         let start = event.start_ps(line);
