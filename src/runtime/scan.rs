@@ -595,8 +595,8 @@ impl<'p> HostVisitor<'p> {
 
 impl EventVisitor for HostVisitor<'_> {
     fn wants(&mut self, metadata_id: i64) -> bool {
+        // Python frames are kept: they name the code that made a transfer.
         match self.kinds.get(metadata_id) {
-            EventKind::Python => false,
             EventKind::Other => {
                 // Plain events are skipped once probed; possible CPU thunks are read.
                 let slot = usize::try_from(metadata_id).unwrap_or(usize::MAX);
