@@ -66,7 +66,7 @@ pub fn schema() -> Value {
     #[allow(dead_code)]
     #[serde(untagged)]
     enum OomlensReport {
-        OneHost(OneHost),
+        OneHost(Box<OneHost>),
         ManyHosts(ManyHosts),
     }
     serde_json::to_value(schemars::schema_for!(OomlensReport)).unwrap_or(Value::Null)
