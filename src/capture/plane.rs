@@ -15,6 +15,8 @@ const INLINE_BYTES_LIMIT: u64 = 4096;
 /// Stats kept per event type and per plane. Real ones have a handful (device
 /// properties, a module's HloProto); a hostile file could repeat one millions of times.
 const MAX_STATS_KEPT: usize = 1 << 12;
+/// Lines whose positions a plane keeps (16 bytes each); real planes have thousands.
+pub const MAX_LINES_INDEXED: usize = 1 << 20;
 /// Longest plane or line name kept.
 const MAX_NAME: u64 = 4096;
 
@@ -37,6 +39,9 @@ pub struct Plane {
     pub event_metadata: HashMap<i64, EventMetadata>,
     pub stats: Vec<OwnedStat>,
     pub line_count: usize,
+    /// Where each line lies, `[offset, offset + len)`, for walking lines in parallel;
+    /// empty when the plane has more than [`MAX_LINES_INDEXED`] lines.
+    pub lines: Vec<(u64, u64)>,
     offset: u64,
     len: u64,
 }
@@ -198,8 +203,11 @@ impl Plane {
                     plane.name = String::from_utf8_lossy(reader.bytes(offset, len.min(MAX_NAME))?)
                         .into_owned();
                 }
-                (3, StreamValue::Bytes { .. }) => {
-                    plane.line_count = plane.line_count.saturating_add(1)
+                (3, StreamValue::Bytes { offset, len }) => {
+                    plane.line_count = plane.line_count.saturating_add(1);
+                    if plane.lines.len() < MAX_LINES_INDEXED {
+                        plane.lines.push((offset, len));
+                    }
                 }
                 (4, StreamValue::Bytes { offset, len }) => {
                     let resume = reader.position();
@@ -226,6 +234,11 @@ impl Plane {
             }
         }
         Ok(plane)
+    }
+
+    /// The plane's size in the file.
+    pub fn byte_len(&self) -> u64 {
+        self.len
     }
 
     /// The name a stat metadata id stands for.
@@ -281,6 +294,24 @@ impl Plane {
                 ordinal = ordinal.saturating_add(1);
                 reader.seek(resume);
             }
+        }
+        Ok(())
+    }
+
+    /// Walks the lines `first..first + count` (by their place in [`Plane::lines`]),
+    /// giving them their plane-wide ordinals: a part of [`Plane::visit_events`] that
+    /// another thread can do at the same time.
+    pub fn visit_lines(
+        &self,
+        src: &dyn ByteSource,
+        first: usize,
+        count: usize,
+        visitor: &mut dyn EventVisitor,
+    ) -> Result<(), Error> {
+        let end = self.offset.saturating_add(self.len);
+        let mut reader = StreamReader::over(src, READ_CHUNK, self.offset, end);
+        for (i, &(offset, len)) in self.lines.iter().enumerate().skip(first).take(count) {
+            visit_line(&mut reader, offset, offset.saturating_add(len), i, visitor)?;
         }
         Ok(())
     }

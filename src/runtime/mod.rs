@@ -29,9 +29,7 @@ pub fn scan(src: &dyn ByteSource, planes: &[Plane]) -> Result<RuntimeScan, Error
     let mut result = RuntimeScan::default();
     for plane in planes.iter().filter(|p| p.name == HOST_PLANE) {
         result.checkpoints.push(Vec::new());
-        let mut visitor = HostVisitor::new(plane, std::mem::take(&mut result));
-        plane.visit_events(src, &mut visitor)?;
-        result = visitor.scan;
+        result = scan_host_plane(src, plane, result)?;
     }
     result.finish_host();
     // Launches are in time order now.
@@ -73,6 +71,77 @@ pub fn scan(src: &dyn ByteSource, planes: &[Plane]) -> Result<RuntimeScan, Error
         }
     }
     Ok(result)
+}
+
+/// Host planes above this size are walked by two threads where the source allows it.
+const PARALLEL_FROM_BYTES: u64 = 32 << 20;
+
+/// Walks one host plane into `scan`: natively, a large plane is split into two runs
+/// of whole lines of about equal size, walked at the same time and merged in order.
+fn scan_host_plane(
+    src: &dyn ByteSource,
+    plane: &Plane,
+    scan: RuntimeScan,
+) -> Result<RuntimeScan, Error> {
+    // OOMLENS_THREADS=1 keeps the scan on one thread (for comparisons and benchmarks).
+    #[cfg(not(target_arch = "wasm32"))]
+    let parallel = std::env::var("OOMLENS_THREADS").map_or(true, |v| v.trim() != "1");
+    #[cfg(target_arch = "wasm32")]
+    let parallel = false;
+    if parallel
+        && plane.byte_len() >= PARALLEL_FROM_BYTES
+        && plane.lines.len() == plane.line_count
+        && plane.line_count >= 2
+    {
+        if let Some(second) = src.share() {
+            let total: u64 = plane.lines.iter().map(|&(_, len)| len).sum();
+            let mut acc = 0u64;
+            let split = plane
+                .lines
+                .iter()
+                .position(|&(_, len)| {
+                    acc += len;
+                    acc * 2 >= total
+                })
+                .map_or(1, |i| (i + 1).clamp(1, plane.line_count - 1));
+            let mut scan = scan;
+            scan.share_of_caps = 2;
+            let mut later = RuntimeScan::default();
+            later.share_of_caps = 2;
+            later.checkpoints.push(Vec::new());
+            let (first, later) = std::thread::scope(|scope| {
+                let worker = scope.spawn(|| {
+                    let mut visitor = HostVisitor::new(plane, later);
+                    plane
+                        .visit_lines(
+                            second.as_ref(),
+                            split,
+                            plane.line_count - split,
+                            &mut visitor,
+                        )
+                        .map(|()| visitor.scan)
+                });
+                let mut visitor = HostVisitor::new(plane, scan);
+                let first = plane
+                    .visit_lines(src, 0, split, &mut visitor)
+                    .map(|()| visitor.scan);
+                let later = worker.join().unwrap_or_else(|_| {
+                    Err(Error::Read {
+                        offset: 0,
+                        message: "the second scan thread stopped".into(),
+                    })
+                });
+                (first, later)
+            });
+            let mut first = first?;
+            first.absorb(later?);
+            first.share_of_caps = 1;
+            return Ok(first);
+        }
+    }
+    let mut visitor = HostVisitor::new(plane, scan);
+    plane.visit_events(src, &mut visitor)?;
+    Ok(visitor.scan)
 }
 
 /// What the runtime part of the report needs to know about the plans.

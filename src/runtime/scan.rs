@@ -10,11 +10,11 @@ use crate::capture::{Event, EventVisitor, LineInfo, Plane, StatRef};
 
 /// Allocator events kept for the timeline and the live-array analysis. Beyond this the
 /// peaks stay exact (they are streamed) but the per-event history stops.
-pub const MAX_ALLOCATION_RECORDS: usize = 1 << 20;
+pub const MAX_ALLOCATION_RECORDS: usize = 1 << 19;
 /// How often (in visited events of a line) the scan leaves a checkpoint.
 pub const CHECKPOINT_EVERY: u32 = 4096;
 /// Launches kept; further ones are counted only.
-pub const MAX_EXECUTIONS: usize = 1 << 20;
+pub const MAX_EXECUTIONS: usize = 1 << 18;
 
 /// Stat metadata ids of the stats we read, resolved once per plane.
 #[derive(Debug, Default, Clone, Copy)]
@@ -167,9 +167,21 @@ pub struct RuntimeScan {
     module_index: HashMap<String, u32>,
     run_modules: HashMap<i64, u32>,
     run_programs: HashMap<i64, u64>,
+    /// Divides the record and launch caps when threads share the scan.
+    pub share_of_caps: usize,
 }
 
 impl RuntimeScan {
+    /// Allocator events this scan keeps (its share of [`MAX_ALLOCATION_RECORDS`]).
+    pub fn record_cap(&self) -> usize {
+        MAX_ALLOCATION_RECORDS / self.share_of_caps.max(1)
+    }
+
+    /// Launches this scan keeps (its share of [`MAX_EXECUTIONS`]).
+    pub fn execution_cap(&self) -> usize {
+        MAX_EXECUTIONS / self.share_of_caps.max(1)
+    }
+
     pub fn intern_module(&mut self, name: &str) -> u32 {
         if let Some(&i) = self.module_index.get(name) {
             return i;
@@ -180,7 +192,95 @@ impl RuntimeScan {
         i
     }
 
-    /// Fills modules learned from run ids on other threads, merges the per-device
+    /// Adds what another thread found on later lines of the same host plane: tables
+    /// are merged, indices into them renumbered, and ties in the peaks go to the later
+    /// lines (as when one thread visits everything in file order).
+    pub fn absorb(&mut self, other: RuntimeScan) {
+        let modules: Vec<u32> = other
+            .module_names
+            .iter()
+            .map(|n| self.intern_module(n))
+            .collect();
+        let module = |m: Option<u32>| m.and_then(|m| modules.get(m as usize).copied());
+        let mut allocators = Vec::with_capacity(other.allocators.len());
+        for a in other.allocators {
+            let i = match self.allocators.iter().position(|x| x.name == a.name) {
+                Some(i) => {
+                    let mine = &mut self.allocators[i];
+                    mine.allocations += a.allocations;
+                    mine.deallocations += a.deallocations;
+                    if a.allocations + a.deallocations > 0 {
+                        mine.lifetime_peak = a.lifetime_peak;
+                    }
+                    if a.peak_in_use >= mine.peak_in_use && a.allocations + a.deallocations > 0 {
+                        mine.peak_in_use = a.peak_in_use;
+                        mine.peak_time_ps = a.peak_time_ps;
+                        mine.capacity = a.capacity;
+                        mine.fragmentation_at_peak = a.fragmentation_at_peak;
+                    }
+                    i
+                }
+                None => {
+                    self.allocators.push(a);
+                    self.allocators.len() - 1
+                }
+            };
+            allocators.push(i.min(u16::MAX as usize) as u16);
+        }
+        let executions_before = self.executions.len() as u32;
+        let transfers_before = self.transfers.len() as u32;
+        let room = MAX_ALLOCATION_RECORDS.saturating_sub(self.records.len());
+        self.records_dropped +=
+            other.records_dropped + other.records.len().saturating_sub(room) as u64;
+        self.records
+            .extend(other.records.into_iter().take(room).map(|mut r| {
+                r.allocator = allocators
+                    .get(r.allocator as usize)
+                    .copied()
+                    .unwrap_or(r.allocator);
+                r.origin = match r.origin {
+                    Origin::Execution(i) => Origin::Execution(i + executions_before),
+                    Origin::Transfer(t) => Origin::Transfer(t + transfers_before),
+                    o => o,
+                };
+                r
+            }));
+        self.executions
+            .extend(other.executions.into_iter().map(|mut e| {
+                e.module = module(e.module);
+                e.module_hint = module(e.module_hint);
+                e
+            }));
+        self.executions_dropped += other.executions_dropped;
+        self.transfers.extend(other.transfers);
+        self.transfer_count += other.transfer_count;
+        self.retries.extend(other.retries.into_iter().map(|mut r| {
+            r.execution = r.execution.map(|i| i + executions_before);
+            r
+        }));
+        self.host_lines += other.host_lines;
+        self.host_events += other.host_events;
+        for (run, m) in other.run_modules {
+            if let Some(m) = module(Some(m)) {
+                self.run_modules.entry(run).or_insert(m);
+            }
+        }
+        for (run, p) in other.run_programs {
+            self.run_programs.entry(run).or_insert(p);
+        }
+        // Checkpoints: each thread filled the lines it walked.
+        for (mine, theirs) in self.checkpoints.iter_mut().zip(other.checkpoints) {
+            if mine.len() < theirs.len() {
+                mine.resize(theirs.len(), Vec::new());
+            }
+            for (m, t) in mine.iter_mut().zip(theirs) {
+                if m.is_empty() {
+                    *m = t;
+                }
+            }
+        }
+    }
+
     /// launches of one run (same run id) into one execution, resolves allocations made
     /// for a run id to its launch, then orders launches by time (records follow).
     pub fn finish_host(&mut self) {
@@ -583,7 +683,7 @@ impl<'p> HostVisitor<'p> {
                 state.fragmentation_at_peak = fragmentation;
             }
         }
-        if self.scan.records.len() < MAX_ALLOCATION_RECORDS {
+        if self.scan.records.len() < self.scan.record_cap() {
             let origin = self.origin();
             self.scan.records.push(AllocationRecord {
                 time_ps: time,
@@ -625,7 +725,8 @@ impl EventVisitor for HostVisitor<'_> {
     fn event(&mut self, line: &LineInfo, event: &Event<'_>) {
         self.scan.host_events += 1;
         if self.line_events % CHECKPOINT_EVERY == 0 {
-            if let Some(plane) = self.scan.checkpoints.last_mut() {
+            let indexed = line.ordinal < crate::capture::plane::MAX_LINES_INDEXED;
+            if let Some(plane) = self.scan.checkpoints.last_mut().filter(|_| indexed) {
                 if plane.len() <= line.ordinal {
                     plane.resize(line.ordinal + 1, Vec::new());
                 }
@@ -706,7 +807,7 @@ impl EventVisitor for HostVisitor<'_> {
                     }
                     return;
                 }
-                if self.scan.executions.len() >= MAX_EXECUTIONS {
+                if self.scan.executions.len() >= self.scan.execution_cap() {
                     self.scan.executions_dropped += 1;
                     return;
                 }
@@ -753,7 +854,7 @@ impl EventVisitor for HostVisitor<'_> {
                     }
                     _ => {
                         // A launch seen only through the module it runs (CPU thunks).
-                        if self.scan.executions.len() < MAX_EXECUTIONS {
+                        if self.scan.executions.len() < self.scan.execution_cap() {
                             let index = self.scan.executions.len() as u32;
                             self.scan.executions.push(ExecutionRecord {
                                 start_ps: start,
