@@ -6,9 +6,9 @@ use crate::diagnosis;
 use crate::error::Error;
 use crate::plan::{self, METADATA_PLANE};
 use crate::report::model::{
-    Headline, HeadlineFigure, HostReport, Label, ModuleReport, Note, PlaneSummary,
+    Category, Headline, HeadlineFigure, HostReport, Label, ModuleReport, Note, PlaneSummary,
 };
-use crate::runtime::{self, ModuleKey};
+use crate::runtime::{self, ModuleKey, SelectedPlan};
 use crate::source::ByteSource;
 use crate::units::{gib, mib};
 
@@ -41,6 +41,7 @@ pub fn analyze(
         file_bytes: total,
         ..Default::default()
     };
+    report.notes.extend(capture.notes());
     for p in &capture.planes {
         let lines = Plane::open(src, p)
             .map(|plane| plane.line_count)
@@ -91,7 +92,7 @@ pub fn analyze(
         });
     }
 
-    progress("runtime", 0, total);
+    progress("runtime scan", 0, total);
     let scan = runtime::scan(src, &capture)?;
     let keys: Vec<ModuleKey<'_>> = report
         .modules
@@ -121,17 +122,34 @@ pub fn analyze(
             .then_with(|| a.label.cmp(&b.label))
     });
 
+    progress("runtime summary", 0, total);
     let (selected, reason) = select_module(&report, &scan, &labels, options)?;
     report.selected_module = selected.clone();
     report.selection_reason = reason;
-    let outputs = selected
+    let selected_module = selected
         .as_deref()
-        .and_then(|s| report.modules.iter().find(|m| m.label == s))
-        .map(|m| m.plan.non_aliased_output_bytes)
-        .unwrap_or(0);
+        .and_then(|s| report.modules.iter().find(|m| m.label == s));
+    let plan = SelectedPlan {
+        label: selected.as_deref(),
+        non_aliased_outputs: selected_module
+            .map(|m| m.plan.non_aliased_output_bytes)
+            .unwrap_or(0),
+        // Every parameter allocation is held for the whole program, so each is among
+        // the buffers listed at the peak (at its own size, device memory only).
+        parameter_sizes: selected_module
+            .map(|m| {
+                m.plan
+                    .live_at_peak
+                    .iter()
+                    .filter(|b| b.category == Category::Parameter && b.memory_space == 0)
+                    .map(|b| b.bytes)
+                    .collect()
+            })
+            .unwrap_or_default(),
+    };
     let has_runtime = !scan.executions.is_empty() || !scan.allocators.is_empty();
     if has_runtime {
-        let rt = runtime::summarize(src, &capture, &scan, &labels, selected.as_deref(), outputs)?;
+        let rt = runtime::summarize(src, &capture, &scan, &labels, &plan)?;
         if let Some(text) = runtime::xprof_capacity_note(&rt) {
             report.notes.push(Note {
                 id: "xprof_capacity".into(),
@@ -150,6 +168,7 @@ pub fn analyze(
             ),
         });
     }
+    progress("diagnosis", 0, total);
     report.error = options
         .error_text
         .as_deref()
@@ -315,26 +334,37 @@ fn select_module(
         };
     }
     if scan.kernels > 0 {
-        // The last launch of each module: one that launched no kernel is where it ran out.
-        let mut last: Vec<(&str, bool, i64)> = Vec::new();
+        // The last launch of each module: one that launched no kernel is where it ran
+        // out — if it waited for memory (AllocatorRetry), or if its plan allocates
+        // anything worth a kernel (a module of aliases and bitcasts launches none).
+        let mut last: Vec<(&str, &runtime::scan::ExecutionRecord)> = Vec::new();
         for (e, l) in scan.executions.iter().zip(labels) {
             let Some(l) = l.as_deref() else { continue };
-            match last.iter_mut().find(|(x, _, _)| *x == l) {
-                Some(slot) => *slot = (l, e.launched_kernels, e.start_ps),
-                None => last.push((l, e.launched_kernels, e.start_ps)),
+            match last.iter_mut().find(|(x, _)| *x == l) {
+                Some(slot) => slot.1 = e,
+                None => last.push((l, e)),
             }
         }
-        if let Some((label, _, _)) = last
+        let adds = |label: &str| {
+            report
+                .modules
+                .iter()
+                .find(|m| m.label == label)
+                .map(|m| m.plan.total_bytes.saturating_sub(m.plan.parameter_bytes))
+        };
+        let failed = last
             .iter()
-            .filter(|(_, launched, _)| !launched)
-            .max_by_key(|(_, _, t)| *t)
-        {
-            if report.modules.iter().any(|m| m.label == *label) {
-                return Ok((
-                    Some((*label).to_owned()),
-                    "its last execution launched no kernel: it is where memory ran out".into(),
-                ));
-            }
+            .filter(|(l, e)| {
+                !e.launched_kernels && adds(l).is_some_and(|a| e.waited_for_memory || a >= 1 << 20)
+            })
+            .max_by_key(|(_, e)| (e.waited_for_memory, e.start_ps));
+        if let Some((label, e)) = failed {
+            let why = if e.waited_for_memory {
+                "its last execution waited for memory (AllocatorRetry) and launched no kernel: it is where memory ran out"
+            } else {
+                "its last execution launched no kernel: it is where memory ran out"
+            };
+            return Ok((Some((*label).to_owned()), why.into()));
         }
     }
     if let Some(m) = report

@@ -23,6 +23,9 @@ pub enum Error {
     #[error("the capture is corrupt or truncated at byte {offset}: {what}; a capture cut short by a full disk or a killed job cannot be read past this point: capture again")]
     Corrupt { offset: u64, what: &'static str },
 
+    #[error("the capture is truncated: the file has {file_bytes} bytes but its first plane runs to byte {needed}; a capture cut short by a full disk or an interrupted copy cannot be read: copy it again, or capture again")]
+    Truncated { file_bytes: u64, needed: u64 },
+
     #[error("no *.xplane.pb file under {0}; pass a capture file, or the log dir given to jax.profiler.trace (it holds plugins/profile/<run>/<host>.xplane.pb)")]
     NoCaptureInDir(PathBuf),
 
@@ -42,6 +45,7 @@ impl Error {
             Error::Empty => "empty",
             Error::NotACapture(_) => "not_a_capture",
             Error::Corrupt { .. } => "corrupt",
+            Error::Truncated { .. } => "truncated",
             Error::NoCaptureInDir(_) => "no_capture_in_dir",
             Error::UnknownModule { .. } => "unknown_module",
             Error::UnknownHost { .. } => "unknown_host",

@@ -2,6 +2,15 @@
 //! has to sit in memory whole: natively it is a file, in the browser a `File` read in
 //! slices by the worker (see `wasm.rs`), in tests a byte slice.
 
+// Input paths never panic: no unwrap, no unchecked indexing (see tests/malformed.rs).
+#![deny(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::indexing_slicing,
+    clippy::panic,
+    clippy::arithmetic_side_effects
+)]
+
 use std::fs::File;
 use std::io;
 use std::path::Path;
@@ -25,12 +34,26 @@ impl ByteSource for [u8] {
     }
 
     fn read_at(&self, offset: u64, buf: &mut [u8]) -> io::Result<usize> {
-        let start = usize::try_from(offset)
-            .unwrap_or(usize::MAX)
-            .min(<[u8]>::len(self));
-        let n = buf.len().min(<[u8]>::len(self) - start);
-        buf[..n].copy_from_slice(&self[start..start + n]);
+        let rest = usize::try_from(offset)
+            .ok()
+            .and_then(|start| self.get(start..))
+            .unwrap_or_default();
+        let n = buf.len().min(rest.len());
+        if let (Some(to), Some(from)) = (buf.get_mut(..n), rest.get(..n)) {
+            to.copy_from_slice(from);
+        }
         Ok(n)
+    }
+}
+
+/// A borrowed source is a source (so a `&[u8]` can be passed as `&dyn ByteSource`).
+impl<T: ByteSource + ?Sized> ByteSource for &T {
+    fn len(&self) -> u64 {
+        (**self).len()
+    }
+
+    fn read_at(&self, offset: u64, buf: &mut [u8]) -> io::Result<usize> {
+        (**self).read_at(offset, buf)
     }
 }
 
@@ -66,11 +89,11 @@ impl ByteSource for FileSource {
     #[cfg(unix)]
     fn read_at(&self, offset: u64, buf: &mut [u8]) -> io::Result<usize> {
         use std::os::unix::fs::FileExt;
-        let mut done = 0;
-        while done < buf.len() {
-            match self.file.read_at(&mut buf[done..], offset + done as u64) {
+        let mut done = 0usize;
+        while let Some(rest) = buf.get_mut(done..).filter(|r| !r.is_empty()) {
+            match self.file.read_at(rest, offset.saturating_add(done as u64)) {
                 Ok(0) => break,
-                Ok(n) => done += n,
+                Ok(n) => done = done.saturating_add(n),
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
                 Err(e) => return Err(e),
             }
@@ -81,11 +104,14 @@ impl ByteSource for FileSource {
     #[cfg(windows)]
     fn read_at(&self, offset: u64, buf: &mut [u8]) -> io::Result<usize> {
         use std::os::windows::fs::FileExt;
-        let mut done = 0;
-        while done < buf.len() {
-            match self.file.seek_read(&mut buf[done..], offset + done as u64) {
+        let mut done = 0usize;
+        while let Some(rest) = buf.get_mut(done..).filter(|r| !r.is_empty()) {
+            match self
+                .file
+                .seek_read(rest, offset.saturating_add(done as u64))
+            {
                 Ok(0) => break,
-                Ok(n) => done += n,
+                Ok(n) => done = done.saturating_add(n),
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
                 Err(e) => return Err(e),
             }

@@ -1,6 +1,18 @@
 //! Protobuf wire-format reading without allocation: a slice reader for small messages
 //! (an event, a stat) and a buffered stream reader for the big ones (a plane, a line),
 //! which are walked field by field and never loaded whole.
+//!
+//! Everything here reads bytes from the file, so nothing here may panic or trust a
+//! length: lengths are checked against the enclosing message and the file before
+//! anything is allocated, and arithmetic on offsets saturates.
+
+#![deny(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::indexing_slicing,
+    clippy::panic,
+    clippy::arithmetic_side_effects
+)]
 
 use crate::error::Error;
 use crate::source::ByteSource;
@@ -47,10 +59,14 @@ impl WireError {
 #[inline]
 fn decode_varint(buf: &[u8]) -> Result<(u64, usize), WireError> {
     let mut value = 0u64;
-    for (i, &b) in buf.iter().take(10).enumerate() {
-        value |= u64::from(b & 0x7f) << (7 * i);
+    let mut shift = 0u32;
+    let mut used = 0usize;
+    for &b in buf.iter().take(10) {
+        value |= u64::from(b & 0x7f).wrapping_shl(shift);
+        shift = shift.saturating_add(7);
+        used = used.saturating_add(1);
         if b < 0x80 {
-            return Ok((value, i + 1));
+            return Ok((value, used));
         }
     }
     if buf.len() >= 10 {
@@ -76,11 +92,18 @@ impl<'a> Fields<'a> {
         self.pos
     }
 
-    #[inline]
+    #[inline(always)]
     fn varint(&mut self) -> Result<u64, WireError> {
+        // Fast path: keys, ids and small values are one byte.
+        if let Some(&b) = self.buf.get(self.pos) {
+            if b < 0x80 {
+                self.pos = self.pos.saturating_add(1);
+                return Ok(u64::from(b));
+            }
+        }
         let rest = self.buf.get(self.pos..).unwrap_or_default();
         let (v, n) = decode_varint(rest)?;
-        self.pos += n;
+        self.pos = self.pos.saturating_add(n);
         Ok(v)
     }
 
@@ -102,7 +125,7 @@ impl<'a> Fields<'a> {
             return Ok(None);
         }
         let key = self.varint()?;
-        let field = (key >> 3) as u32;
+        let field = u32::try_from(key >> 3).unwrap_or(u32::MAX);
         let value = match (key & 7) as u8 {
             0 => Value::Varint(self.varint()?),
             1 => {
@@ -144,6 +167,43 @@ pub enum StreamValue {
     },
 }
 
+const TRUNCATED: &str = "the file ends inside a message (truncated capture)";
+const TOO_LARGE: &str = "a message is larger than 256 MiB";
+
+/// Reads `[offset, offset + len)` of `src` into a new buffer, after checking that the
+/// range lies inside the file and is not larger than [`MAX_INLINE_MESSAGE`]: a
+/// hostile length never becomes an allocation.
+pub fn read_payload(src: &dyn ByteSource, offset: u64, len: u64) -> Result<Vec<u8>, Error> {
+    if len > MAX_INLINE_MESSAGE as u64 {
+        return Err(Error::Corrupt {
+            offset,
+            what: TOO_LARGE,
+        });
+    }
+    if offset.checked_add(len).is_none_or(|end| end > src.len()) {
+        return Err(Error::Corrupt {
+            offset,
+            what: TRUNCATED,
+        });
+    }
+    let n = usize::try_from(len).map_err(|_| Error::Corrupt {
+        offset,
+        what: TOO_LARGE,
+    })?;
+    let mut buf = vec![0u8; n];
+    let read = src.read_at(offset, &mut buf).map_err(|e| Error::Read {
+        offset,
+        message: e.to_string(),
+    })?;
+    if read < n {
+        return Err(Error::Corrupt {
+            offset,
+            what: TRUNCATED,
+        });
+    }
+    Ok(buf)
+}
+
 /// Reads a large message from a [`ByteSource`] through a window buffer, so that
 /// walking a multi-gigabyte plane touches each byte once and holds one chunk.
 pub struct StreamReader<'s> {
@@ -152,6 +212,9 @@ pub struct StreamReader<'s> {
     window_start: u64,
     pos: u64,
     chunk: usize,
+    /// Reads never go past this offset (the end of the message being walked, or of
+    /// the file), so a reader over a tiny message never reads a whole chunk.
+    limit: u64,
 }
 
 impl<'s> StreamReader<'s> {
@@ -161,8 +224,17 @@ impl<'s> StreamReader<'s> {
             window: Vec::new(),
             window_start: 0,
             pos: 0,
-            chunk: chunk.max(4096),
+            chunk: chunk.max(16),
+            limit: src.len(),
         }
+    }
+
+    /// A reader over the message at `[start, end)` only, positioned at `start`.
+    pub fn over(src: &'s dyn ByteSource, chunk: usize, start: u64, end: u64) -> Self {
+        let mut reader = Self::new(src, chunk);
+        reader.limit = end.min(src.len());
+        reader.pos = start;
+        reader
     }
 
     pub fn position(&self) -> u64 {
@@ -180,15 +252,18 @@ impl<'s> StreamReader<'s> {
         }
     }
 
-    /// Makes `[pos, pos + need)` available in the window, or as much as the source has.
+    /// Makes `[pos, pos + need)` available in the window, or as much as the source has
+    /// before the reader's limit; returns what is available (possibly shorter).
     fn ensure(&mut self, need: usize) -> Result<&[u8], Error> {
-        let window_end = self.window_start + self.window.len() as u64;
-        let have_from = self.pos.checked_sub(self.window_start);
-        let ok = have_from.is_some() && self.pos + need as u64 <= window_end;
-        if !ok {
-            let want = need.max(self.chunk);
-            let available = self.src.len().saturating_sub(self.pos);
-            let n = (want as u64).min(available) as usize;
+        let window_end = self.window_start.saturating_add(self.window.len() as u64);
+        let covered =
+            self.pos >= self.window_start && self.pos.saturating_add(need as u64) <= window_end;
+        if !covered {
+            let available = self.limit.saturating_sub(self.pos);
+            let want = (need.max(self.chunk) as u64).min(available);
+            // `want` is at most `need.max(chunk)`, a usize.
+            let n = usize::try_from(want).unwrap_or(0);
+            self.window.clear();
             self.window.resize(n, 0);
             let read = self
                 .src
@@ -200,18 +275,17 @@ impl<'s> StreamReader<'s> {
             self.window.truncate(read);
             self.window_start = self.pos;
         }
-        let start = (self.pos - self.window_start) as usize;
-        let end = (start + need).min(self.window.len());
-        Ok(&self.window[start..end])
+        let start = usize::try_from(self.pos.saturating_sub(self.window_start)).unwrap_or(0);
+        let rest = self.window.get(start..).unwrap_or_default();
+        Ok(rest.get(..need.min(rest.len())).unwrap_or_default())
     }
 
     fn varint(&mut self, end: u64) -> Result<u64, Error> {
-        let max = (end.saturating_sub(self.pos)).min(10) as usize;
+        let max = usize::try_from(end.saturating_sub(self.pos).min(10)).unwrap_or(10);
         let bytes = self.ensure(max)?;
-        let bytes = &bytes[..bytes.len().min(max)];
         match decode_varint(bytes) {
             Ok((v, n)) => {
-                self.pos += n as u64;
+                self.pos = self.pos.saturating_add(n as u64);
                 Ok(v)
             }
             Err(e) => Err(self.corrupt(e)),
@@ -225,7 +299,7 @@ impl<'s> StreamReader<'s> {
             return Ok(None);
         }
         let key = self.varint(end)?;
-        let field = (key >> 3) as u32;
+        let field = u32::try_from(key >> 3).unwrap_or(u32::MAX);
         let value = match (key & 7) as u8 {
             0 => StreamValue::Varint(self.varint(end)?),
             1 => StreamValue::Fixed64(u64::from_le_bytes(self.fixed::<8>(end)?)),
@@ -236,7 +310,7 @@ impl<'s> StreamReader<'s> {
                 if len > end.saturating_sub(offset) {
                     return Err(self.corrupt(WireError::LengthPastEnd));
                 }
-                self.pos = offset + len;
+                self.pos = offset.saturating_add(len);
                 StreamValue::Bytes { offset, len }
             }
             other => return Err(self.corrupt(WireError::BadWireType(other))),
@@ -253,36 +327,62 @@ impl<'s> StreamReader<'s> {
             offset: self.pos,
             what: WireError::Truncated.describe(),
         })?;
-        self.pos += N as u64;
+        self.pos = self.pos.saturating_add(N as u64);
         Ok(out)
     }
 
+    /// Up to `max` bytes starting at `pos` (fewer at the end of the source), borrowed
+    /// from the window; refills it from `pos` when needed.
+    pub fn window_at(&mut self, pos: u64, max: usize) -> Result<&[u8], Error> {
+        self.pos = pos;
+        let window = self.ensure(max)?;
+        Ok(window)
+    }
+
     /// Reads a payload into memory (borrowed from the window until the next call).
+    /// The length is checked against [`MAX_INLINE_MESSAGE`] and the end of the data
+    /// before anything is allocated.
     pub fn bytes(&mut self, offset: u64, len: u64) -> Result<&[u8], Error> {
         if len > MAX_INLINE_MESSAGE as u64 {
             return Err(Error::Corrupt {
                 offset,
-                what: "a message is larger than 256 MiB",
+                what: TOO_LARGE,
             });
         }
-        let saved = self.pos;
-        self.pos = offset;
-        let n = len as usize;
-        // `ensure` may reload the window; read into it, then restore the cursor.
-        let got = self.ensure(n)?.len();
-        self.pos = saved;
-        if got < n {
+        if offset.checked_add(len).is_none_or(|end| end > self.limit) {
             return Err(Error::Corrupt {
                 offset,
-                what: "the file ends inside a message (truncated capture)",
+                what: TRUNCATED,
             });
         }
-        let start = (offset - self.window_start) as usize;
-        Ok(&self.window[start..start + n])
+        let n = usize::try_from(len).map_err(|_| Error::Corrupt {
+            offset,
+            what: TOO_LARGE,
+        })?;
+        let saved = self.pos;
+        self.pos = offset;
+        // `ensure` may reload the window; read into it, then restore the cursor.
+        let got = self.ensure(n).map(<[u8]>::len);
+        self.pos = saved;
+        if got? < n {
+            return Err(Error::Corrupt {
+                offset,
+                what: TRUNCATED,
+            });
+        }
+        let start = usize::try_from(offset.saturating_sub(self.window_start)).unwrap_or(0);
+        start
+            .checked_add(n)
+            .and_then(|end| self.window.get(start..end))
+            .ok_or(Error::Corrupt {
+                offset,
+                what: TRUNCATED,
+            })
     }
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::indexing_slicing)]
 mod tests {
     use super::*;
 
@@ -322,5 +422,30 @@ mod tests {
         }
         assert_eq!(seen.len(), 3);
         assert_eq!(seen[1], (2, b"abc".to_vec()));
+    }
+
+    #[test]
+    fn a_length_past_the_data_is_refused_before_allocating() {
+        let data: Vec<u8> = vec![0x12, 0x03, b'a'];
+        let mut r = StreamReader::new(&data, 1);
+        assert!(r.bytes(2, 1 << 40).is_err());
+        assert!(r.bytes(2, 3).is_err());
+        assert!(r.bytes(u64::MAX, 2).is_err());
+        assert_eq!(r.bytes(2, 1).unwrap(), b"a");
+        assert!(read_payload(&data, 2, 2).is_err());
+        assert!(read_payload(&data, u64::MAX, 1).is_err());
+        assert_eq!(read_payload(&data, 1, 2).unwrap(), vec![3, b'a']);
+    }
+
+    #[test]
+    fn a_reader_over_a_message_reads_no_further() {
+        let data: Vec<u8> = vec![0x08, 0x01, 0x08, 0x02];
+        let mut r = StreamReader::over(&data, 1 << 20, 0, 2);
+        assert!(matches!(
+            r.next_field(2).unwrap(),
+            Some((1, StreamValue::Varint(1)))
+        ));
+        assert!(r.next_field(2).unwrap().is_none());
+        assert!(r.window.len() <= 2);
     }
 }

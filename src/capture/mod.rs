@@ -1,11 +1,23 @@
 //! The capture index: where each plane of an `XSpace` lies in the file, and each
 //! plane's interning tables. Nothing here holds events; lines are walked on demand
 //! (see [`plane::Plane::visit_events`]).
+//!
+//! Everything under this module decodes bytes from the file: no panics (the lints
+//! below), no length trusted before it is checked, no arithmetic on file values that
+//! can overflow.
+
+#![deny(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::indexing_slicing,
+    clippy::panic
+)]
 
 pub mod plane;
 pub mod stat;
 
 use crate::error::Error;
+use crate::report::model::Note;
 use crate::source::ByteSource;
 use crate::wire::{StreamReader, StreamValue};
 
@@ -31,14 +43,37 @@ pub struct CaptureIndex {
     pub hostnames: Vec<String>,
     pub errors: Vec<String>,
     pub warnings: Vec<String>,
+    /// Planes past [`MAX_PLANES`], counted but not indexed.
+    pub planes_dropped: u64,
+    /// Where the top level stopped decoding before the end of the file (a truncated or
+    /// corrupt tail): the planes before it are indexed, the rest is unread.
+    pub cut: Option<Cut>,
+}
+
+/// Where and why the top level of a capture could not be read to its end.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Cut {
+    /// Where the unreadable part starts.
+    pub offset: u64,
+    /// The file's size.
+    pub file_bytes: u64,
+    /// For a plane that runs past the end of the file: where it says it ends.
+    pub declared_end: Option<u64>,
+    pub what: &'static str,
 }
 
 /// Most top-level strings (hostnames, profiler errors) kept; a hostile file could hold millions.
 const MAX_TOP_LEVEL_STRINGS: usize = 64;
+/// Most planes indexed. Real captures have one per device and a few host planes; a
+/// file with millions of (empty) planes would otherwise make an index and a report
+/// that grow with the count.
+pub const MAX_PLANES: usize = 1 << 14;
 
 impl CaptureIndex {
     /// Scans the `XSpace` message: records each plane's position and name without
-    /// reading its lines.
+    /// reading its lines. A file that ends inside a plane (or is corrupt after some
+    /// planes) keeps the planes before the damage and records where it starts in
+    /// [`CaptureIndex::cut`]; a file with no readable plane is an error.
     pub fn scan(src: &dyn ByteSource) -> Result<Self, Error> {
         let len = src.len();
         if len == 0 {
@@ -47,20 +82,40 @@ impl CaptureIndex {
         sniff_foreign_format(src)?;
         let mut reader = StreamReader::new(src, 64 << 10);
         let mut index = CaptureIndex::default();
+        let mut plane_count = 0u64;
         loop {
+            let at = reader.position();
             let field = match reader.next_field(len) {
                 Ok(Some(f)) => f,
                 Ok(None) => break,
-                Err(e) if index.planes.is_empty() => {
-                    return Err(Error::NotACapture(format!(
-                        "it does not decode as an XSpace protobuf: {e}"
-                    )))
+                Err(e) => {
+                    let cut = classify_cut(src, at, len);
+                    if plane_count == 0 {
+                        return Err(first_field_error(cut, e));
+                    }
+                    index.cut = Some(cut);
+                    break;
                 }
-                Err(e) => return Err(e),
             };
             match field {
                 (1, StreamValue::Bytes { offset, len }) => {
-                    let name = plane::read_plane_name(src, offset, len)?;
+                    plane_count = plane_count.saturating_add(1);
+                    if index.planes.len() >= MAX_PLANES {
+                        index.planes_dropped = index.planes_dropped.saturating_add(1);
+                        continue;
+                    }
+                    let name = match plane::read_plane_name(src, offset, len) {
+                        Ok(name) => name,
+                        Err(_) if plane_count == 1 => {
+                            return Err(Error::NotACapture(
+                                "its first plane does not decode as an XPlane".into(),
+                            ))
+                        }
+                        Err(_) => {
+                            // A damaged plane: index it nameless, it is skipped later.
+                            String::new()
+                        }
+                    };
                     index.planes.push(PlaneRef { name, offset, len });
                 }
                 (2..=4, StreamValue::Bytes { offset, len: n }) => {
@@ -80,7 +135,7 @@ impl CaptureIndex {
                         "its top-level fields do not have XSpace types".into(),
                     ));
                 }
-                _ if index.planes.is_empty() => {
+                _ if plane_count == 0 => {
                     return Err(Error::NotACapture(format!(
                         "it starts with protobuf field {} which an XSpace does not have",
                         field.0
@@ -92,6 +147,12 @@ impl CaptureIndex {
         if index.planes.is_empty() {
             return Err(Error::NotACapture("it holds no planes".into()));
         }
+        if !index.planes.iter().any(|p| is_profiler_plane(&p.name)) {
+            return Err(Error::NotACapture(format!(
+                "none of its {} planes is a profiler plane (/host:…, /device:…)",
+                index.planes.len()
+            )));
+        }
         Ok(index)
     }
 
@@ -99,31 +160,183 @@ impl CaptureIndex {
         let name = name.to_owned();
         self.planes.iter().filter(move |p| p.name == name)
     }
+
+    /// What the report should say about the capture itself: a truncated or corrupt
+    /// tail, planes not indexed, and what the profiler reported (dropped events).
+    pub fn notes(&self) -> Vec<Note> {
+        let mut notes = Vec::new();
+        if let Some(cut) = &self.cut {
+            let names: Vec<&str> = self
+                .planes
+                .iter()
+                .map(|p| p.name.as_str())
+                .filter(|n| !n.is_empty())
+                .take(12)
+                .collect();
+            let text = match cut.declared_end {
+                Some(end) => format!(
+                    "the capture is truncated: the file has {} bytes but its plane at byte {} runs to byte {};                      only the {} planes before it were read ({}); planes after them (perhaps /host:metadata or /host:CPU) are missing.                      Copy the file again, or capture again",
+                    cut.file_bytes,
+                    cut.offset,
+                    end,
+                    self.planes.len(),
+                    names.join(", ")
+                ),
+                None => format!(
+                    "the capture is corrupt from byte {} of {} ({}); only the {} planes before it were read ({}).                      Copy the file again, or capture again",
+                    cut.offset,
+                    cut.file_bytes,
+                    cut.what,
+                    self.planes.len(),
+                    names.join(", ")
+                ),
+            };
+            notes.push(Note {
+                id: "capture_truncated".into(),
+                text,
+            });
+        }
+        if self.planes_dropped > 0 {
+            notes.push(Note {
+                id: "planes_not_read".into(),
+                text: format!(
+                    "the capture has {} more planes than the {MAX_PLANES} read; they were ignored",
+                    self.planes_dropped
+                ),
+            });
+        }
+        let messages: Vec<&String> = self.errors.iter().chain(&self.warnings).collect();
+        let dropped: Vec<&str> = messages
+            .iter()
+            .filter(|m| mentions_dropped_events(m))
+            .map(|m| m.as_str())
+            .collect();
+        if !dropped.is_empty() {
+            notes.push(Note {
+                id: "profiler_dropped_events".into(),
+                text: format!(
+                    "the profiler hit its event limit and dropped events (it reported: {}); runtime counts and                      timelines miss what happened after the limit. Profile a shorter window (fewer steps) to stay under it",
+                    quote_all(&dropped)
+                ),
+            });
+        }
+        let other: Vec<&str> = messages
+            .iter()
+            .filter(|m| !mentions_dropped_events(m))
+            .map(|m| m.as_str())
+            .collect();
+        if !other.is_empty() {
+            notes.push(Note {
+                id: "profiler_messages".into(),
+                text: format!("the profiler reported: {}", quote_all(&other)),
+            });
+        }
+        notes
+    }
+}
+
+/// Plane names the profiler writes; a file whose planes have none of them is not a
+/// capture (e.g. an HloProto passed by mistake, which also starts with field 1).
+fn is_profiler_plane(name: &str) -> bool {
+    name.starts_with("/host:") || name.starts_with("/device:") || name == "Task Environment"
+}
+
+fn mentions_dropped_events(message: &str) -> bool {
+    let m = message.to_ascii_lowercase();
+    m.contains("dropped") || (m.contains("event") && (m.contains("limit") || m.contains("max")))
+}
+
+fn quote_all(messages: &[&str]) -> String {
+    let mut parts: Vec<String> = messages
+        .iter()
+        .take(4)
+        .map(|m| {
+            let short: String = m.chars().take(300).collect();
+            format!("\"{}\"", short.trim())
+        })
+        .collect();
+    if messages.len() > 4 {
+        parts.push(format!("and {} more", messages.len().saturating_sub(4)));
+    }
+    parts.join("; ")
+}
+
+/// Why the top level stopped at `at`: a plane that runs past the end of the file (a
+/// truncated copy) or bytes that are not a field at all (corruption).
+fn classify_cut(src: &dyn ByteSource, at: u64, file_bytes: u64) -> Cut {
+    let mut head = [0u8; 11];
+    let n = src.read_at(at, &mut head).unwrap_or(0);
+    let head = head.get(..n).unwrap_or_default();
+    // Field 1 (a plane), length-delimited: does its length point past the file?
+    let declared_end = match head.split_first() {
+        Some((0x0a, rest)) => plane_end(rest)
+            .and_then(|(used, len)| at.checked_add(1)?.checked_add(used)?.checked_add(len)),
+        _ => None,
+    }
+    .filter(|&end| end > file_bytes);
+    Cut {
+        offset: at,
+        file_bytes,
+        declared_end,
+        what: if declared_end.is_some() {
+            "a plane runs past the end of the file"
+        } else {
+            "bytes that are not a protobuf field"
+        },
+    }
+}
+
+/// Decodes a length varint: (bytes used, length).
+fn plane_end(bytes: &[u8]) -> Option<(u64, u64)> {
+    let mut value = 0u64;
+    for (i, &b) in bytes.iter().take(10).enumerate() {
+        let shift = u32::try_from(i).ok()?.checked_mul(7)?;
+        value |= u64::from(b & 0x7f).checked_shl(shift)?;
+        if b < 0x80 {
+            return Some((u64::try_from(i).ok()?.checked_add(1)?, value));
+        }
+    }
+    None
+}
+
+fn first_field_error(cut: Cut, e: Error) -> Error {
+    match cut.declared_end {
+        Some(end) => Error::Truncated {
+            file_bytes: cut.file_bytes,
+            needed: end,
+        },
+        None => Error::NotACapture(format!("it does not decode as an XSpace protobuf: {e}")),
+    }
 }
 
 /// Recognizes common files that people pass by mistake, to name them in the error.
 fn sniff_foreign_format(src: &dyn ByteSource) -> Result<(), Error> {
-    let mut head = [0u8; 8];
+    let mut head = [0u8; 64];
     let n = src.read_at(0, &mut head).map_err(|e| Error::Read {
         offset: 0,
         message: e.to_string(),
     })?;
-    let head = &head[..n];
+    let head = head.get(..n).unwrap_or_default();
+    let is_text = |b: &u8| b.is_ascii_graphic() || b.is_ascii_whitespace() || *b >= 0x80;
+    // An XSpace starts with a plane's key (0x0a) and a length, then the plane's id or
+    // name keys (0x08, 0x12): never 16 bytes of text.
+    let looks_like_text =
+        head.len() >= 16 && head.iter().all(is_text) && std::str::from_utf8(head).is_ok();
     let what = if head.starts_with(&[0x1f, 0x8b]) {
         "it is gzip-compressed: decompress it first (gunzip), or pass the .xplane.pb itself, not a .trace.json.gz"
     } else if head.starts_with(b"\x89PNG") {
         "it is a PNG image"
     } else if head.starts_with(b"PK\x03\x04") {
         "it is a zip archive: unpack it and pass the .xplane.pb inside"
-    } else if head
-        .iter()
-        .all(|b| b.is_ascii_graphic() || b.is_ascii_whitespace())
+    } else if head.iter().all(is_text)
         && matches!(
             head.iter().find(|b| !b.is_ascii_whitespace()),
             Some(b'{') | Some(b'[')
         )
     {
         "it is JSON text (a trace viewer .json?), not the binary .xplane.pb"
+    } else if looks_like_text {
+        "it is a text file, not the binary .xplane.pb"
     } else {
         return Ok(());
     };

@@ -7,11 +7,16 @@ use super::stat::{parse_stat, OwnedStat, StatRef, StatValue};
 use super::{PlaneRef, READ_CHUNK};
 use crate::error::Error;
 use crate::source::ByteSource;
-use crate::wire::{Fields, StreamReader, StreamValue, Value};
+use crate::wire::{Fields, StreamReader, StreamValue, Value, WireError};
 
 /// Stat payloads up to this size are kept in memory with their metadata; larger ones
 /// (a module's `Hlo Proto`) stay in the file and are read when needed.
 const INLINE_BYTES_LIMIT: u64 = 4096;
+/// Stats kept per event type and per plane. Real ones have a handful (device
+/// properties, a module's HloProto); a hostile file could repeat one millions of times.
+const MAX_STATS_KEPT: usize = 1 << 12;
+/// Longest plane or line name kept.
+const MAX_NAME: u64 = 4096;
 
 /// An event type: its name and the stats shared by all its events.
 #[derive(Debug, Clone, Default)]
@@ -113,6 +118,31 @@ pub trait EventVisitor {
         true
     }
     fn event(&mut self, line: &LineInfo, event: &Event<'_>);
+
+    /// Whether events of this type matter; others are skipped without being decoded.
+    /// The scan asks once per event, so keep it to a table lookup.
+    fn wants(&mut self, _metadata_id: i64) -> bool {
+        true
+    }
+}
+
+/// The metadata id of an event without decoding the rest: encoders write it first.
+#[inline]
+fn peek_metadata_id(raw: &[u8]) -> Option<i64> {
+    match raw {
+        [0x08, b, ..] if *b < 0x80 => Some(i64::from(*b)),
+        [0x08, rest @ ..] => {
+            Fields::new(raw)
+                .next_field()
+                .ok()
+                .flatten()
+                .and_then(|(f, v)| match (f, v) {
+                    (1, Value::Varint(id)) if !rest.is_empty() => Some(id as i64),
+                    _ => None,
+                })
+        }
+        _ => None,
+    }
 }
 
 pub(super) fn read_plane_name(
@@ -120,12 +150,13 @@ pub(super) fn read_plane_name(
     offset: u64,
     len: u64,
 ) -> Result<String, Error> {
-    let mut reader = StreamReader::new(src, 4096);
-    reader.seek(offset);
-    let end = offset + len;
+    let end = offset.saturating_add(len);
+    let mut reader = StreamReader::over(src, 4096, offset, end);
     while let Some((field, value)) = reader.next_field(end)? {
         if let (2, StreamValue::Bytes { offset, len }) = (field, value) {
-            return Ok(String::from_utf8_lossy(reader.bytes(offset, len.min(4096))?).into_owned());
+            return Ok(
+                String::from_utf8_lossy(reader.bytes(offset, len.min(MAX_NAME))?).into_owned(),
+            );
         }
     }
     Ok(String::new())
@@ -140,16 +171,18 @@ impl Plane {
             len: at.len,
             ..Default::default()
         };
-        let mut reader = StreamReader::new(src, READ_CHUNK.min(at.len as usize).max(4096));
-        reader.seek(at.offset);
-        let end = at.offset + at.len;
+        let end = at.offset.saturating_add(at.len);
+        let mut reader = StreamReader::over(src, READ_CHUNK, at.offset, end);
         while let Some((field, value)) = reader.next_field(end)? {
             match (field, value) {
                 (1, StreamValue::Varint(v)) => plane.id = v as i64,
                 (2, StreamValue::Bytes { offset, len }) => {
-                    plane.name = String::from_utf8_lossy(reader.bytes(offset, len)?).into_owned();
+                    plane.name = String::from_utf8_lossy(reader.bytes(offset, len.min(MAX_NAME))?)
+                        .into_owned();
                 }
-                (3, StreamValue::Bytes { .. }) => plane.line_count += 1,
+                (3, StreamValue::Bytes { .. }) => {
+                    plane.line_count = plane.line_count.saturating_add(1)
+                }
                 (4, StreamValue::Bytes { offset, len }) => {
                     let resume = reader.position();
                     if let Some(meta) = read_event_metadata_entry(&mut reader, offset, len)? {
@@ -163,7 +196,7 @@ impl Plane {
                         plane.stat_names.insert(id, name);
                     }
                 }
-                (6, StreamValue::Bytes { offset, len }) => {
+                (6, StreamValue::Bytes { offset, len }) if plane.stats.len() < MAX_STATS_KEPT => {
                     if let Ok(Some((id, value))) = parse_stat(reader.bytes(offset, len)?) {
                         plane.stats.push(OwnedStat {
                             metadata_id: id,
@@ -214,13 +247,12 @@ impl Plane {
         src: &dyn ByteSource,
         visitor: &mut dyn EventVisitor,
     ) -> Result<(), Error> {
-        let mut reader = StreamReader::new(src, READ_CHUNK.min(self.len as usize).max(4096));
-        reader.seek(self.offset);
-        let end = self.offset + self.len;
+        let end = self.offset.saturating_add(self.len);
+        let mut reader = StreamReader::over(src, READ_CHUNK, self.offset, end);
         while let Some((field, value)) = reader.next_field(end)? {
             if let (3, StreamValue::Bytes { offset, len }) = (field, value) {
                 let resume = reader.position();
-                visit_line(&mut reader, offset, offset + len, visitor)?;
+                visit_line(&mut reader, offset, offset.saturating_add(len), visitor)?;
                 reader.seek(resume);
             }
         }
@@ -231,41 +263,84 @@ impl Plane {
 /// Streams one line. Encoders write fields in number order, so the header (id 1,
 /// name 2, timestamp 3) precedes the events (4); a header field that arrives after
 /// events is still applied to the events that follow it.
+///
+/// The hot loop parses events straight from the reader's window with the slice
+/// parser; only a field that straddles the window's end is re-read.
 fn visit_line(
     reader: &mut StreamReader<'_>,
     start: u64,
     end: u64,
     visitor: &mut dyn EventVisitor,
 ) -> Result<(), Error> {
-    reader.seek(start);
     let mut line = LineInfo::default();
     let mut announced: Option<bool> = None;
-    while let Some((field, value)) = reader.next_field(end)? {
-        match (field, value) {
-            (1, StreamValue::Varint(v)) => line.id = v as i64,
-            (2, StreamValue::Bytes { offset, len }) => {
-                line.name =
-                    String::from_utf8_lossy(reader.bytes(offset, len.min(4096))?).into_owned();
-            }
-            (3, StreamValue::Varint(v)) => line.timestamp_ns = v as i64,
-            (4, StreamValue::Bytes { offset, len }) => {
-                let wanted = *announced.get_or_insert_with(|| visitor.line(&line));
-                if !wanted {
-                    continue;
+    let mut pos = start;
+    while pos < end {
+        let want = (end - pos).min(READ_CHUNK as u64) as usize;
+        let window = reader.window_at(pos, want)?;
+        let complete = window.len() as u64 >= end - pos;
+        let mut fields = Fields::new(window);
+        let mut consumed = 0usize;
+        loop {
+            let field = match fields.next_field() {
+                Ok(Some(f)) => f,
+                Ok(None) => break,
+                // A field cut by the window's end: re-read from its start.
+                Err(WireError::Truncated | WireError::LengthPastEnd) if !complete => break,
+                Err(e) => {
+                    return Err(Error::Corrupt {
+                        offset: pos + consumed as u64,
+                        what: e.describe(),
+                    })
                 }
-                let raw = reader.bytes(offset, len)?;
-                match Event::parse(raw) {
-                    Ok(event) => visitor.event(&line, &event),
-                    Err(e) => {
-                        return Err(Error::Corrupt {
-                            offset,
-                            what: e.describe(),
-                        })
+            };
+            match field {
+                (1, Value::Varint(v)) => line.id = v as i64,
+                (2, Value::Bytes(b)) => {
+                    line.name = String::from_utf8_lossy(b.get(..MAX_NAME as usize).unwrap_or(b))
+                        .into_owned();
+                }
+                (3, Value::Varint(v)) => line.timestamp_ns = v as i64,
+                (4, Value::Bytes(raw)) => {
+                    let wanted = *announced.get_or_insert_with(|| visitor.line(&line));
+                    let skip = peek_metadata_id(raw).is_some_and(|id| !visitor.wants(id));
+                    if wanted && !skip {
+                        match Event::parse(raw) {
+                            Ok(event) => visitor.event(&line, &event),
+                            Err(e) => {
+                                return Err(Error::Corrupt {
+                                    offset: pos + consumed as u64,
+                                    what: e.describe(),
+                                })
+                            }
+                        }
                     }
                 }
+                _ => {}
             }
-            _ => {}
+            consumed = fields.position();
         }
+        if consumed == 0 {
+            // One field larger than the window: read it whole (bounded by MAX_INLINE_MESSAGE).
+            reader.seek(pos);
+            match reader.next_field(end)? {
+                Some((4, StreamValue::Bytes { offset, len })) => {
+                    let wanted = *announced.get_or_insert_with(|| visitor.line(&line));
+                    if wanted {
+                        let raw = reader.bytes(offset, len)?;
+                        let event = Event::parse(raw).map_err(|e| Error::Corrupt {
+                            offset,
+                            what: e.describe(),
+                        })?;
+                        visitor.event(&line, &event);
+                    }
+                }
+                Some(_) => {}
+                None => break,
+            }
+            consumed = (reader.position() - pos) as usize;
+        }
+        pos += consumed as u64;
     }
     Ok(())
 }
@@ -276,7 +351,7 @@ fn read_event_metadata_entry(
     len: u64,
 ) -> Result<Option<EventMetadata>, Error> {
     // A map entry: key = 1 (int64), value = 2 (XEventMetadata).
-    let end = offset + len;
+    let end = offset.saturating_add(len);
     reader.seek(offset);
     let mut key = None;
     let mut meta = None;
@@ -285,7 +360,11 @@ fn read_event_metadata_entry(
             (1, StreamValue::Varint(v)) => key = Some(v as i64),
             (2, StreamValue::Bytes { offset, len }) => {
                 let resume = reader.position();
-                meta = Some(read_event_metadata(reader, offset, offset + len)?);
+                meta = Some(read_event_metadata(
+                    reader,
+                    offset,
+                    offset.saturating_add(len),
+                )?);
                 reader.seek(resume);
             }
             _ => {}
@@ -316,9 +395,10 @@ fn read_event_metadata(
                 meta.display_name =
                     String::from_utf8_lossy(reader.bytes(offset, len)?).into_owned();
             }
-            (5, StreamValue::Bytes { offset, len }) => {
+            (5, StreamValue::Bytes { offset, len }) if meta.stats.len() < MAX_STATS_KEPT => {
                 let resume = reader.position();
-                if let Some(stat) = read_metadata_stat(reader, offset, offset + len)? {
+                if let Some(stat) = read_metadata_stat(reader, offset, offset.saturating_add(len))?
+                {
                     meta.stats.push(stat);
                 }
                 reader.seek(resume);

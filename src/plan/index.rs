@@ -163,19 +163,19 @@ impl<'a> HloIndex<'a> {
             return String::new();
         };
         let frame_id = metadata.stack_frame_id;
-        let frame = usize::try_from(frame_id - 1)
+        let frame = usize::try_from(frame_id.saturating_sub(1))
             .ok()
             .and_then(|i| index.stack_frames.get(i));
         let Some(frame) = frame else {
             return String::new();
         };
-        let location = usize::try_from(frame.file_location_id - 1)
+        let location = usize::try_from(frame.file_location_id.saturating_sub(1))
             .ok()
             .and_then(|i| index.file_locations.get(i));
         let Some(location) = location else {
             return String::new();
         };
-        let file = usize::try_from(location.file_name_id - 1)
+        let file = usize::try_from(location.file_name_id.saturating_sub(1))
             .ok()
             .and_then(|i| index.file_names.get(i))
             .map(String::as_str)

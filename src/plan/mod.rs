@@ -1,13 +1,24 @@
 //! Plan analysis: every module's compiled memory plan, from the HloProtos in the
 //! `/host:metadata` plane — the totals `memory_analysis()` reports, the heap replay
 //! XProf's Memory Viewer does, and what is live at the peak and why.
+//!
+//! The HloProto comes from the file: sizes may be negative or huge, ids may point
+//! nowhere, traces may free twice or share in a cycle. Nothing here may panic on that
+//! (the lints below); sums saturate.
+
+#![deny(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::indexing_slicing,
+    clippy::panic
+)]
 
 pub mod index;
 pub mod replay;
 pub mod roles;
 pub mod shape;
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use prost::Message;
 
@@ -98,9 +109,9 @@ impl ModuleEntry {
         let decoded = match &self.hlo {
             HloLocation::Inline(bytes) => HloProto::decode(&bytes[..]),
             HloLocation::InFile { offset, len } => {
-                let mut reader = crate::wire::StreamReader::new(src, 1 << 20);
-                let bytes = reader.bytes(*offset, *len).map_err(|e| e.to_string())?;
-                HloProto::decode(bytes)
+                let bytes =
+                    crate::wire::read_payload(src, *offset, *len).map_err(|e| e.to_string())?;
+                HloProto::decode(&bytes[..])
             }
         };
         decoded.map_err(|e| format!("its HloProto does not decode ({e})"))
@@ -152,11 +163,11 @@ pub fn analyze(hlo: &HloProto) -> Plan {
 
     // Totals, as PjRt's compiled memory stats compute them.
     for a in &assignment.buffer_allocations {
-        let size = a.size.max(0) as u64;
+        let size = u64::try_from(a.size).unwrap_or(0);
         // XLA's ComputeTotalAllocationBytes (which XProf shows) leaves out thread-local
         // allocations, which live on stacks rather than in device memory.
         if a.color == HBM && !a.is_thread_local {
-            plan.allocation_bytes += size;
+            plan.allocation_bytes = plan.allocation_bytes.saturating_add(size);
         }
         let host = index.allocation_memory_space(a) == HOST_MEMORY_SPACE;
         let aliased = a.is_parameter_aliased_with_output
@@ -164,42 +175,46 @@ pub fn analyze(hlo: &HloProto) -> Plan {
                 && donated.contains(&(a.parameter_number, a.parameter_shape_index.clone())));
         if a.is_entry_computation_parameter {
             if host {
-                plan.host_argument_bytes += size;
+                plan.host_argument_bytes = plan.host_argument_bytes.saturating_add(size);
             } else {
-                plan.argument_bytes += size;
-                plan.parameter_count += 1;
-                plan.parameter_bytes += size;
+                plan.argument_bytes = plan.argument_bytes.saturating_add(size);
+                plan.parameter_count = plan.parameter_count.saturating_add(1);
+                plan.parameter_bytes = plan.parameter_bytes.saturating_add(size);
                 if aliased {
-                    plan.alias_bytes += size;
-                    plan.donated_parameter_count += 1;
-                    plan.donated_bytes += size;
+                    plan.alias_bytes = plan.alias_bytes.saturating_add(size);
+                    plan.donated_parameter_count = plan.donated_parameter_count.saturating_add(1);
+                    plan.donated_bytes = plan.donated_bytes.saturating_add(size);
                 }
             }
         }
         if a.maybe_live_out {
             if host {
-                plan.host_output_bytes += size;
+                plan.host_output_bytes = plan.host_output_bytes.saturating_add(size);
             } else {
-                plan.output_bytes += size;
+                plan.output_bytes = plan.output_bytes.saturating_add(size);
                 if !a.is_entry_computation_parameter {
-                    plan.non_aliased_output_bytes += size;
+                    plan.non_aliased_output_bytes =
+                        plan.non_aliased_output_bytes.saturating_add(size);
                 }
             }
         }
         if is_temp(a) {
             if host {
-                plan.host_temp_bytes += size;
+                plan.host_temp_bytes = plan.host_temp_bytes.saturating_add(size);
             } else {
-                plan.temp_bytes += size;
+                plan.temp_bytes = plan.temp_bytes.saturating_add(size);
             }
         }
     }
-    plan.total_bytes = (plan.argument_bytes + plan.output_bytes + plan.temp_bytes)
+    plan.total_bytes = plan
+        .argument_bytes
+        .saturating_add(plan.output_bytes)
+        .saturating_add(plan.temp_bytes)
         .saturating_sub(plan.alias_bytes);
 
     let sizes = |id: i64| {
         index.buffer(id).map(|b| BufferSizes {
-            padded: b.size.max(0) as u64,
+            padded: u64::try_from(b.size).unwrap_or(0),
             unpadded: index.unpadded_size(b),
         })
     };
@@ -217,8 +232,8 @@ pub fn analyze(hlo: &HloProto) -> Plan {
             .filter_map(|x| index.buffer(x.logical_buffer_id))
             .max_by_key(|b| b.size);
         if let Some(buffer) = largest {
-            plan.indefinite_bytes += a.size.max(0) as u64;
-            live.push((buffer.id, buffer.size.max(0) as u64));
+            plan.indefinite_bytes = plan.indefinite_bytes.saturating_add(a.size.max(0) as u64);
+            live.push((buffer.id, u64::try_from(buffer.size).unwrap_or(0)));
         }
     }
 
@@ -240,7 +255,7 @@ pub fn analyze(hlo: &HloProto) -> Plan {
             plan.timeline_peak_index = plan
                 .timeline
                 .iter()
-                .position(|p| p.bytes == r.peak + plan.indefinite_bytes)
+                .position(|p| p.bytes == r.peak.saturating_add(plan.indefinite_bytes))
                 .unwrap_or(0);
             if !r.problems.is_empty() {
                 plan.replay_note = Some(format!(
@@ -257,7 +272,7 @@ pub fn analyze(hlo: &HloProto) -> Plan {
             );
         }
     }
-    plan.peak_bytes = plan.heap_peak_bytes + plan.indefinite_bytes;
+    plan.peak_bytes = plan.heap_peak_bytes.saturating_add(plan.indefinite_bytes);
 
     // What is live at the peak: sizes, shapes, roles, sources.
     let roles = roles::RoleResolver::new(&index);
@@ -332,7 +347,7 @@ pub fn analyze(hlo: &HloProto) -> Plan {
 
 /// `(parameter number, shape index)` of every donated parameter, from the module's
 /// input/output alias config (older captures lack `is_parameter_aliased_with_output`).
-fn donated_parameters(module: &crate::proto::xla::HloModuleProto) -> Vec<(i64, Vec<i64>)> {
+fn donated_parameters(module: &crate::proto::xla::HloModuleProto) -> HashSet<(i64, Vec<i64>)> {
     module
         .input_output_alias
         .as_ref()
@@ -386,22 +401,25 @@ fn downsample(heap: &[u64], names: &[String], peak_index: usize, add: u64) -> Ve
         return Vec::new();
     }
     let width = n.div_ceil(TIMELINE_POINTS).max(1);
-    let mut out = Vec::with_capacity(n / width + 1);
+    let mut out = Vec::with_capacity(TIMELINE_POINTS.min(n));
     let mut start = 0;
     while start < n {
-        let end = (start + width).min(n);
+        let end = start.saturating_add(width).min(n);
         // Inside the peak's bucket, prefer the point just after the peak's event.
-        let best = if (start..end).contains(&(peak_index + 1)) {
-            peak_index + 1
+        let after_peak = peak_index.saturating_add(1);
+        let best = if (start..end).contains(&after_peak) {
+            after_peak
         } else {
-            (start..end).max_by_key(|&i| heap[i]).unwrap_or(start)
+            (start..end)
+                .max_by_key(|&i| heap.get(i).copied().unwrap_or(0))
+                .unwrap_or(start)
         };
         let instruction = names
             .get(best.saturating_sub(1))
             .cloned()
             .unwrap_or_default();
         out.push(TimelinePoint {
-            bytes: heap[best] + add,
+            bytes: heap.get(best).copied().unwrap_or(0).saturating_add(add),
             instruction,
         });
         start = end;

@@ -35,42 +35,81 @@ pub struct Replay {
 
 struct State<'s> {
     sizes: &'s dyn Fn(i64) -> Option<BufferSizes>,
+    /// SHARE_WITH edges, buffer → the buffer whose memory it shares. Kept acyclic (a
+    /// share that would close a cycle is refused) and path-compressed, so finding a
+    /// root is near constant time even for a hostile chain of a million shares.
     canonical: HashMap<i64, i64>,
     refcount: HashMap<i64, i64>,
     display: HashMap<i64, i64>,
-    live: Vec<i64>,
+    /// Live buffers in allocation order; a freed slot becomes `None`.
+    live: Vec<Option<i64>>,
+    /// Where each buffer's live slots are, so a free is O(1) however many are live.
+    slots: HashMap<i64, Vec<usize>>,
     heap: u64,
     unpadded: u64,
 }
 
 impl State<'_> {
-    fn root(&self, mut id: i64) -> i64 {
-        // Chains are short; the bound guards against a cycle in a hostile trace.
-        for _ in 0..10_000 {
-            match self.canonical.get(&id) {
-                Some(&next) if next != id => id = next,
+    fn root(&mut self, id: i64) -> i64 {
+        let mut root = id;
+        // The graph is acyclic; the bound only guards the loop should that ever break.
+        for _ in 0..=self.canonical.len() {
+            match self.canonical.get(&root) {
+                Some(&next) if next != root => root = next,
                 _ => break,
             }
         }
-        id
+        // Path compression: point every buffer on the way straight at the root.
+        let mut at = id;
+        while at != root {
+            match self.canonical.insert(at, root) {
+                Some(next) if next != root => at = next,
+                _ => break,
+            }
+        }
+        root
+    }
+
+    /// Records that `id` shares `canonical`'s memory; returns the root that holds it,
+    /// or `None` when the share would make a cycle (then nothing is recorded).
+    fn share(&mut self, id: i64, canonical: i64) -> Option<i64> {
+        self.canonical.remove(&id);
+        let root = self.root(canonical);
+        if root == id {
+            return None;
+        }
+        self.canonical.insert(id, root);
+        Some(root)
     }
 
     fn increase(&mut self, id: i64) {
         let s = (self.sizes)(id).unwrap_or_default();
-        self.live.push(id);
+        self.slots.entry(id).or_default().push(self.live.len());
+        self.live.push(Some(id));
         self.heap = self.heap.saturating_add(s.padded);
         self.unpadded = self.unpadded.saturating_add(s.unpadded);
     }
 
     fn decrease(&mut self, id: i64) -> bool {
         let s = (self.sizes)(id).unwrap_or_default();
-        if let Some(pos) = self.live.iter().rposition(|&x| x == id) {
-            self.live.remove(pos);
+        if let Some(slot) = self.slots.get_mut(&id).and_then(Vec::pop) {
+            if let Some(entry) = self.live.get_mut(slot) {
+                *entry = None;
+            }
         }
         let ok = self.heap >= s.padded;
         self.heap = self.heap.saturating_sub(s.padded);
         self.unpadded = self.unpadded.saturating_sub(s.unpadded);
         ok
+    }
+}
+
+/// Most problems listed in a replay's note.
+const PROBLEMS_KEPT: usize = 8;
+
+fn problem(out: &mut Replay, text: impl FnOnce() -> String) {
+    if out.problems.len() < PROBLEMS_KEPT {
+        out.problems.push(text());
     }
 }
 
@@ -80,7 +119,7 @@ impl State<'_> {
 pub fn replay(trace: &HeapSimulatorTrace, sizes: &dyn Fn(i64) -> Option<BufferSizes>) -> Replay {
     let mut out = run(trace, sizes, None);
     if !out.heap.is_empty() {
-        let at_peak = run(trace, sizes, Some(out.peak_index + 1));
+        let at_peak = run(trace, sizes, Some(out.peak_index.saturating_add(1)));
         out.live_at_peak = at_peak.live_at_peak;
     }
     out
@@ -97,6 +136,7 @@ fn run(
         refcount: HashMap::new(),
         display: HashMap::new(),
         live: Vec::new(),
+        slots: HashMap::new(),
         heap: 0,
         unpadded: 0,
     };
@@ -116,7 +156,8 @@ fn run(
         }
         match event.kind {
             ALLOC => {
-                *st.refcount.entry(id).or_insert(0) += 1;
+                let count = st.refcount.entry(id).or_insert(0);
+                *count = count.saturating_add(1);
                 st.increase(id);
                 if st.heap > out.peak {
                     out.peak = st.heap;
@@ -127,24 +168,34 @@ fn run(
             FREE => {
                 let root = st.root(id);
                 let count = st.refcount.entry(root).or_insert(0);
-                *count -= 1;
+                *count = count.saturating_sub(1);
                 if *count < 0 {
-                    if out.problems.len() < 8 {
-                        out.problems.push(format!(
-                            "buffer {id} freed more often than allocated (event {i})"
-                        ));
-                    }
-                } else if *count == 0 && !st.decrease(root) && out.problems.len() < 8 {
-                    out.problems
-                        .push(format!("heap went below zero at event {i}"));
+                    // Keep the count at zero so a later allocation is counted afresh.
+                    *count = 0;
+                    problem(&mut out, || {
+                        format!("buffer {id} freed more often than allocated (event {i})")
+                    });
+                } else if *count == 0 && !st.decrease(root) {
+                    problem(&mut out, || format!("heap went below zero at event {i}"));
                 }
             }
             SHARE_WITH => {
                 let canonical = event.share_with_canonical_id;
-                st.canonical.insert(id, canonical);
-                let root = st.root(canonical);
+                if st.canonical.contains_key(&id) {
+                    problem(&mut out, || {
+                        format!("buffer {id} shares memory twice (event {i})")
+                    });
+                }
+                let Some(root) = st.share(id, canonical) else {
+                    problem(&mut out, || {
+                        format!(
+                            "buffer {id} shares with {canonical}, which already shares {id}'s memory: a cycle (event {i})"
+                        )
+                    });
+                    continue;
+                };
                 let count = st.refcount.entry(root).or_insert(0);
-                *count += 1;
+                *count = count.saturating_add(1);
                 if *count == 1 {
                     st.display.insert(root, id);
                     st.increase(root);
@@ -156,10 +207,9 @@ fn run(
                 }
             }
             other => {
-                if out.problems.len() < 8 {
-                    out.problems
-                        .push(format!("unknown heap event kind {other} at event {i}"));
-                }
+                problem(&mut out, || {
+                    format!("unknown heap event kind {other} at event {i}")
+                });
             }
         }
     }
@@ -170,12 +220,14 @@ fn run(
     out.live_at_peak = st
         .live
         .iter()
+        .flatten()
         .map(|id| st.display.get(id).copied().unwrap_or(*id))
         .collect();
     out
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::indexing_slicing)]
 mod tests {
     use super::*;
     use crate::proto::xla::heap_simulator_trace::Event;

@@ -11,6 +11,9 @@ use crate::report::model::{Role, ScanStack};
 
 /// `s8`: the element type of library scratch buffers.
 const S8: i32 = 2;
+/// Aliases consulted per buffer. Real buffers have a few; a hostile plan could give one
+/// buffer millions and list it live millions of times.
+const MAX_ALIASES_CONSULTED: usize = 256;
 
 /// Role from an op name alone: `transpose(` decides first, because a backward op's
 /// name stack holds both (`jit(step)/transpose(jvp())/dot_general`).
@@ -56,8 +59,13 @@ impl<'i, 'a> RoleResolver<'i, 'a> {
         }
         // No name stack: take the role most of the buffer's aliases have (a scan stack
         // is created by an unnamed broadcast, then written inside `…/jvp()/while/body`).
-        let mut votes = [0usize; 2];
-        for alias in self.index.aliases_of(buffer.id) {
+        let (mut forward, mut backward) = (0usize, 0usize);
+        for alias in self
+            .index
+            .aliases_of(buffer.id)
+            .iter()
+            .take(MAX_ALIASES_CONSULTED)
+        {
             let Some(location) = alias.location.as_ref() else {
                 continue;
             };
@@ -67,14 +75,14 @@ impl<'i, 'a> RoleResolver<'i, 'a> {
                 self.index.instruction_named(&location.instruction_name)
             };
             match instruction.and_then(|i| role_of_op_name(op_name(i))) {
-                Some(Role::Forward) => votes[0] += 1,
-                Some(Role::Backward) => votes[1] += 1,
+                Some(Role::Forward) => forward = forward.saturating_add(1),
+                Some(Role::Backward) => backward = backward.saturating_add(1),
                 _ => {}
             }
         }
-        match votes {
-            [0, 0] => Role::Other,
-            [f, b] if f >= b => Role::Forward,
+        match (forward, backward) {
+            (0, 0) => Role::Other,
+            (f, b) if f >= b => Role::Forward,
             _ => Role::Backward,
         }
     }
@@ -90,14 +98,19 @@ impl<'i, 'a> RoleResolver<'i, 'a> {
             let mut while_name = None;
             let mut written_in_place = false;
             let defining = self.index.defining_instruction(buffer);
-            let alias_instructions = self.index.aliases_of(id).iter().filter_map(|a| {
-                let l = a.location.as_ref()?;
-                if l.instruction_id != 0 {
-                    self.index.instruction(l.instruction_id)
-                } else {
-                    self.index.instruction_named(&l.instruction_name)
-                }
-            });
+            let alias_instructions = self
+                .index
+                .aliases_of(id)
+                .iter()
+                .take(MAX_ALIASES_CONSULTED)
+                .filter_map(|a| {
+                    let l = a.location.as_ref()?;
+                    if l.instruction_id != 0 {
+                        self.index.instruction(l.instruction_id)
+                    } else {
+                        self.index.instruction_named(&l.instruction_name)
+                    }
+                });
             for instruction in defining.into_iter().chain(alias_instructions) {
                 match instruction.opcode.as_str() {
                     "while" => while_name = while_name.or(Some(instruction.name.clone())),
@@ -117,7 +130,7 @@ impl<'i, 'a> RoleResolver<'i, 'a> {
             let Some(shape) = self.index.buffer_display_shape(buffer) else {
                 continue;
             };
-            if shape.dimensions.len() < 2 || shape.dimensions[0] < 2 {
+            if shape.dimensions.len() < 2 || shape.dimensions.first().is_none_or(|&d| d < 2) {
                 continue;
             }
             let shape_text = shape::format_shape(shape);
@@ -131,8 +144,8 @@ impl<'i, 'a> RoleResolver<'i, 'a> {
                     while_instruction: while_name,
                     role,
                 });
-            entry.count += 1;
-            entry.bytes += bytes;
+            entry.count = entry.count.saturating_add(1);
+            entry.bytes = entry.bytes.saturating_add(bytes);
         }
         let mut stacks: Vec<ScanStack> = groups.into_values().collect();
         stacks.sort_by_key(|s| std::cmp::Reverse(s.bytes));
@@ -141,6 +154,7 @@ impl<'i, 'a> RoleResolver<'i, 'a> {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::indexing_slicing)]
 mod tests {
     use super::*;
 

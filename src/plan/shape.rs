@@ -175,6 +175,7 @@ pub fn memory_space(shape: &ShapeProto) -> i64 {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::indexing_slicing)]
 mod tests {
     use super::*;
     use crate::proto::xla::LayoutProto;

@@ -312,12 +312,16 @@ pub struct Execution {
     pub launched_kernels: Option<bool>,
 }
 
-#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct Retry {
     pub count: u64,
     pub longest_ns: f64,
     pub total_ns: f64,
+    /// Whether any execution that waited went on to launch kernels.
     pub any_execution_started_after: bool,
+    /// The executions that waited, as `<module label> execution <n>`.
+    #[serde(default)]
+    pub waiting_executions: Vec<String>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -325,6 +329,11 @@ pub struct LiveGroup {
     pub origin: String,
     pub bytes: u64,
     pub count: u64,
+    /// Of `bytes`, what the selected module's last execution takes as its arguments
+    /// (estimated: live arrays matched to its parameter sizes; for memory allocated
+    /// before the capture, the parameter bytes no seen allocation accounts for).
+    #[serde(default)]
+    pub input_bytes: u64,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]

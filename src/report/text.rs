@@ -167,7 +167,17 @@ fn render_host(out: &mut String, h: &HostReport, top: usize) {
                 "  live at the start of the last execution, by who allocated it:"
             );
             for g in rt.live_at_last_execution.iter().take(8) {
-                let _ = writeln!(out, "    {:>12}  {}", mib(g.bytes), clean(&g.origin, 160));
+                let inputs = if g.input_bytes > 0 {
+                    format!(" ({} of it its arguments, estimated)", mib(g.input_bytes))
+                } else {
+                    String::new()
+                };
+                let _ = writeln!(
+                    out,
+                    "    {:>12}  {}{inputs}",
+                    mib(g.bytes),
+                    clean(&g.origin, 160)
+                );
             }
         }
         if !rt.host_events_between_last_executions.is_empty() {
