@@ -74,7 +74,8 @@ export function allCaptures() {
 }
 
 export async function startServer() {
-  const mounts = { '/__results__/': RESULTS };
+  // dist/ again under a deep path, to check that every URL in the site is relative.
+  const mounts = { '/__results__/': RESULTS, '/deep/sub/path/': DIST };
   if (existsSync(FIXTURES)) mounts['/__fixtures__/'] = FIXTURES;
   if (existsSync(SHARED)) mounts['/__shared__/'] = SHARED;
   return serve({ root: DIST, mounts });

@@ -236,6 +236,29 @@ describe('oomlens page', { skip: skip || false }, () => {
     await page.close();
   });
 
+  test('the npm wrapper: analyze(bytes) resolves to the CLI report; a bad file is an AnalysisError', { skip: !haveShared && 'needs ../shared/captures' }, async () => {
+    const { page, log } = await open();
+    const got = await page.evaluate(async () => {
+      const { analyze, AnalysisError } = await import('./analyze.js');
+      const bytes = new Uint8Array(await (await fetch('__shared__/tracelens_jax08_conv_tw003.xplane.pb')).arrayBuffer());
+      const phases = new Set();
+      const report = await analyze(bytes, { file_name: 'tracelens_jax08_conv_tw003.xplane.pb', onProgress: (p) => phases.add(p.phase) });
+      let error = null;
+      try {
+        await analyze(new Blob(['{"not": "a capture"}']));
+      } catch (e) {
+        error = { isAnalysisError: e instanceof AnalysisError, kind: e.kind, message: e.message };
+      }
+      return { report, phases: [...phases], error };
+    });
+    assert.deepEqual(got.report, cliJson(conv));
+    assert.ok(got.phases.includes('done'), got.phases.join());
+    assert.equal(got.error.isAnalysisError, true);
+    assert.equal(got.error.kind, 'not_a_capture');
+    clean(log);
+    await page.close();
+  });
+
   test('a capture folder with several hosts gets a host picker', { skip: !haveShared && 'needs ../shared/captures' }, async () => {
     const dir = mkdtempSync(join(RESULTS, 'folder-'));
     const run = join(dir, 'logdir/plugins/profile/2025_01_01_00_00_00');
@@ -380,6 +403,23 @@ window.addEventListener('message', async (e) => {
     assert.match(sawProgress, /MB/);
     await page.screenshot({ path: join(RESULTS, 'large.png') });
     rmSync(big, { force: true });
+    clean(log);
+    await page.close();
+  });
+
+  test('the site works under a sub-path: every URL is relative', async () => {
+    const { page, log } = await open('deep/sub/path/');
+    const hasSample = await page.evaluate(async () => (await fetch('sample.xplane.pb', { method: 'HEAD' })).ok);
+    if (hasSample) {
+      const runs = await runsSoFar(page);
+      await page.click('#try-sample');
+      assert.equal(await waitForRun(page, runs), 'done');
+    } else {
+      await dropUrl(page, '../../../__results__/hostile.xplane.pb', 'hostile.xplane.pb');
+    }
+    const outside = log.requests.filter((u) => u.startsWith(origin) && !u.startsWith(`${origin}/deep/sub/path/`) && !u.includes('/__results__/'));
+    assert.deepEqual(outside, [], 'requests outside the sub-path');
+    assert.ok(log.requests.some((u) => u.endsWith('/deep/sub/path/oomlens_bg.wasm')), 'the engine came from the sub-path');
     clean(log);
     await page.close();
   });
