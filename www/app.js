@@ -636,7 +636,16 @@ function renderRuntime(r) {
     ),
   );
   if (rt.retry && rt.retry.count > 0) {
-    parts.push(h('p', { class: 'note' }, `AllocatorRetry: the allocator waited for memory ${rt.retry.count} times, longest ${duration(rt.retry.longest_ns)}, total ${duration(rt.retry.total_ns)}${rt.retry.any_execution_started_after ? '' : '; none of the waiting executions started'} (measured).`));
+    const waiting = rt.retry.waiting_executions || [];
+    parts.push(
+      h(
+        'p',
+        { class: 'note', id: 'retry-note' },
+        `AllocatorRetry: the allocator waited for memory ${rt.retry.count} time${rt.retry.count === 1 ? '' : 's'}, longest ${duration(rt.retry.longest_ns)}, total ${duration(rt.retry.total_ns)}${rt.retry.any_execution_started_after ? '' : '; none of the waiting executions started'}`,
+        label('measured'),
+        waiting.length ? [h('br'), 'Waiting: ', h('span', { class: 'mono' }, waiting.slice(0, 12).map((w) => clean(w, 200)).join(', ')), waiting.length > 12 ? ` and ${waiting.length - 12} more` : ''] : null,
+      ),
+    );
   }
   const starts = rt.in_use_at_selected_starts || [];
   if (starts.length) {
@@ -695,7 +704,7 @@ function renderRuntime(r) {
     parts.push(
       h('h3', null, 'Bytes in use over time', label('measured')),
       withEvents.length > 1 ? h('div', { class: 'alloc-pick' }, h('label', { for: 'allocator-select' }, 'Allocator'), pick) : h('p', { class: 'mono' }, clean(withEvents[0].name, 120)),
-      h('p', { class: 'muted' }, 'Vertical lines: executions (blue: the selected module; red: launched no kernel; grey: other modules). Dashed: the allocator capacity.'),
+      h('p', { class: 'muted' }, 'Vertical lines and bands: executions, from start to end (blue: the selected module; red: launched no kernel; grey: other modules). Dashed: the allocator capacity.'),
       readout,
       box,
     );

@@ -120,7 +120,7 @@ export function programChart(o) {
   const plotH = height - m.top - m.bottom;
   const n = points.length;
   const maxBytes = points.reduce((a, p) => Math.max(a, p.bytes), 0);
-  const capOnScale = capacity > 0 && capacity <= maxBytes * 1.6;
+  const capOnScale = capacity > 0 && capacity <= maxBytes * 2.5;
   const yMax = Math.max(1, maxBytes, capOnScale ? capacity : 0) * 1.08;
   const x = (i) => m.left + (n > 1 ? (i / (n - 1)) * plotW : plotW / 2);
   const y = (b) => m.top + plotH - (b / yMax) * plotH;
@@ -203,7 +203,7 @@ export function runtimeChart(o) {
   }
   if (!(t1 > t0)) t1 = t0 + 1;
   const maxBytes = pts.reduce((a, p) => Math.max(a, p[1]), 0);
-  const capOnScale = capacity > 0 && capacity <= maxBytes * 1.6;
+  const capOnScale = capacity > 0 && capacity <= maxBytes * 2.5;
   const yMax = Math.max(1, maxBytes, capOnScale ? capacity : 0) * 1.08;
   const x = (t) => m.left + ((t - t0) / (t1 - t0)) * plotW;
   const y = (b) => m.top + plotH - (b / yMax) * plotH;
@@ -222,7 +222,10 @@ export function runtimeChart(o) {
     if (selected && e.module === selected) cls.push('selected');
     if (e.launched_kernels === false) cls.push('nokernel');
     const ex = x(e.start_ns);
-    svg.append(s('line', { class: cls.join(' '), x1: ex, x2: ex, y1: m.top, y2: m.top + plotH }, s('title', null, `${clean(e.module || 'unknown module', 200)} at ${duration(e.start_ns)}${e.launched_kernels === false ? ': launched no kernel' : ''}`)));
+    const title = `${clean(e.module || 'unknown module', 200)} at ${duration(e.start_ns)} for ${duration(e.duration_ns || 0)}${e.launched_kernels === false ? ': launched no kernel' : ''}`;
+    const w = x(e.start_ns + (e.duration_ns || 0)) - ex;
+    if (w >= 2) svg.append(s('rect', { class: `span ${cls.slice(1).join(' ')}`, x: ex.toFixed(1), y: m.top, width: w.toFixed(1), height: plotH }, s('title', null, title)));
+    svg.append(s('line', { class: cls.join(' '), x1: ex, x2: ex, y1: m.top, y2: m.top + plotH }, s('title', null, title)));
   }
   if (n > 0) {
     let d = `M${x(pts[0][0]).toFixed(1)},${y(0)}`;

@@ -3,7 +3,7 @@
 // formatting rules mirrored for comparisons.
 
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -58,9 +58,29 @@ function walk(dir, out) {
   return out;
 }
 
-/** Every committed capture (tests/fixtures) and shared capture, with its URL on the test server. */
+/**
+ * Writes the scenario captures of tests/support (plan too big, leak, no donation, …)
+ * into test-results/scenarios with `cargo test --release --test write_scenarios`.
+ */
+export function writeScenarios() {
+  const dir = join(RESULTS, 'scenarios');
+  const r = spawnSync('cargo', ['test', '--release', '--test', 'write_scenarios', '--quiet'], {
+    cwd: ROOT,
+    encoding: 'utf8',
+    env: { ...process.env, OOMLENS_WRITE_SCENARIOS: dir, CARGO_BUILD_JOBS: process.env.CARGO_BUILD_JOBS || '1' },
+  });
+  if (r.status !== 0) {
+    console.log(`# SKIP: the scenario captures could not be written (cargo test --test write_scenarios): ${(r.stderr || String(r.error)).trim().split('\n').pop()}`);
+    return [];
+  }
+  return existsSync(dir) ? walk(dir, []).sort().map((p) => ({ path: p, url: `__results__/scenarios/${basename(p)}`, name: basename(p) })) : [];
+}
+
+/** Every committed capture (tests/fixtures), scenario capture and shared capture, with its URL on the test server. */
 export function allCaptures() {
   const list = [];
+  mkdirSync(RESULTS, { recursive: true });
+  list.push(...writeScenarios());
   if (existsSync(FIXTURES)) {
     for (const p of walk(FIXTURES, []).sort()) list.push({ path: p, url: `__fixtures__/${relative(FIXTURES, p).split('\\').join('/')}`, name: basename(p) });
   }

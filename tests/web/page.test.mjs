@@ -73,7 +73,7 @@ describe('oomlens page', { skip: skip || false }, () => {
     await page.close();
   });
 
-  const captures = allCaptures();
+  const captures = skip ? [] : allCaptures();
   for (const c of captures) {
     test(`drop ${c.name}: the page shows what the CLI reports`, async () => {
       const json = cliJson(c.path);
