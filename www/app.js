@@ -218,7 +218,12 @@ async function run() {
       await run();
       return;
     }
-    status('error', `${clean(e.message, 2000)}`);
+    // The report on screen is for another file (or module): do not leave it under the error.
+    state.result = null;
+    $('report').hidden = true;
+    $('drop').classList.remove('compact');
+    text($('drop-title'), 'Drop a capture here');
+    status('error', `${clean(f.name, 200)}: ${clean(e.message, 2000)}`);
     mark('error');
     reply({ oomlens: 'error', message: e.message, kind: e.kind });
   }

@@ -407,6 +407,25 @@ window.addEventListener('message', async (e) => {
     await page.close();
   });
 
+  test('a file that is not a capture gets the engine\'s message, as the CLI does', async () => {
+    const tmp = mkdtempSync(join(RESULTS, 'bad-'));
+    const bad = join(tmp, 'trace.json.gz');
+    writeFileSync(bad, Buffer.from([0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 3]));
+    const want = cli(bad);
+    const { page, log } = await open();
+    const runs = await runsSoFar(page);
+    await page.setInputFiles('#file-input', bad);
+    assert.equal(await waitForRun(page, runs), 'error');
+    const shown = (await pageFacts(page)).status;
+    assert.ok(want.error, 'the CLI refuses it');
+    assert.match(shown, /gzip-compressed/);
+    assert.ok(want.error.includes('gzip-compressed'), want.error);
+    await page.screenshot({ path: join(RESULTS, 'not-a-capture.png') });
+    rmSync(tmp, { recursive: true, force: true });
+    clean(log);
+    await page.close();
+  });
+
   test('the site works under a sub-path: every URL is relative', async () => {
     const { page, log } = await open('deep/sub/path/');
     const hasSample = await page.evaluate(async () => (await fetch('sample.xplane.pb', { method: 'HEAD' })).ok);
