@@ -42,19 +42,30 @@ pub fn analyze(
         ..Default::default()
     };
     report.notes.extend(capture.notes());
+    // Each plane's metadata is read once and shared by every stage below.
+    let mut planes: Vec<Plane> = Vec::with_capacity(capture.planes.len());
     for p in &capture.planes {
-        let lines = Plane::open(src, p)
-            .map(|plane| plane.line_count)
-            .unwrap_or(0);
-        report.planes.push(PlaneSummary {
-            name: p.name.clone(),
-            bytes: p.len,
-            lines,
-        });
+        match Plane::open(src, p) {
+            Ok(plane) => {
+                report.planes.push(PlaneSummary {
+                    name: p.name.clone(),
+                    bytes: p.len,
+                    lines: plane.line_count,
+                });
+                planes.push(plane);
+            }
+            Err(e) => report.notes.push(Note {
+                id: "plane_unreadable".into(),
+                text: format!(
+                    "plane {} could not be read ({e}); the report leaves it out",
+                    p.name
+                ),
+            }),
+        }
     }
 
     progress("plan", 0, total);
-    let entries = plan::find_modules(src, &capture)?;
+    let entries = plan::find_modules(&planes);
     for entry in &entries {
         match entry.decode(src) {
             Ok(hlo) => {
@@ -93,7 +104,7 @@ pub fn analyze(
     }
 
     progress("runtime scan", 0, total);
-    let scan = runtime::scan(src, &capture)?;
+    let scan = runtime::scan(src, &planes)?;
     let keys: Vec<ModuleKey<'_>> = report
         .modules
         .iter()
@@ -149,7 +160,7 @@ pub fn analyze(
     };
     let has_runtime = !scan.executions.is_empty() || !scan.allocators.is_empty();
     if has_runtime {
-        let rt = runtime::summarize(src, &capture, &scan, &labels, &plan)?;
+        let rt = runtime::summarize(src, &planes, &scan, &labels, &plan)?;
         if let Some(text) = runtime::xprof_capacity_note(&rt) {
             report.notes.push(Note {
                 id: "xprof_capacity".into(),

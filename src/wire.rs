@@ -263,8 +263,12 @@ impl<'s> StreamReader<'s> {
             let want = (need.max(self.chunk) as u64).min(available);
             // `want` is at most `need.max(chunk)`, a usize.
             let n = usize::try_from(want).unwrap_or(0);
-            self.window.clear();
-            self.window.resize(n, 0);
+            // Reuse the buffer: zero only what grows, not every refill.
+            if self.window.len() < n {
+                self.window.resize(n, 0);
+            } else {
+                self.window.truncate(n);
+            }
             let read = self
                 .src
                 .read_at(self.pos, &mut self.window)

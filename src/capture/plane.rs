@@ -47,6 +47,8 @@ pub struct LineInfo {
     pub id: i64,
     pub name: String,
     pub timestamp_ns: i64,
+    /// The line's position among its plane's lines.
+    pub ordinal: usize,
 }
 
 /// One event, borrowed from the wire bytes. Stats are decoded on demand.
@@ -57,6 +59,9 @@ pub struct Event<'a> {
     pub duration_ps: i64,
     /// Non-zero for aggregated events, which carry no time.
     pub num_occurrences: i64,
+    /// Where the event's field starts in the file: a place a later walk of the same
+    /// line can resume from (see [`EventVisitor::resume_at`]).
+    pub file_offset: u64,
     raw: &'a [u8],
 }
 
@@ -67,6 +72,7 @@ impl<'a> Event<'a> {
             offset_ps: 0,
             duration_ps: 0,
             num_occurrences: 0,
+            file_offset: 0,
             raw,
         };
         let mut fields = Fields::new(raw);
@@ -123,6 +129,18 @@ pub trait EventVisitor {
     /// The scan asks once per event, so keep it to a table lookup.
     fn wants(&mut self, _metadata_id: i64) -> bool {
         true
+    }
+
+    /// Asked once per line, before its first event: a file offset of one of its events
+    /// (an earlier [`Event::file_offset`]) to skip ahead to, if the visitor needs only
+    /// later events.
+    fn resume_at(&mut self, _line: &LineInfo) -> Option<u64> {
+        None
+    }
+
+    /// Asked after each event: true ends the line's walk early (events are in time order).
+    fn line_done(&mut self) -> bool {
+        false
     }
 }
 
@@ -249,10 +267,18 @@ impl Plane {
     ) -> Result<(), Error> {
         let end = self.offset.saturating_add(self.len);
         let mut reader = StreamReader::over(src, READ_CHUNK, self.offset, end);
+        let mut ordinal = 0usize;
         while let Some((field, value)) = reader.next_field(end)? {
             if let (3, StreamValue::Bytes { offset, len }) = (field, value) {
                 let resume = reader.position();
-                visit_line(&mut reader, offset, offset.saturating_add(len), visitor)?;
+                visit_line(
+                    &mut reader,
+                    offset,
+                    offset.saturating_add(len),
+                    ordinal,
+                    visitor,
+                )?;
+                ordinal = ordinal.saturating_add(1);
                 reader.seek(resume);
             }
         }
@@ -270,12 +296,17 @@ fn visit_line(
     reader: &mut StreamReader<'_>,
     start: u64,
     end: u64,
+    ordinal: usize,
     visitor: &mut dyn EventVisitor,
 ) -> Result<(), Error> {
-    let mut line = LineInfo::default();
+    let mut line = LineInfo {
+        ordinal,
+        ..LineInfo::default()
+    };
     let mut announced: Option<bool> = None;
     let mut pos = start;
     while pos < end {
+        let mut jump = None;
         let want = (end - pos).min(READ_CHUNK as u64) as usize;
         let window = reader.window_at(pos, want)?;
         let complete = window.len() as u64 >= end - pos;
@@ -302,14 +333,37 @@ fn visit_line(
                 }
                 (3, Value::Varint(v)) => line.timestamp_ns = v as i64,
                 (4, Value::Bytes(raw)) => {
-                    let wanted = *announced.get_or_insert_with(|| visitor.line(&line));
+                    let here = pos + consumed as u64;
+                    let wanted = match announced {
+                        Some(w) => w,
+                        None => {
+                            let w = visitor.line(&line);
+                            announced = Some(w);
+                            let target = if w { visitor.resume_at(&line) } else { None };
+                            if let Some(target) = target.filter(|&t| t > here && t < end) {
+                                jump = Some(target);
+                                break;
+                            }
+                            w
+                        }
+                    };
+                    if !wanted {
+                        // Nothing on this line is wanted: skip to its end.
+                        return Ok(());
+                    }
                     let skip = peek_metadata_id(raw).is_some_and(|id| !visitor.wants(id));
-                    if wanted && !skip {
+                    if !skip {
                         match Event::parse(raw) {
-                            Ok(event) => visitor.event(&line, &event),
+                            Ok(mut event) => {
+                                event.file_offset = here;
+                                visitor.event(&line, &event);
+                                if visitor.line_done() {
+                                    return Ok(());
+                                }
+                            }
                             Err(e) => {
                                 return Err(Error::Corrupt {
-                                    offset: pos + consumed as u64,
+                                    offset: here,
                                     what: e.describe(),
                                 })
                             }
@@ -320,6 +374,10 @@ fn visit_line(
             }
             consumed = fields.position();
         }
+        if let Some(target) = jump {
+            pos = target;
+            continue;
+        }
         if consumed == 0 {
             // One field larger than the window: read it whole (bounded by MAX_INLINE_MESSAGE).
             reader.seek(pos);
@@ -328,11 +386,15 @@ fn visit_line(
                     let wanted = *announced.get_or_insert_with(|| visitor.line(&line));
                     if wanted {
                         let raw = reader.bytes(offset, len)?;
-                        let event = Event::parse(raw).map_err(|e| Error::Corrupt {
+                        let mut event = Event::parse(raw).map_err(|e| Error::Corrupt {
                             offset,
                             what: e.describe(),
                         })?;
+                        event.file_offset = pos;
                         visitor.event(&line, &event);
+                        if visitor.line_done() {
+                            return Ok(());
+                        }
                     }
                 }
                 Some(_) => {}

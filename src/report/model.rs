@@ -6,12 +6,13 @@
 //! everything under `runtime` is **measured** from runtime events, and each diagnosis
 //! line carries its own label (savings are **estimated**).
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 pub const SCHEMA: &str = "oomlens/1";
 
 /// Where a figure comes from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Label {
     /// From runtime events (allocator, executions).
@@ -33,7 +34,7 @@ impl Label {
 }
 
 /// The whole output: one host, or several (`hosts`).
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct Report {
     pub schema: String,
     pub tool: String,
@@ -43,7 +44,7 @@ pub struct Report {
 }
 
 /// The analysis of one `<host>.xplane.pb`.
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
 pub struct HostReport {
     pub host: String,
     pub file: String,
@@ -72,7 +73,7 @@ pub struct HostReport {
 }
 
 /// The verdict in one sentence, with the figures it quotes and their labels.
-#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, JsonSchema)]
 pub struct Headline {
     /// `does_not_fit`, `leak`, `ran_out`, `fits`, `plan_only`, `runtime_only` or `empty`.
     pub verdict: String,
@@ -82,7 +83,7 @@ pub struct Headline {
     pub figures: Vec<HeadlineFigure>,
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, JsonSchema)]
 pub struct HeadlineFigure {
     /// What the figure is: `needs`, `capacity`, `peak`, `growth_per_execution`, …
     pub name: String,
@@ -92,20 +93,20 @@ pub struct HeadlineFigure {
     pub label: Label,
 }
 
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
 pub struct PlaneSummary {
     pub name: String,
     pub bytes: u64,
     pub lines: usize,
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct Note {
     pub id: String,
     pub text: String,
 }
 
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
 pub struct ModuleReport {
     pub name: String,
     pub program_id: String,
@@ -117,7 +118,7 @@ pub struct ModuleReport {
 }
 
 /// One module's compiled memory plan. All figures **read** from the plan.
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
 pub struct Plan {
     /// As `compiled.memory_analysis().argument_size_in_bytes`.
     pub argument_bytes: u64,
@@ -169,7 +170,7 @@ pub struct Plan {
     pub replay_note: Option<String>,
 }
 
-#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, PartialEq, JsonSchema)]
 pub struct Roles {
     pub forward: u64,
     pub backward: u64,
@@ -203,7 +204,7 @@ impl Roles {
 }
 
 /// What a buffer is for, from the JAX name stack (mission-spec §2).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Hash, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Role {
     /// Forward activations kept for the backward pass (`jvp(`).
@@ -227,7 +228,7 @@ impl Role {
 }
 
 /// How a buffer's allocation lives (XProf's groups, first match wins).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum Category {
     Parameter,
@@ -237,7 +238,7 @@ pub enum Category {
     Temporary,
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct LiveBuffer {
     /// Defining instruction, with `{i}` when the buffer is a tuple element.
     pub name: String,
@@ -254,7 +255,7 @@ pub struct LiveBuffer {
     pub memory_space: i64,
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct ScanStack {
     pub shape: String,
     pub count: u64,
@@ -263,14 +264,14 @@ pub struct ScanStack {
     pub role: Role,
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct TimelinePoint {
     pub bytes: u64,
     pub instruction: String,
 }
 
 /// Runtime figures, all **measured** from allocator and execution events.
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
 pub struct Runtime {
     pub allocators: Vec<AllocatorSummary>,
     pub executions: Vec<Execution>,
@@ -288,7 +289,7 @@ pub struct Runtime {
     pub device_memory_bytes: Option<u64>,
 }
 
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
 pub struct AllocatorSummary {
     pub name: String,
     pub capacity_bytes: u64,
@@ -302,7 +303,7 @@ pub struct AllocatorSummary {
     pub timeline: Vec<(i64, u64)>,
 }
 
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
 pub struct Execution {
     pub module: String,
     pub run_id: Option<i64>,
@@ -312,7 +313,7 @@ pub struct Execution {
     pub launched_kernels: Option<bool>,
 }
 
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
 pub struct Retry {
     pub count: u64,
     pub longest_ns: f64,
@@ -324,7 +325,7 @@ pub struct Retry {
     pub waiting_executions: Vec<String>,
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct LiveGroup {
     pub origin: String,
     pub bytes: u64,
@@ -336,7 +337,7 @@ pub struct LiveGroup {
     pub input_bytes: u64,
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct HostEventGroup {
     pub name: String,
     pub count: u64,
@@ -344,7 +345,7 @@ pub struct HostEventGroup {
 }
 
 /// One diagnosis line.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct Diagnosis {
     /// Stable identifier (`role_forward`, `no_donation`, …).
     pub id: String,
@@ -363,7 +364,7 @@ pub struct Diagnosis {
 }
 
 /// A pasted OOM message, parsed and matched to the plan.
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
 pub struct ErrorMatch {
     pub kind: String,
     pub requested_bytes: Option<u64>,

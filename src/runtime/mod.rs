@@ -7,7 +7,7 @@ pub mod scan;
 
 use std::collections::HashMap;
 
-use crate::capture::{CaptureIndex, Event, EventVisitor, LineInfo, Plane};
+use crate::capture::{Event, EventVisitor, LineInfo, Plane};
 use crate::error::Error;
 use crate::report::model::{
     AllocatorSummary, Execution, HostEventGroup, LiveGroup, Retry, Runtime,
@@ -25,11 +25,11 @@ const EXECUTIONS_LISTED: usize = 500;
 const HOST_EVENT_NAMES: usize = 2000;
 
 /// Pass one: scans the host plane, then each device plane.
-pub fn scan(src: &dyn ByteSource, capture: &CaptureIndex) -> Result<RuntimeScan, Error> {
+pub fn scan(src: &dyn ByteSource, planes: &[Plane]) -> Result<RuntimeScan, Error> {
     let mut result = RuntimeScan::default();
-    for at in capture.find(HOST_PLANE) {
-        let plane = Plane::open(src, at)?;
-        let mut visitor = HostVisitor::new(&plane, std::mem::take(&mut result));
+    for plane in planes.iter().filter(|p| p.name == HOST_PLANE) {
+        result.checkpoints.push(Vec::new());
+        let mut visitor = HostVisitor::new(plane, std::mem::take(&mut result));
         plane.visit_events(src, &mut visitor)?;
         result = visitor.scan;
     }
@@ -37,12 +37,7 @@ pub fn scan(src: &dyn ByteSource, capture: &CaptureIndex) -> Result<RuntimeScan,
     // Launches are in time order now.
     let order: Vec<u32> = (0..result.executions.len() as u32).collect();
     let mut first_tpu = true;
-    for at in capture
-        .planes
-        .iter()
-        .filter(|p| p.name.starts_with("/device:"))
-    {
-        let plane = Plane::open(src, at)?;
+    for plane in planes.iter().filter(|p| p.name.starts_with("/device:")) {
         if result.device_memory_bytes.is_none() {
             result.device_memory_bytes = plane
                 .plane_stat("memory_size")
@@ -54,7 +49,7 @@ pub fn scan(src: &dyn ByteSource, capture: &CaptureIndex) -> Result<RuntimeScan,
         if collect {
             first_tpu = false;
         }
-        let mut visitor = DeviceVisitor::new(&plane, &mut result, &order, collect);
+        let mut visitor = DeviceVisitor::new(plane, &mut result, &order, collect);
         plane.visit_events(src, &mut visitor)?;
     }
     // A launch nothing else named runs the module its `PjitFunction(<fn>)` call names
@@ -190,7 +185,7 @@ mod tests {
 /// Builds the runtime section for the selected module (by label).
 pub fn summarize(
     src: &dyn ByteSource,
-    capture: &CaptureIndex,
+    planes: &[Plane],
     scan: &RuntimeScan,
     labels: &[Option<String>],
     plan: &SelectedPlan<'_>,
@@ -343,7 +338,8 @@ pub fn summarize(
     // Host activity between the last two launches.
     if starts.len() >= 2 {
         let (from, to) = (starts[starts.len() - 2], starts[starts.len() - 1]);
-        runtime.host_events_between_last_executions = host_events_between(src, capture, from, to)?;
+        runtime.host_events_between_last_executions =
+            host_events_between(src, planes, &scan.checkpoints, from, to)?;
     }
     Ok(runtime)
 }
@@ -567,20 +563,39 @@ fn live_groups(
 /// Pass two: host events that start within `[from, to)`, grouped by name.
 fn host_events_between(
     src: &dyn ByteSource,
-    capture: &CaptureIndex,
+    planes: &[Plane],
+    checkpoints: &[Vec<Vec<(i64, u64)>>],
     from: i64,
     to: i64,
 ) -> Result<Vec<HostEventGroup>, Error> {
     struct Window<'p> {
-        plane: &'p Plane,
+        checkpoints: &'p [Vec<(i64, u64)>],
         from: i64,
         to: i64,
+        past_window: bool,
         groups: HashMap<i64, (u64, i64)>,
     }
     impl EventVisitor for Window<'_> {
+        // Lines are in time order: start at the last checkpoint before the window and
+        // stop at the first event after it.
+        fn resume_at(&mut self, line: &LineInfo) -> Option<u64> {
+            self.past_window = false;
+            let points = self.checkpoints.get(line.ordinal)?;
+            let i = points.partition_point(|&(t, _)| t <= self.from);
+            points.get(i.checked_sub(1)?).map(|&(_, offset)| offset)
+        }
+
+        fn line_done(&mut self) -> bool {
+            self.past_window
+        }
+
         fn event(&mut self, line: &LineInfo, event: &Event<'_>) {
             let t = event.start_ps(line);
-            if t < self.from || t >= self.to {
+            if t >= self.to {
+                self.past_window = true;
+                return;
+            }
+            if t < self.from {
                 return;
             }
             if self.groups.len() >= HOST_EVENT_NAMES
@@ -591,16 +606,15 @@ fn host_events_between(
             let g = self.groups.entry(event.metadata_id).or_insert((0, 0));
             g.0 += 1;
             g.1 += event.duration_ps;
-            let _ = self.plane;
         }
     }
     let mut out: Vec<HostEventGroup> = Vec::new();
-    for at in capture.find(HOST_PLANE) {
-        let plane = Plane::open(src, at)?;
+    for (k, plane) in planes.iter().filter(|p| p.name == HOST_PLANE).enumerate() {
         let mut window = Window {
-            plane: &plane,
+            checkpoints: checkpoints.get(k).map(Vec::as_slice).unwrap_or_default(),
             from,
             to,
+            past_window: false,
             groups: HashMap::new(),
         };
         plane.visit_events(src, &mut window)?;

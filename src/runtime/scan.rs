@@ -2,7 +2,8 @@
 //! transfers, retries) and one over each device plane (kernels), keeping compact
 //! records and nothing per event that is not needed later.
 
-use std::collections::HashMap;
+// Fx hashing: these maps are keyed by small integers and looked up per event.
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
 use super::names::{is_user_frame, jit_module_name, module_in_name, EventKind, KindTable};
 use crate::capture::{Event, EventVisitor, LineInfo, Plane, StatRef};
@@ -10,6 +11,8 @@ use crate::capture::{Event, EventVisitor, LineInfo, Plane, StatRef};
 /// Allocator events kept for the timeline and the live-array analysis. Beyond this the
 /// peaks stay exact (they are streamed) but the per-event history stops.
 pub const MAX_ALLOCATION_RECORDS: usize = 1 << 20;
+/// How often (in visited events of a line) the scan leaves a checkpoint.
+pub const CHECKPOINT_EVERY: u32 = 4096;
 /// Launches kept; further ones are counted only.
 pub const MAX_EXECUTIONS: usize = 1 << 20;
 
@@ -158,6 +161,9 @@ pub struct RuntimeScan {
     pub device_executions: Vec<ExecutionRecord>,
     pub host_lines: usize,
     pub host_events: u64,
+    /// Per host plane, per line: (event start, event file offset) every
+    /// [`CHECKPOINT_EVERY`] visited events, so a later walk can start near a time.
+    pub checkpoints: Vec<Vec<Vec<(i64, u64)>>>,
     module_index: HashMap<String, u32>,
     run_modules: HashMap<i64, u32>,
     run_programs: HashMap<i64, u64>,
@@ -180,7 +186,7 @@ impl RuntimeScan {
     pub fn finish_host(&mut self) {
         let n = self.executions.len();
         // Representative (earliest) launch of each run id.
-        let mut by_run: HashMap<i64, u32> = HashMap::new();
+        let mut by_run: HashMap<i64, u32> = HashMap::default();
         let mut representative: Vec<u32> = (0..n as u32).collect();
         for i in 0..n {
             let Some(run) = self.executions[i].run_id else {
@@ -301,7 +307,7 @@ pub struct HostVisitor<'p> {
     /// (transfer event, user frame enclosing it) → transfer index.
     transfer_by_metadata: HashMap<(i64, i64), u32>,
     /// Python frames that are the user's code, by metadata id.
-    user_frames: std::collections::HashSet<i64>,
+    user_frames: HashSet<i64>,
     /// `PjitFunction(<fn>)` → interned `jit_<fn>`, by metadata id.
     jit_modules: HashMap<i64, Option<u32>>,
     /// Per event-metadata id: 0 not looked at yet, 1 plain, 2 a CPU thunk (an event
@@ -309,6 +315,8 @@ pub struct HostVisitor<'p> {
     thunk_state: Vec<u8>,
     /// `hlo_module` ref → interned module.
     module_by_ref: HashMap<u64, u32>,
+    /// Events visited on the current line, for checkpoints.
+    line_events: u32,
 }
 
 impl<'p> HostVisitor<'p> {
@@ -332,14 +340,15 @@ impl<'p> HostVisitor<'p> {
             ids,
             scan,
             stack: Vec::with_capacity(64),
-            allocator_by_ref: HashMap::new(),
-            allocator_by_name: HashMap::new(),
-            allocator_by_index: HashMap::new(),
-            transfer_by_metadata: HashMap::new(),
+            allocator_by_ref: HashMap::default(),
+            allocator_by_name: HashMap::default(),
+            allocator_by_index: HashMap::default(),
+            transfer_by_metadata: HashMap::default(),
             user_frames,
-            jit_modules: HashMap::new(),
+            jit_modules: HashMap::default(),
             thunk_state: Vec::new(),
-            module_by_ref: HashMap::new(),
+            module_by_ref: HashMap::default(),
+            line_events: 0,
         }
     }
 
@@ -609,11 +618,23 @@ impl EventVisitor for HostVisitor<'_> {
     fn line(&mut self, _line: &LineInfo) -> bool {
         self.stack.clear();
         self.scan.host_lines += 1;
+        self.line_events = 0;
         true
     }
 
     fn event(&mut self, line: &LineInfo, event: &Event<'_>) {
         self.scan.host_events += 1;
+        if self.line_events % CHECKPOINT_EVERY == 0 {
+            if let Some(plane) = self.scan.checkpoints.last_mut() {
+                if plane.len() <= line.ordinal {
+                    plane.resize(line.ordinal + 1, Vec::new());
+                }
+                if let Some(points) = plane.get_mut(line.ordinal) {
+                    points.push((event.start_ps(line), event.file_offset));
+                }
+            }
+        }
+        self.line_events = self.line_events.wrapping_add(1);
         let kind = self.kinds.get(event.metadata_id);
         if kind == EventKind::Other {
             self.thunk_event(event);
