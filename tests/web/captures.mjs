@@ -152,22 +152,82 @@ export function hostileCapture() {
 
 // ---------------------------------------------------------------- a large capture
 
+function readVarint(buf, pos) {
+  let v = 0n;
+  let shift = 0n;
+  for (;;) {
+    const b = buf[pos++];
+    v |= BigInt(b & 0x7f) << shift;
+    if (!(b & 0x80)) return [v, pos];
+    shift += 7n;
+  }
+}
+
+/** The fields of one message: [{field, type, start, end}] (start..end spans the whole field). */
+function fields(buf, from = 0, to = buf.length) {
+  const out = [];
+  let pos = from;
+  while (pos < to) {
+    const start = pos;
+    let k;
+    [k, pos] = readVarint(buf, pos);
+    const field = Number(k >> 3n);
+    const type = Number(k & 7n);
+    let payload = pos;
+    if (type === 0) [, pos] = readVarint(buf, pos);
+    else if (type === 1) pos += 8;
+    else if (type === 5) pos += 4;
+    else if (type === 2) {
+      let n;
+      [n, payload] = readVarint(buf, pos);
+      pos = payload + Number(n);
+    } else throw new Error(`wire type ${type} at ${start}`);
+    out.push({ field, type, start, payload, end: pos });
+  }
+  return out;
+}
+
 /**
- * Writes a capture of at least `minBytes` to `out`: the planes of `source` (a real
- * capture) repeated. Each plane is a top-level field of the XSpace, so the result is
- * one valid XSpace. Returns the size written.
+ * Writes a capture of at least `minBytes` to `out`: `source` (a real capture) with the
+ * lines of its `/host:CPU` plane repeated, as a long capture of the same program
+ * would be. Every other plane is kept once. Returns the size written.
  */
 export function writeLargeCapture(source, out, minBytes) {
   const fd = openSync(source, 'r');
   const size = fstatSync(fd).size;
-  const bytes = Buffer.alloc(size);
-  readSync(fd, bytes, 0, size, 0);
+  const buf = Buffer.alloc(size);
+  readSync(fd, buf, 0, size, 0);
   closeSync(fd);
+  const top = fields(buf);
+  const host = top.find((f) => {
+    if (f.field !== 1 || f.type !== 2) return false;
+    const name = fields(buf, f.payload, f.end).find((x) => x.field === 2 && x.type === 2);
+    return name && buf.toString('utf8', name.payload, name.end) === '/host:CPU';
+  });
+  if (!host) throw new Error(`${source} has no /host:CPU plane`);
+  const parts = fields(buf, host.payload, host.end);
+  const lines = parts.filter((x) => x.field === 3);
+  const rest = parts.filter((x) => x.field !== 3);
+  const linesBytes = lines.reduce((a, x) => a + (x.end - x.start), 0);
+  const restBytes = rest.reduce((a, x) => a + (x.end - x.start), 0);
+  const outside = size - (host.end - host.start);
+  const copies = Math.max(1, Math.ceil((minBytes - outside - restBytes) / Math.max(1, linesBytes)));
+  const planeLen = restBytes + copies * linesBytes;
   const w = openSync(out, 'w');
   let written = 0;
-  while (written < minBytes) {
-    writeSync(w, bytes);
-    written += bytes.length;
+  const put = (b) => {
+    writeSync(w, b);
+    written += b.length;
+  };
+  for (const f of top) {
+    if (f !== host) {
+      put(buf.subarray(f.start, f.end));
+      continue;
+    }
+    put(Buffer.concat([varint((1 << 3) | 2), varint(planeLen)]));
+    for (const x of rest) put(buf.subarray(x.start, x.end));
+    const block = Buffer.concat(lines.map((x) => buf.subarray(x.start, x.end)));
+    for (let i = 0; i < copies; i++) put(block);
   }
   closeSync(w);
   return written;
