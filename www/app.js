@@ -550,7 +550,7 @@ function renderPlan(r, module) {
       h('td', { class: 'num' }, mib(b.bytes)),
       h('td', { class: 'nowrap' }, h('span', { class: 'mono' }, clean(b.shape, 60))),
       h('td', null, clean(b.category, 20)),
-      h('td', null, h('span', { class: `swatch role-${ROLE_WORDS[b.role] ? b.role : 'other'}` }), clean(b.role, 20)),
+      h('td', { class: 'nowrap' }, h('span', { class: `swatch role-${ROLE_WORDS[b.role] ? b.role : 'other'}` }), clean(b.role, 20)),
       h('td', { class: 'nowrap' }, h('span', { class: 'mono', title: clean(b.source, 600) }, clean(shortSource(b.source || ''), 40))),
       h('td', null, h('span', { class: 'mono' }, clean(b.name, 60))),
       h('td', null, h('span', { class: 'mono', title: clean(b.op_name, 600) }, clean(b.op_name, 80))),
