@@ -49,6 +49,9 @@ pub struct HostReport {
     pub host: String,
     pub file: String,
     pub file_bytes: u64,
+    /// The one-sentence verdict every renderer leads with.
+    #[serde(default)]
+    pub headline: Headline,
     /// Every module with a plan, largest peak first.
     pub modules: Vec<ModuleReport>,
     /// The label of the module the report is about (`name(program_id)`), if any.
@@ -56,6 +59,10 @@ pub struct HostReport {
     /// Why that module was chosen.
     pub selection_reason: String,
     pub runtime: Option<Runtime>,
+    /// The device pool's capacity (measured): the first device allocator's, when
+    /// allocator events were recorded. The figure plans are compared against.
+    #[serde(default)]
+    pub capacity_bytes: Option<u64>,
     pub diagnosis: Vec<Diagnosis>,
     /// The pasted error text, parsed, when given.
     pub error: Option<ErrorMatch>,
@@ -63,6 +70,27 @@ pub struct HostReport {
     pub notes: Vec<Note>,
     /// Planes seen, for the reader's orientation.
     pub planes: Vec<PlaneSummary>,
+}
+
+/// The verdict in one sentence, with the figures it quotes and their labels.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, JsonSchema)]
+pub struct Headline {
+    /// `does_not_fit`, `leak`, `ran_out`, `fits`, `plan_only`, `runtime_only` or `empty`.
+    pub verdict: String,
+    /// The sentence, e.g. "The step does not fit: needs 3.72 GiB, capacity 2.79 GiB".
+    pub text: String,
+    /// The figures quoted in `text`, in order.
+    pub figures: Vec<HeadlineFigure>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, JsonSchema)]
+pub struct HeadlineFigure {
+    /// What the figure is: `needs`, `capacity`, `peak`, `growth_per_execution`, …
+    pub name: String,
+    pub bytes: u64,
+    /// As shown in `text` (`3.72 GiB`).
+    pub shown: String,
+    pub label: Label,
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
