@@ -1,7 +1,7 @@
 //! The pipeline for one host file: capture index → plans and runtime → module
 //! selection → diagnosis → [`HostReport`]. Renderers only read what this returns.
 
-use crate::capture::{CaptureIndex, Plane};
+use crate::capture::{CaptureIndex, Plane, PlaneRef};
 use crate::diagnosis;
 use crate::error::Error;
 use crate::plan::{self, METADATA_PLANE};
@@ -42,25 +42,33 @@ pub fn analyze(
         ..Default::default()
     };
     report.notes.extend(capture.notes());
-    // Each plane's metadata is read once and shared by every stage below.
-    let mut planes: Vec<Plane> = Vec::with_capacity(capture.planes.len());
+    // The plan and host planes' metadata is read once and shared by every stage below;
+    // device planes (often many, each with its own kernel names) are opened one at a
+    // time by the runtime scan, so memory does not grow with their number.
+    let mut planes: Vec<Plane> = Vec::new();
+    let mut device_planes: Vec<PlaneRef> = Vec::new();
+    let mut line_counts: Vec<Option<usize>> = Vec::with_capacity(capture.planes.len());
     for p in &capture.planes {
+        if p.name.starts_with(runtime::DEVICE_PLANE_PREFIX) {
+            device_planes.push(p.clone());
+            line_counts.push(None);
+            continue;
+        }
         match Plane::open(src, p) {
             Ok(plane) => {
-                report.planes.push(PlaneSummary {
-                    name: p.name.clone(),
-                    bytes: p.len,
-                    lines: plane.line_count,
-                });
+                line_counts.push(Some(plane.line_count));
                 planes.push(plane);
             }
-            Err(e) => report.notes.push(Note {
-                id: "plane_unreadable".into(),
-                text: format!(
-                    "plane {} could not be read ({e}); the report leaves it out",
-                    p.name
-                ),
-            }),
+            Err(e) => {
+                line_counts.push(Some(0));
+                report.notes.push(Note {
+                    id: "plane_unreadable".into(),
+                    text: format!(
+                        "plane {} could not be read ({e}); the report leaves it out",
+                        p.name
+                    ),
+                });
+            }
         }
     }
 
@@ -104,7 +112,16 @@ pub fn analyze(
     }
 
     progress("runtime scan", 0, total);
-    let scan = runtime::scan(src, &planes)?;
+    let scan = runtime::scan(src, &planes, &device_planes)?;
+    let mut device_lines = scan.device_line_counts.iter();
+    for (p, lines) in capture.planes.iter().zip(line_counts) {
+        let lines = lines.or_else(|| device_lines.next().copied()).unwrap_or(0);
+        report.planes.push(PlaneSummary {
+            name: p.name.clone(),
+            bytes: p.len,
+            lines,
+        });
+    }
     let keys: Vec<ModuleKey<'_>> = report
         .modules
         .iter()

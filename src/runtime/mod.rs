@@ -7,7 +7,7 @@ pub mod scan;
 
 use std::collections::HashMap;
 
-use crate::capture::{Event, EventVisitor, LineInfo, Plane};
+use crate::capture::{Event, EventVisitor, LineInfo, Plane, PlaneRef};
 use crate::error::Error;
 use crate::report::model::{
     AllocatorSummary, Execution, HostEventGroup, LiveGroup, Retry, Runtime,
@@ -17,6 +17,8 @@ use names::{classify, EventKind};
 use scan::{DeviceVisitor, ExecutionRecord, HostVisitor, Origin, RuntimeScan};
 
 pub const HOST_PLANE: &str = "/host:CPU";
+/// Device planes: `/device:GPU:0`, `/device:TPU:3`, …
+pub const DEVICE_PLANE_PREFIX: &str = "/device:";
 /// Points kept per allocator timeline.
 const TIMELINE_POINTS: usize = 2000;
 /// Launches listed in the report (all are counted).
@@ -25,7 +27,11 @@ const EXECUTIONS_LISTED: usize = 500;
 const HOST_EVENT_NAMES: usize = 2000;
 
 /// Pass one: scans the host plane, then each device plane.
-pub fn scan(src: &dyn ByteSource, planes: &[Plane]) -> Result<RuntimeScan, Error> {
+pub fn scan(
+    src: &dyn ByteSource,
+    planes: &[Plane],
+    device_planes: &[PlaneRef],
+) -> Result<RuntimeScan, Error> {
     let mut result = RuntimeScan::default();
     for plane in planes.iter().filter(|p| p.name == HOST_PLANE) {
         result.checkpoints.push(Vec::new());
@@ -35,7 +41,13 @@ pub fn scan(src: &dyn ByteSource, planes: &[Plane]) -> Result<RuntimeScan, Error
     // Launches are in time order now.
     let order: Vec<u32> = (0..result.executions.len() as u32).collect();
     let mut first_tpu = true;
-    for plane in planes.iter().filter(|p| p.name.starts_with("/device:")) {
+    for at in device_planes {
+        let Ok(plane) = Plane::open(src, at) else {
+            result.device_line_counts.push(0);
+            continue;
+        };
+        result.device_line_counts.push(plane.line_count);
+        let plane = &plane;
         if result.device_memory_bytes.is_none() {
             result.device_memory_bytes = plane
                 .plane_stat("memory_size")

@@ -167,6 +167,8 @@ pub struct RuntimeScan {
     module_index: HashMap<String, u32>,
     run_modules: HashMap<i64, u32>,
     run_programs: HashMap<i64, u64>,
+    /// Lines of each device plane walked, in file order (for the plane summary).
+    pub device_line_counts: Vec<usize>,
     /// Divides the record and launch caps when threads share the scan.
     pub share_of_caps: usize,
 }
