@@ -158,7 +158,7 @@ fn plan_lines(b: &mut Builder<'_>, m: &ModuleReport) {
             .iter()
             .filter(|x| x.role == Role::Forward && is_attention_square(&x.shape))
             .map(|x| x.bytes)
-            .sum();
+            .fold(0, u64::saturating_add);
         let mut fix = format!(
             "wrap the repeated block in jax.checkpoint (remat): keeps only its inputs and recomputes the rest in the backward pass, saving about {} (estimated); or use a smaller micro-batch with gradient accumulation (activations scale with batch × sequence)",
             mib(saving)
@@ -298,7 +298,11 @@ fn plan_lines(b: &mut Builder<'_>, m: &ModuleReport) {
             d.fix = Some("check its sharding (jax.debug.visualize_array_sharding) and shard it over the mesh".into());
         }
     }
-    let padded: u64 = p.live_at_peak.iter().map(|x| x.bytes).sum();
+    let padded: u64 = p
+        .live_at_peak
+        .iter()
+        .map(|x| x.bytes)
+        .fold(0, u64::saturating_add);
     if p.padding_bytes > 0 && pct(p.padding_bytes, padded) >= 10.0 {
         let worst = p
             .live_at_peak
@@ -382,7 +386,7 @@ fn runtime_lines(b: &mut Builder<'_>, capture: &CaptureIndex) {
         return;
     };
     if rt.allocators.is_empty() {
-        let text = "no allocator events in the capture: JAX was not using the BFC allocator (XLA_PYTHON_CLIENT_ALLOCATOR=platform), the host tracer level was below 2, or the backend is CPU; runtime peaks and growth are unavailable".to_string();
+        let text = "no allocator events in the capture: JAX was not using the BFC allocator (XLA_PYTHON_CLIENT_ALLOCATOR=platform), the host tracer level was below 2, or the backend is CPU; runtime peaks and growth are unavailable. To record them, run on GPU/TPU with the default allocator and profile with jax.profiler.trace (host_tracer_level 2, the default)".to_string();
         b.push(
             "no_allocator_events",
             Label::Measured,
@@ -434,7 +438,7 @@ fn runtime_lines(b: &mut Builder<'_>, capture: &CaptureIndex) {
         .iter()
         .filter(|g| !g.origin.contains(&format!("output of {selected}")))
         .collect();
-    let outside_bytes: u64 = outside.iter().map(|g| g.bytes).sum();
+    let outside_bytes: u64 = outside.iter().map(|g| g.bytes).fold(0, u64::saturating_add);
     if let (Some(largest), Some(capacity)) = (outside.first(), b.capacity) {
         if outside_bytes * 10 >= capacity || outside_bytes > b.needs() / 4 {
             let text = format!(

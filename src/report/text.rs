@@ -329,7 +329,12 @@ fn render_plan(out: &mut String, m: &ModuleReport, top: usize) {
         );
     }
     if p.live_at_peak.len() > top {
-        let rest: u64 = p.live_at_peak.iter().skip(top).map(|b| b.bytes).sum();
+        let rest: u64 = p
+            .live_at_peak
+            .iter()
+            .skip(top)
+            .map(|b| b.bytes)
+            .fold(0, u64::saturating_add);
         let _ = writeln!(
             out,
             "  … {} more buffers, {}",

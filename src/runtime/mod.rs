@@ -207,7 +207,11 @@ pub fn summarize(
         });
     }
 
-    let retry_total: i64 = scan.retries.iter().map(|r| r.duration_ps).sum();
+    let retry_total: i64 = scan
+        .retries
+        .iter()
+        .map(|r| r.duration_ps.max(0))
+        .fold(0, i64::saturating_add);
     runtime.retry = Retry {
         count: scan.retries.len() as u64,
         longest_ns: scan
