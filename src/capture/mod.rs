@@ -173,22 +173,29 @@ impl CaptureIndex {
                 .filter(|n| !n.is_empty())
                 .take(12)
                 .collect();
+            let missing: Vec<&str> = ["/host:metadata", "/host:CPU"]
+                .into_iter()
+                .filter(|m| !self.planes.iter().any(|p| p.name == *m))
+                .collect();
+            let missing = if missing.is_empty() {
+                String::new()
+            } else {
+                format!(" (it had no {} before the cut)", missing.join(" or "))
+            };
+            let read = format!(
+                "only the {} planes before it were read ({}){missing}",
+                self.planes.len(),
+                names.join(", ")
+            );
             let text = match cut.declared_end {
                 Some(end) => format!(
-                    "the capture is truncated: the file has {} bytes but its plane at byte {} runs to byte {};                      only the {} planes before it were read ({}); planes after them (perhaps /host:metadata or /host:CPU) are missing.                      Copy the file again, or capture again",
-                    cut.file_bytes,
-                    cut.offset,
-                    end,
-                    self.planes.len(),
-                    names.join(", ")
+                    "the capture is truncated: the file has {} bytes but its plane at byte {} runs to byte {}; \
+                     {read}, the rest is missing. Copy the file again, or capture again",
+                    cut.file_bytes, cut.offset, end
                 ),
                 None => format!(
-                    "the capture is corrupt from byte {} of {} ({}); only the {} planes before it were read ({}).                      Copy the file again, or capture again",
-                    cut.offset,
-                    cut.file_bytes,
-                    cut.what,
-                    self.planes.len(),
-                    names.join(", ")
+                    "the capture is corrupt from byte {} of {} ({}); {read}. Copy the file again, or capture again",
+                    cut.offset, cut.file_bytes, cut.what
                 ),
             };
             notes.push(Note {

@@ -317,7 +317,7 @@ pub fn analyze(hlo: &HloProto) -> Plan {
     plan.padding_bytes = buffers
         .iter()
         .map(|b| b.bytes.saturating_sub(b.unpadded_bytes))
-        .sum();
+        .fold(0, u64::saturating_add);
     plan.scan_stacks = roles.scan_stacks(&live);
     buffers.sort_by(|a, b| b.bytes.cmp(&a.bytes).then_with(|| a.name.cmp(&b.name)));
     buffers.truncate(LIVE_BUFFERS_KEPT);
