@@ -100,17 +100,14 @@ pub fn analyze(
             label: &m.label,
         })
         .collect();
-    let labels: Vec<Option<String>> = scan
-        .executions
-        .iter()
-        .map(|e| runtime::execution_label(&scan, e, &keys))
-        .collect();
+    let labels: Vec<Option<String>> = runtime::execution_labels(&scan, &keys);
     drop(keys);
+    let mut launches: std::collections::HashMap<&str, u64> = std::collections::HashMap::new();
+    for l in labels.iter().flatten() {
+        *launches.entry(l.as_str()).or_insert(0) += 1;
+    }
     for m in &mut report.modules {
-        m.executions = labels
-            .iter()
-            .filter(|l| l.as_deref() == Some(m.label.as_str()))
-            .count() as u64;
+        m.executions = launches.get(m.label.as_str()).copied().unwrap_or(0);
     }
     report.modules.sort_by(|a, b| {
         b.plan
@@ -191,11 +188,15 @@ fn select_module(
     if scan.kernels > 0 {
         // The last launch of each module: one that launched no kernel is where it ran out.
         let mut last: Vec<(&str, bool, i64)> = Vec::new();
+        let mut slot_of: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
         for (e, l) in scan.executions.iter().zip(labels) {
             let Some(l) = l.as_deref() else { continue };
-            match last.iter_mut().find(|(x, _, _)| *x == l) {
-                Some(slot) => *slot = (l, e.launched_kernels, e.start_ps),
-                None => last.push((l, e.launched_kernels, e.start_ps)),
+            let at = *slot_of.entry(l).or_insert_with(|| {
+                last.push((l, false, 0));
+                last.len() - 1
+            });
+            if let Some(slot) = last.get_mut(at) {
+                *slot = (l, e.launched_kernels, e.start_ps);
             }
         }
         if let Some((label, _, _)) = last

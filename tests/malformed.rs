@@ -835,6 +835,84 @@ fn millions_of_tiny_stats() {
 }
 
 #[test]
+fn thousands_of_modules_and_launches() {
+    // Every launch is matched to a module, and every module counts its launches: a
+    // lookup per pair would be modules × launches.
+    let modules = 2000i64;
+    let launches = 50_000i64;
+    let hlos: Vec<(i64, String, Vec<u8>)> = (0..modules)
+        .map(|i| {
+            let name = format!("jit_m{i}");
+            let mut hlo = module(&name);
+            hlo.buffer_assignment = None;
+            (
+                1000 + i,
+                format!("{name}({})", 1000 + i),
+                hlo.encode_to_vec(),
+            )
+        })
+        .collect();
+    let refs: Vec<(i64, &str, Vec<u8>)> = hlos
+        .iter()
+        .map(|(id, label, bytes)| (*id, label.as_str(), bytes.clone()))
+        .collect();
+    let mut host = host_plane(0);
+    for i in 0..modules {
+        host.event_metadata.insert(
+            100 + i,
+            XEventMetadata {
+                id: 100 + i,
+                name: format!("CommonPjRtLoadedExecutable::Execute (jit_m{i})"),
+                ..Default::default()
+            },
+        );
+    }
+    host.lines[0].events = (0..launches)
+        .map(|i| event(100 + i % modules, 10 * i, 5, vec![]))
+        .collect();
+    // Kernels on the device, naming their module, so selection looks at every launch.
+    let mut device = device_plane();
+    stat_meta(&mut device, 1, "hlo_module");
+    stat_meta(&mut device, 2, "jit_m0");
+    device.event_metadata.insert(
+        1,
+        XEventMetadata {
+            id: 1,
+            name: "kernel".into(),
+            ..Default::default()
+        },
+    );
+    device.lines.push(XLine {
+        id: 1,
+        name: "stream".into(),
+        events: (0..1000)
+            .map(|i| {
+                event(
+                    1,
+                    10 * modules * i + 1,
+                    1,
+                    vec![XStat {
+                        metadata_id: 1,
+                        value: Some(x_stat::Value::RefValue(2)),
+                    }],
+                )
+            })
+            .collect(),
+        ..Default::default()
+    });
+    let space = XSpace {
+        planes: vec![metadata_plane(&refs), host, device],
+        ..Default::default()
+    };
+    let bytes = space.encode_to_vec();
+    let n = bytes.len();
+    let report = check("modules × launches", bytes, 64 * MIB + 8 * n).expect("report");
+    assert_eq!(report.modules.len(), modules as usize);
+    let launched: u64 = report.modules.iter().map(|m| m.executions).sum();
+    assert_eq!(launched, launches as u64);
+}
+
+#[test]
 fn ids_and_refs_that_point_nowhere() {
     let mut space = small_capture();
     let host = &mut space.planes[1];
