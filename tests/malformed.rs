@@ -1286,8 +1286,13 @@ fn temp_dir(name: &str) -> PathBuf {
 }
 
 fn cli_fails(what: &str, path: &Path, says: &str) {
+    cli_fails_with(what, path, &[], says)
+}
+
+fn cli_fails_with(what: &str, path: &Path, args: &[&str], says: &str) {
     let out = Command::new(env!("CARGO_BIN_EXE_oomlens"))
         .arg(path)
+        .args(args)
         .output()
         .unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);

@@ -166,13 +166,16 @@ impl CaptureIndex {
     pub fn notes(&self) -> Vec<Note> {
         let mut notes = Vec::new();
         if let Some(cut) = &self.cut {
-            let names: Vec<&str> = self
+            let mut names: Vec<String> = self
                 .planes
                 .iter()
-                .map(|p| p.name.as_str())
+                .map(|p| p.name.chars().take(40).collect::<String>())
                 .filter(|n| !n.is_empty())
-                .take(12)
+                .take(6)
                 .collect();
+            if self.planes.len() > 6 {
+                names.push("…".into());
+            }
             let missing: Vec<&str> = ["/host:metadata", "/host:CPU"]
                 .into_iter()
                 .filter(|m| !self.planes.iter().any(|p| p.name == *m))
@@ -180,24 +183,24 @@ impl CaptureIndex {
             let missing = if missing.is_empty() {
                 String::new()
             } else {
-                format!(" (it had no {} before the cut)", missing.join(" or "))
+                format!(", and none is {}", missing.join(" or "))
             };
-            let read = format!(
-                "only the {} planes before it were read ({}){missing}",
-                self.planes.len(),
-                names.join(", ")
-            );
-            let text = match cut.declared_end {
+            let problem = match cut.declared_end {
                 Some(end) => format!(
-                    "the capture is truncated: the file has {} bytes but its plane at byte {} runs to byte {}; \
-                     {read}, the rest is missing. Copy the file again, or capture again",
+                    "the capture is truncated (the file has {} bytes; its plane at byte {} runs to byte {})",
                     cut.file_bytes, cut.offset, end
                 ),
                 None => format!(
-                    "the capture is corrupt from byte {} of {} ({}); {read}. Copy the file again, or capture again",
+                    "the capture is corrupt from byte {} of {} ({})",
                     cut.offset, cut.file_bytes, cut.what
                 ),
             };
+            let text = format!(
+                "{problem}: only the first {} planes were read and the rest is missing{missing}; \
+                 copy the file again, or capture again. Planes read: {}",
+                self.planes.len(),
+                names.join(", ")
+            );
             notes.push(Note {
                 id: "capture_truncated".into(),
                 text,
@@ -307,15 +310,17 @@ fn plane_end(bytes: &[u8]) -> Option<(u64, u64)> {
 }
 
 fn first_field_error(cut: Cut, e: Error) -> Error {
-    match cut.declared_end {
-        Some(end) => Error::Truncated {
+    match (cut.declared_end, e) {
+        (Some(end), _) => Error::Truncated {
             file_bytes: cut.file_bytes,
             needed: end,
         },
-        None => Error::NotACapture(format!("it does not decode as an XSpace protobuf: {e}")),
+        (None, Error::Corrupt { offset, what }) => Error::NotACapture(format!(
+            "it does not decode as an XSpace protobuf: at byte {offset}, {what}"
+        )),
+        (None, other) => other,
     }
 }
-
 /// Recognizes common files that people pass by mistake, to name them in the error.
 fn sniff_foreign_format(src: &dyn ByteSource) -> Result<(), Error> {
     let mut head = [0u8; 64];
