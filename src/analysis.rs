@@ -38,7 +38,6 @@ pub fn analyze(
         file_bytes: total,
         ..Default::default()
     };
-    report.notes.extend(capture.notes());
     for p in &capture.planes {
         let lines = Plane::open(src, p)
             .map(|plane| plane.line_count)
@@ -145,6 +144,9 @@ pub fn analyze(
             ),
         });
     }
+    // What the capture itself lacks (a cut tail, damaged planes), known now that every
+    // plane has been read, goes first.
+    report.notes.splice(0..0, capture.notes());
     report.error = options
         .error_text
         .as_deref()

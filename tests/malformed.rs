@@ -1145,6 +1145,37 @@ fn a_corrupt_hlo_proto_leaves_the_rest_of_the_report() {
     assert!(report.runtime.is_some());
 }
 
+#[test]
+fn a_damaged_plane_leaves_the_rest_of_the_report() {
+    // The device plane's second line holds an event with an impossible wire type, and
+    // the host plane ends in a line whose length runs past the plane.
+    let mut device = device_plane().encode_to_vec();
+    let mut line = vec![0x08, 0x01];
+    field_bytes(4, &[0x08, 0x01], &mut line);
+    field_bytes(4, &[0x0f, 0x00], &mut line);
+    field_bytes(3, &line, &mut device);
+    let mut host = host_plane(30).encode_to_vec();
+    host.extend_from_slice(&[0x1a, 0x7f, 0x08]);
+    let mut bytes = Vec::new();
+    field_bytes(
+        1,
+        &metadata_plane(&[(7, "jit_f(7)", module("jit_f").encode_to_vec())]).encode_to_vec(),
+        &mut bytes,
+    );
+    field_bytes(1, &host, &mut bytes);
+    field_bytes(1, &device, &mut bytes);
+    let report = check("damaged planes", bytes, 8 * MIB).expect("partial report");
+    assert_eq!(report.modules.len(), 1);
+    let rt = report.runtime.as_ref().expect("runtime");
+    assert_eq!(rt.allocators.len(), 1);
+    let text = note(&report, "plane_damaged").expect("note");
+    assert!(
+        text.contains("/device:GPU:0") && text.contains("/host:CPU"),
+        "{text}"
+    );
+    assert!(text.contains("unknown wire type"), "{text}");
+}
+
 // ---------------------------------------------------------------------------------
 // Captures that lack a part say so.
 

@@ -34,6 +34,34 @@ pub struct PlaneRef {
     pub name: String,
     pub offset: u64,
     pub len: u64,
+    /// The first damage met inside the plane, by whoever read it (see [`Damage`]).
+    pub damage: Damage,
+}
+
+/// Where a plane stopped decoding: set once, by the first reader that meets corrupt
+/// bytes inside it. The plane is then read up to that point only and the report says
+/// so, instead of the whole analysis failing on one damaged plane.
+#[derive(Debug, Clone, Default)]
+pub struct Damage(std::sync::Arc<std::sync::OnceLock<(u64, String)>>);
+
+impl Damage {
+    pub fn record(&self, e: &Error) {
+        let at = match e {
+            Error::Corrupt { offset, .. } | Error::Read { offset, .. } => *offset,
+            _ => 0,
+        };
+        let what = match e {
+            Error::Corrupt { what, .. } => (*what).to_owned(),
+            Error::Read { message, .. } => format!("a read failed: {message}"),
+            other => other.to_string(),
+        };
+        let _ = self.0.set((at, what));
+    }
+
+    /// (byte offset, what is wrong), if the plane is damaged.
+    pub fn get(&self) -> Option<&(u64, String)> {
+        self.0.get()
+    }
 }
 
 /// The top level of a capture: its planes, by position, and the profiler's own notes.
@@ -104,6 +132,7 @@ impl CaptureIndex {
                         index.planes_dropped = index.planes_dropped.saturating_add(1);
                         continue;
                     }
+                    let damage = Damage::default();
                     let name = match plane::read_plane_name(src, offset, len) {
                         Ok(name) => name,
                         Err(_) if plane_count == 1 => {
@@ -111,12 +140,18 @@ impl CaptureIndex {
                                 "its first plane does not decode as an XPlane".into(),
                             ))
                         }
-                        Err(_) => {
-                            // A damaged plane: index it nameless, it is skipped later.
+                        Err(e) => {
+                            // A damaged plane: indexed nameless, so nothing looks for it.
+                            damage.record(&e);
                             String::new()
                         }
                     };
-                    index.planes.push(PlaneRef { name, offset, len });
+                    index.planes.push(PlaneRef {
+                        name,
+                        offset,
+                        len,
+                        damage,
+                    });
                 }
                 (2..=4, StreamValue::Bytes { offset, len: n }) => {
                     let text =
@@ -162,7 +197,8 @@ impl CaptureIndex {
     }
 
     /// What the report should say about the capture itself: a truncated or corrupt
-    /// tail, planes not indexed, and what the profiler reported (dropped events).
+    /// tail, damaged planes (as far as they have been read: call this after the
+    /// analysis), planes not indexed, and what the profiler reported (dropped events).
     pub fn notes(&self) -> Vec<Note> {
         let mut notes = Vec::new();
         if let Some(cut) = &self.cut {
@@ -204,6 +240,40 @@ impl CaptureIndex {
             notes.push(Note {
                 id: "capture_truncated".into(),
                 text,
+            });
+        }
+        let damaged: Vec<String> = self
+            .planes
+            .iter()
+            .filter_map(|p| {
+                let (at, what) = p.damage.get()?;
+                let name = if p.name.is_empty() {
+                    format!("at byte {}", p.offset)
+                } else {
+                    p.name.chars().take(40).collect()
+                };
+                Some(format!("{name} from byte {at} ({what})"))
+            })
+            .collect();
+        if !damaged.is_empty() {
+            let mut listed: Vec<String> = damaged.iter().take(6).cloned().collect();
+            if damaged.len() > 6 {
+                listed.push(format!("and {} more", damaged.len().saturating_sub(6)));
+            }
+            notes.push(Note {
+                id: "plane_damaged".into(),
+                text: format!(
+                    "{} damaged: what follows the damage in {} was not read, so figures from {} \
+                     cover only the part before it; copy the file again, or capture again. Damaged: {}",
+                    if damaged.len() == 1 {
+                        "a plane of the capture is"
+                    } else {
+                        "planes of the capture are"
+                    },
+                    if damaged.len() == 1 { "it" } else { "each" },
+                    if damaged.len() == 1 { "it" } else { "them" },
+                    listed.join("; ")
+                ),
             });
         }
         if self.planes_dropped > 0 {
