@@ -978,8 +978,9 @@ fn ids_and_refs_that_point_nowhere() {
     assert_eq!(report.modules.len(), 1);
 }
 
-#[test]
-fn negative_and_huge_sizes() {
+/// A module whose sizes, dimensions and parameter numbers sit at the edges of i64,
+/// with enough huge allocations that any unchecked sum overflows.
+fn huge_module() -> HloProto {
     let mut hlo = module("jit_huge");
     let m = hlo.hlo_module.as_mut().unwrap();
     let ins = &mut m.computations[0].instructions;
@@ -1022,6 +1023,12 @@ fn negative_and_huge_sizes() {
         events.push(trace_event(0, 2, 0));
         events.push(trace_event(0, 4, 0));
     }
+    hlo
+}
+
+#[test]
+fn negative_and_huge_sizes() {
+    let hlo = huge_module();
     let mut space = small_capture();
     space.planes[0] = metadata_plane(&[(7, "jit_huge(7)", hlo.encode_to_vec())]);
     // Allocator events with absurd values and times.
