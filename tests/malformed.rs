@@ -1057,6 +1057,84 @@ fn negative_and_huge_sizes() {
     let report = check("huge sizes", space.encode_to_vec(), 8 * MIB).expect("report");
     let plan = &report.modules[0].plan;
     assert_eq!(plan.allocation_bytes, u64::MAX, "sums saturate");
+    assert_eq!(
+        plan.total_bytes,
+        u64::MAX,
+        "a saturated part is not cancelled"
+    );
+    let text = plan.replay_note.as_deref().unwrap_or_default();
+    assert!(text.contains("sizes no device has"), "{text}");
+}
+
+#[test]
+fn runtime_values_at_the_edges() {
+    // Three launches of jit_f, allocations of u64::MAX bytes between them, host events
+    // lasting i64::MAX, a device that says it has u64::MAX bytes: the runtime summary
+    // (growth, live arrays at the last launch, host activity) saturates, never panics.
+    let mut host = host_plane(0);
+    host.event_metadata.insert(
+        3,
+        XEventMetadata {
+            id: 3,
+            name: "CommonPjRtLoadedExecutable::Execute (jit_huge)".into(),
+            ..Default::default()
+        },
+    );
+    host.event_metadata.insert(
+        4,
+        XEventMetadata {
+            id: 4,
+            name: "$<unknown> append".into(),
+            ..Default::default()
+        },
+    );
+    let huge = |id: i64| XStat {
+        metadata_id: id,
+        value: Some(x_stat::Value::Uint64Value(u64::MAX)),
+    };
+    let mut events = Vec::new();
+    for launch in 0..3i64 {
+        let t = launch * 1_000_000;
+        events.push(event(3, t, 100_000, vec![]));
+        for k in 0..4 {
+            events.push(event(
+                if k == 3 { 2 } else { 1 },
+                t + 10 + k,
+                0,
+                vec![
+                    XStat {
+                        metadata_id: 1,
+                        value: Some(x_stat::Value::RefValue(7)),
+                    },
+                    huge(2),
+                    huge(3),
+                    huge(4),
+                    huge(5),
+                    int_stat(6, k),
+                ],
+            ));
+        }
+        events.push(event(4, t + 200_000, i64::MAX, vec![]));
+        events.push(event(4, t + 300_000, i64::MAX, vec![]));
+    }
+    host.lines[0].events = events;
+    let mut device = device_plane();
+    stat_meta(&mut device, 1, "memory_size");
+    device.stats.push(XStat {
+        metadata_id: 1,
+        value: Some(x_stat::Value::Uint64Value(u64::MAX)),
+    });
+    let space = XSpace {
+        planes: vec![
+            metadata_plane(&[(7, "jit_f(7)", huge_module().encode_to_vec())]),
+            host,
+            device,
+        ],
+        ..Default::default()
+    };
+    let report = check("runtime edges", space.encode_to_vec(), 8 * MIB).expect("report");
+    let rt = report.runtime.as_ref().expect("runtime");
+    assert_eq!(rt.executions.len(), 3, "{:?}", rt.executions);
 }
 
 #[test]

@@ -334,7 +334,10 @@ fn plan_lines(b: &mut Builder<'_>, m: &ModuleReport) {
             Remedy { fix: "make the last dimension a multiple of 128 and the second-to-last a multiple of 8 (e.g. (129, 1024) → (128, 1024))".into(), saving: Some(p.padding_bytes), cost: "a reshape or a different hidden size" },
         );
     }
-    let host = p.host_argument_bytes + p.host_output_bytes + p.host_temp_bytes;
+    let host = p
+        .host_argument_bytes
+        .saturating_add(p.host_output_bytes)
+        .saturating_add(p.host_temp_bytes);
     if host > 0 {
         let text = format!(
             "{} live in host memory (memory space 5, S(5)): {} parameters, {} outputs, {} temporary; not counted as device memory (read)",
@@ -440,7 +443,7 @@ fn runtime_lines(b: &mut Builder<'_>, capture: &CaptureIndex) {
         .collect();
     let outside_bytes: u64 = outside.iter().map(|g| g.bytes).fold(0, u64::saturating_add);
     if let (Some(largest), Some(capacity)) = (outside.first(), b.capacity) {
-        if outside_bytes * 10 >= capacity || outside_bytes > b.needs() / 4 {
+        if outside_bytes.saturating_mul(10) >= capacity || outside_bytes > b.needs() / 4 {
             let text = format!(
                 "other live arrays take {} at the last execution (measured); the largest group: {} ({})",
                 mib(outside_bytes),
@@ -481,7 +484,7 @@ fn runtime_lines(b: &mut Builder<'_>, capture: &CaptureIndex) {
                 pct(capacity, device)
             );
             let saving = device.saturating_sub(capacity);
-            let fits = Some(b.needs() <= device * 95 / 100);
+            let fits = Some(b.needs() <= device.saturating_mul(95) / 100);
             let d = b.push(
                 "mem_fraction_set",
                 Label::Measured,

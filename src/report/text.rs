@@ -276,7 +276,7 @@ fn render_plan(out: &mut String, m: &ModuleReport, top: usize) {
         mib(p.padding_bytes),
         p.remat_instructions
     );
-    if p.host_argument_bytes + p.host_output_bytes + p.host_temp_bytes > 0 {
+    if p.host_argument_bytes > 0 || p.host_output_bytes > 0 || p.host_temp_bytes > 0 {
         let _ = writeln!(
             out,
             "  host memory (S(5), not device memory): parameters {}, outputs {}, temporary {}",

@@ -380,9 +380,9 @@ fn live_groups(
             Origin::Unknown | Origin::Run(_) => "allocated outside any launch or transfer".into(),
         };
         let g = groups.entry(name).or_insert((0, 0));
-        g.0 += size;
+        g.0 = g.0.saturating_add(*size);
         g.1 += 1;
-        known += size;
+        known = known.saturating_add(*size);
     }
     if let Some(total) = in_use {
         if total > known {
@@ -430,7 +430,7 @@ fn host_events_between(
             }
             let g = self.groups.entry(event.metadata_id).or_insert((0, 0));
             g.0 += 1;
-            g.1 += event.duration_ps;
+            g.1 = g.1.saturating_add(event.duration_ps.max(0));
             let _ = self.plane;
         }
     }
