@@ -166,10 +166,20 @@ impl CaptureIndex {
                         list.push(text);
                     }
                 }
-                (1..=4, _) => {
+                (1..=4, _) if plane_count == 0 => {
                     return Err(Error::NotACapture(
                         "its top-level fields do not have XSpace types".into(),
                     ));
+                }
+                (1..=4, _) => {
+                    // After good planes, a wrongly typed field is a corrupt tail.
+                    index.cut = Some(Cut {
+                        offset: at,
+                        file_bytes: len,
+                        declared_end: None,
+                        what: "a top-level field of the wrong type",
+                    });
+                    break;
                 }
                 _ if plane_count == 0 => {
                     return Err(Error::NotACapture(format!(
