@@ -1356,6 +1356,26 @@ fn a_tpu_capture_without_a_heap_trace_says_so() {
     let text = plan.replay_note.as_deref().expect("note");
     assert!(text.contains("no heap-simulator trace"), "{text}");
     assert_eq!(plan.total_bytes, 256 * 256 * 4 + (6 << 20) + 1024);
+
+    // The shared TPU capture: its small modules have no trace, and say so.
+    let Some(bytes) = shared("xprof_tpu_inference_2_clean") else {
+        return;
+    };
+    let report = check("tpu shared", bytes, 64 * MIB).expect("report");
+    let without: Vec<_> = report
+        .modules
+        .iter()
+        .filter(|m| !m.plan.has_heap_trace)
+        .collect();
+    assert!(!without.is_empty());
+    for m in without {
+        let text = m.plan.replay_note.as_deref().unwrap_or_default();
+        assert!(
+            text.contains("no heap-simulator trace"),
+            "{}: {text}",
+            m.label
+        );
+    }
 }
 
 // ---------------------------------------------------------------------------------
