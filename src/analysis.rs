@@ -41,7 +41,6 @@ pub fn analyze(
         file_bytes: total,
         ..Default::default()
     };
-    report.notes.extend(capture.notes());
     // The plan and host planes' metadata is read once and shared by every stage below;
     // device planes (often many, each with its own kernel names) are opened one at a
     // time by the runtime scan, so memory does not grow with their number.
@@ -131,17 +130,14 @@ pub fn analyze(
             label: &m.label,
         })
         .collect();
-    let labels: Vec<Option<String>> = scan
-        .executions
-        .iter()
-        .map(|e| runtime::execution_label(&scan, e, &keys))
-        .collect();
+    let labels: Vec<Option<String>> = runtime::execution_labels(&scan, &keys);
     drop(keys);
+    let mut launches: std::collections::HashMap<&str, u64> = std::collections::HashMap::new();
+    for l in labels.iter().flatten() {
+        *launches.entry(l.as_str()).or_insert(0) += 1;
+    }
     for m in &mut report.modules {
-        m.executions = labels
-            .iter()
-            .filter(|l| l.as_deref() == Some(m.label.as_str()))
-            .count() as u64;
+        m.executions = launches.get(m.label.as_str()).copied().unwrap_or(0);
     }
     report.modules.sort_by(|a, b| {
         b.plan
@@ -197,6 +193,9 @@ pub fn analyze(
         });
     }
     progress("diagnosis", 0, total);
+    // What the capture itself lacks (a cut tail, damaged planes), known now that every
+    // plane has been read, goes first.
+    report.notes.splice(0..0, capture.notes());
     report.error = options
         .error_text
         .as_deref()

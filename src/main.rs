@@ -38,8 +38,13 @@ struct Cli {
     error_text: Option<PathBuf>,
 }
 
+/// Prints `oomlens: <message>` as exactly one line (names from the file, such as
+/// module names, are escaped so that they cannot break it) and exits with status 2.
 fn fail(message: impl std::fmt::Display) -> ExitCode {
-    eprintln!("oomlens: {message}");
+    eprintln!(
+        "oomlens: {}",
+        oomlens::report::clean(&message.to_string(), 4000)
+    );
     ExitCode::from(2)
 }
 

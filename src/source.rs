@@ -136,6 +136,7 @@ impl ByteSource for FileSource {
 
     #[cfg(not(any(unix, windows)))]
     fn read_at(&self, _offset: u64, _buf: &mut [u8]) -> io::Result<usize> {
+        let _ = &self.file;
         Err(io::Error::new(
             io::ErrorKind::Unsupported,
             "positional reads are not supported on this platform",

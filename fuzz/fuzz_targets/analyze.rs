@@ -5,9 +5,9 @@ use libfuzzer_sys::fuzz_target;
 use oomlens::report::{json, markdown, text};
 
 fuzz_target!(|data: &[u8]| {
-    let src: &[u8] = data;
+    let src = data;
     let options = oomlens::Options::default();
-    if let Ok(host) = oomlens::analyze(src, "fuzz", "fuzz.xplane.pb", &options, &mut |_, _, _| {}) {
+    if let Ok(host) = oomlens::analyze(&src, "fuzz", "fuzz.xplane.pb", &options, &mut |_, _, _| {}) {
         let report = oomlens::report(vec![host]);
         let _ = text::render(&report, 10);
         let _ = markdown::render(&report, 10);

@@ -35,13 +35,13 @@ impl EventVisitor for Touch<'_> {
 }
 
 fuzz_target!(|data: &[u8]| {
-    let src: &[u8] = data;
-    let Ok(index) = CaptureIndex::scan(src) else {
+    let src = data;
+    let Ok(index) = CaptureIndex::scan(&src) else {
         return;
     };
     let _ = index.notes();
     for at in &index.planes {
-        let Ok(plane) = Plane::open(src, at) else {
+        let Ok(plane) = Plane::open(&src, at) else {
             continue;
         };
         let _ = plane.plane_stat("memory_size");
@@ -55,6 +55,6 @@ fuzz_target!(|data: &[u8]| {
             events: 0,
             text: 0,
         };
-        let _ = plane.visit_events(src, &mut visitor);
+        let _ = plane.visit_events(&src, &mut visitor);
     }
 });

@@ -10,7 +10,8 @@
     clippy::unwrap_used,
     clippy::expect_used,
     clippy::indexing_slicing,
-    clippy::panic
+    clippy::panic,
+    clippy::arithmetic_side_effects
 )]
 
 pub mod plane;
@@ -34,6 +35,34 @@ pub struct PlaneRef {
     pub name: String,
     pub offset: u64,
     pub len: u64,
+    /// The first damage met inside the plane, by whoever read it (see [`Damage`]).
+    pub damage: Damage,
+}
+
+/// Where a plane stopped decoding: set once, by the first reader that meets corrupt
+/// bytes inside it. The plane is then read up to that point only and the report says
+/// so, instead of the whole analysis failing on one damaged plane.
+#[derive(Debug, Clone, Default)]
+pub struct Damage(std::sync::Arc<std::sync::OnceLock<(u64, String)>>);
+
+impl Damage {
+    pub fn record(&self, e: &Error) {
+        let at = match e {
+            Error::Corrupt { offset, .. } | Error::Read { offset, .. } => *offset,
+            _ => 0,
+        };
+        let what = match e {
+            Error::Corrupt { what, .. } => (*what).to_owned(),
+            Error::Read { message, .. } => format!("a read failed: {message}"),
+            other => other.to_string(),
+        };
+        let _ = self.0.set((at, what));
+    }
+
+    /// (byte offset, what is wrong), if the plane is damaged.
+    pub fn get(&self) -> Option<&(u64, String)> {
+        self.0.get()
+    }
 }
 
 /// The top level of a capture: its planes, by position, and the profiler's own notes.
@@ -104,6 +133,7 @@ impl CaptureIndex {
                         index.planes_dropped = index.planes_dropped.saturating_add(1);
                         continue;
                     }
+                    let damage = Damage::default();
                     let name = match plane::read_plane_name(src, offset, len) {
                         Ok(name) => name,
                         Err(_) if plane_count == 1 => {
@@ -111,12 +141,18 @@ impl CaptureIndex {
                                 "its first plane does not decode as an XPlane".into(),
                             ))
                         }
-                        Err(_) => {
-                            // A damaged plane: index it nameless, it is skipped later.
+                        Err(e) => {
+                            // A damaged plane: indexed nameless, so nothing looks for it.
+                            damage.record(&e);
                             String::new()
                         }
                     };
-                    index.planes.push(PlaneRef { name, offset, len });
+                    index.planes.push(PlaneRef {
+                        name,
+                        offset,
+                        len,
+                        damage,
+                    });
                 }
                 (2..=4, StreamValue::Bytes { offset, len: n }) => {
                     let text =
@@ -130,10 +166,20 @@ impl CaptureIndex {
                         list.push(text);
                     }
                 }
-                (1..=4, _) => {
+                (1..=4, _) if plane_count == 0 => {
                     return Err(Error::NotACapture(
                         "its top-level fields do not have XSpace types".into(),
                     ));
+                }
+                (1..=4, _) => {
+                    // After good planes, a wrongly typed field is a corrupt tail.
+                    index.cut = Some(Cut {
+                        offset: at,
+                        file_bytes: len,
+                        declared_end: None,
+                        what: "a top-level field of the wrong type",
+                    });
+                    break;
                 }
                 _ if plane_count == 0 => {
                     return Err(Error::NotACapture(format!(
@@ -162,38 +208,83 @@ impl CaptureIndex {
     }
 
     /// What the report should say about the capture itself: a truncated or corrupt
-    /// tail, planes not indexed, and what the profiler reported (dropped events).
+    /// tail, damaged planes (as far as they have been read: call this after the
+    /// analysis), planes not indexed, and what the profiler reported (dropped events).
     pub fn notes(&self) -> Vec<Note> {
         let mut notes = Vec::new();
         if let Some(cut) = &self.cut {
-            let names: Vec<&str> = self
+            let mut names: Vec<String> = self
                 .planes
                 .iter()
-                .map(|p| p.name.as_str())
+                .map(|p| p.name.chars().take(40).collect::<String>())
                 .filter(|n| !n.is_empty())
-                .take(12)
+                .take(6)
                 .collect();
-            let text = match cut.declared_end {
+            if self.planes.len() > 6 {
+                names.push("…".into());
+            }
+            let missing: Vec<&str> = ["/host:metadata", "/host:CPU"]
+                .into_iter()
+                .filter(|m| !self.planes.iter().any(|p| p.name == *m))
+                .collect();
+            let missing = if missing.is_empty() {
+                String::new()
+            } else {
+                format!(", and none is {}", missing.join(" or "))
+            };
+            let problem = match cut.declared_end {
                 Some(end) => format!(
-                    "the capture is truncated: the file has {} bytes but its plane at byte {} runs to byte {};                      only the {} planes before it were read ({}); planes after them (perhaps /host:metadata or /host:CPU) are missing.                      Copy the file again, or capture again",
-                    cut.file_bytes,
-                    cut.offset,
-                    end,
-                    self.planes.len(),
-                    names.join(", ")
+                    "the capture is truncated (the file has {} bytes; its plane at byte {} runs to byte {})",
+                    cut.file_bytes, cut.offset, end
                 ),
                 None => format!(
-                    "the capture is corrupt from byte {} of {} ({}); only the {} planes before it were read ({}).                      Copy the file again, or capture again",
-                    cut.offset,
-                    cut.file_bytes,
-                    cut.what,
-                    self.planes.len(),
-                    names.join(", ")
+                    "the capture is corrupt from byte {} of {} ({})",
+                    cut.offset, cut.file_bytes, cut.what
                 ),
             };
+            let text = format!(
+                "{problem}: only the first {} planes were read and the rest is missing{missing}; \
+                 copy the file again, or capture again. Planes read: {}",
+                self.planes.len(),
+                names.join(", ")
+            );
             notes.push(Note {
                 id: "capture_truncated".into(),
                 text,
+            });
+        }
+        let damaged: Vec<String> = self
+            .planes
+            .iter()
+            .filter_map(|p| {
+                let (at, what) = p.damage.get()?;
+                let name = if p.name.is_empty() {
+                    format!("at byte {}", p.offset)
+                } else {
+                    p.name.chars().take(40).collect()
+                };
+                Some(format!("{name} from byte {at} ({what})"))
+            })
+            .collect();
+        if !damaged.is_empty() {
+            let mut listed: Vec<String> = damaged.iter().take(6).cloned().collect();
+            if damaged.len() > 6 {
+                listed.push(format!("and {} more", damaged.len().saturating_sub(6)));
+            }
+            notes.push(Note {
+                id: "plane_damaged".into(),
+                text: format!(
+                    "{} damaged: what follows the damage in {} was not read, so figures from {} \
+                     cover only the part before it; copy the file again, or capture again. Damaged: {}",
+                    if damaged.len() == 1 {
+                        "a plane of the capture is"
+                    } else {
+                        "planes of the capture are"
+                    },
+                    if damaged.len() == 1 { "it" } else { "each" },
+                    if damaged.len() == 1 { "it" } else { "them" },
+                    listed.join("; ")
+                ),
             });
         }
         if self.planes_dropped > 0 {
@@ -300,15 +391,17 @@ fn plane_end(bytes: &[u8]) -> Option<(u64, u64)> {
 }
 
 fn first_field_error(cut: Cut, e: Error) -> Error {
-    match cut.declared_end {
-        Some(end) => Error::Truncated {
+    match (cut.declared_end, e) {
+        (Some(end), _) => Error::Truncated {
             file_bytes: cut.file_bytes,
             needed: end,
         },
-        None => Error::NotACapture(format!("it does not decode as an XSpace protobuf: {e}")),
+        (None, Error::Corrupt { offset, what }) => Error::NotACapture(format!(
+            "it does not decode as an XSpace protobuf: at byte {offset}, {what}"
+        )),
+        (None, other) => other,
     }
 }
-
 /// Recognizes common files that people pass by mistake, to name them in the error.
 fn sniff_foreign_format(src: &dyn ByteSource) -> Result<(), Error> {
     let mut head = [0u8; 64];

@@ -4,7 +4,7 @@
 use std::collections::HashMap;
 
 use super::stat::{parse_stat, OwnedStat, StatRef, StatValue};
-use super::{PlaneRef, READ_CHUNK};
+use super::{Damage, PlaneRef, READ_CHUNK};
 use crate::error::Error;
 use crate::source::ByteSource;
 use crate::wire::{Fields, StreamReader, StreamValue, Value, WireError};
@@ -44,6 +44,7 @@ pub struct Plane {
     pub lines: Vec<(u64, u64)>,
     offset: u64,
     len: u64,
+    damage: Damage,
 }
 
 /// The header of a line, given to visitors with each of its events.
@@ -187,15 +188,31 @@ pub(super) fn read_plane_name(
 
 impl Plane {
     /// Reads the plane's metadata (id, name, stat names, event metadata, plane stats),
-    /// skipping its lines.
+    /// skipping its lines. Corrupt bytes end the reading there: the plane keeps what
+    /// came before and the damage is recorded on `at` (see [`Damage`]); only a failure
+    /// that is not the plane's own (none today) is an error.
     pub fn open(src: &dyn ByteSource, at: &PlaneRef) -> Result<Self, Error> {
         let mut plane = Plane {
             offset: at.offset,
             len: at.len,
+            damage: at.damage.clone(),
             ..Default::default()
         };
-        let end = at.offset.saturating_add(at.len);
-        let mut reader = StreamReader::over(src, READ_CHUNK, at.offset, end);
+        if let Err(e) = plane.read_metadata(src) {
+            plane.damage.record(&e);
+        }
+        Ok(plane)
+    }
+
+    /// Where the plane is damaged, if a reader has met corrupt bytes in it.
+    pub fn damage(&self) -> Option<&(u64, String)> {
+        self.damage.get()
+    }
+
+    fn read_metadata(&mut self, src: &dyn ByteSource) -> Result<(), Error> {
+        let plane = self;
+        let end = plane.offset.saturating_add(plane.len);
+        let mut reader = StreamReader::over(src, READ_CHUNK, plane.offset, end);
         while let Some((field, value)) = reader.next_field(end)? {
             match (field, value) {
                 (1, StreamValue::Varint(v)) => plane.id = v as i64,
@@ -233,7 +250,7 @@ impl Plane {
                 _ => {}
             }
         }
-        Ok(plane)
+        Ok(())
     }
 
     /// The plane's size in the file.
@@ -272,8 +289,21 @@ impl Plane {
             .map(|s| &s.value)
     }
 
-    /// Walks every line's events in file order, without allocating per event.
+    /// Walks every line's events in file order, without allocating per event. Corrupt
+    /// bytes end the walk there: the events before them have been visited, and the
+    /// damage is recorded for the report (see [`Damage`]).
     pub fn visit_events(
+        &self,
+        src: &dyn ByteSource,
+        visitor: &mut dyn EventVisitor,
+    ) -> Result<(), Error> {
+        if let Err(e) = self.walk_lines(src, visitor) {
+            self.damage.record(&e);
+        }
+        Ok(())
+    }
+
+    fn walk_lines(
         &self,
         src: &dyn ByteSource,
         visitor: &mut dyn EventVisitor,
@@ -338,9 +368,9 @@ fn visit_line(
     let mut pos = start;
     while pos < end {
         let mut jump = None;
-        let want = (end - pos).min(READ_CHUNK as u64) as usize;
+        let want = end.saturating_sub(pos).min(READ_CHUNK as u64) as usize;
         let window = reader.window_at(pos, want)?;
-        let complete = window.len() as u64 >= end - pos;
+        let complete = window.len() as u64 >= end.saturating_sub(pos);
         let mut fields = Fields::new(window);
         let mut consumed = 0usize;
         loop {
@@ -351,7 +381,7 @@ fn visit_line(
                 Err(WireError::Truncated | WireError::LengthPastEnd) if !complete => break,
                 Err(e) => {
                     return Err(Error::Corrupt {
-                        offset: pos + consumed as u64,
+                        offset: pos.saturating_add(consumed as u64),
                         what: e.describe(),
                     })
                 }
@@ -364,7 +394,7 @@ fn visit_line(
                 }
                 (3, Value::Varint(v)) => line.timestamp_ns = v as i64,
                 (4, Value::Bytes(raw)) => {
-                    let here = pos + consumed as u64;
+                    let here = pos.saturating_add(consumed as u64);
                     let wanted = match announced {
                         Some(w) => w,
                         None => {
@@ -431,9 +461,16 @@ fn visit_line(
                 Some(_) => {}
                 None => break,
             }
-            consumed = (reader.position() - pos) as usize;
+            consumed = reader.position().saturating_sub(pos) as usize;
         }
-        pos += consumed as u64;
+        // A walk that consumed nothing would never end: treat it as damage.
+        if consumed == 0 {
+            return Err(Error::Corrupt {
+                offset: pos,
+                what: "a line field could not be read",
+            });
+        }
+        pos = pos.saturating_add(consumed as u64);
     }
     Ok(())
 }

@@ -212,7 +212,7 @@ fn plan_lines(b: &mut Builder<'_>, m: &ModuleReport) {
             .iter()
             .filter(|x| x.role == Role::Forward && is_attention_square(&x.shape))
             .map(|x| x.bytes)
-            .sum();
+            .fold(0, u64::saturating_add);
         let mut fix = format!(
             "wrap the repeated block in jax.checkpoint (remat): keeps only its inputs and recomputes the rest in the backward pass, saving about {} (estimated); or use a smaller micro-batch with gradient accumulation (activations scale with batch × sequence)",
             mib(saving)
@@ -374,7 +374,11 @@ fn plan_lines(b: &mut Builder<'_>, m: &ModuleReport) {
             d.fits_after = fits;
         }
     }
-    let padded: u64 = p.live_at_peak.iter().map(|x| x.bytes).sum();
+    let padded: u64 = p
+        .live_at_peak
+        .iter()
+        .map(|x| x.bytes)
+        .fold(0, u64::saturating_add);
     if p.padding_bytes >= NOTEWORTHY && pct(p.padding_bytes, padded) >= 10.0 {
         let worst = p
             .live_at_peak
@@ -406,7 +410,10 @@ fn plan_lines(b: &mut Builder<'_>, m: &ModuleReport) {
             Remedy { fix: "make the last dimension a multiple of 128 and the second-to-last a multiple of 8 (e.g. (129, 1024) → (128, 1024))".into(), saving: Some(p.padding_bytes), cost: "a reshape or a different hidden size" },
         );
     }
-    let host = p.host_argument_bytes + p.host_output_bytes + p.host_temp_bytes;
+    let host = p
+        .host_argument_bytes
+        .saturating_add(p.host_output_bytes)
+        .saturating_add(p.host_temp_bytes);
     if host > 0 {
         let text = format!(
             "{} live in host memory (memory space 5, S(5)): {} parameters, {} outputs, {} temporary; not counted as device memory (read)",

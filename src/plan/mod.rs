@@ -10,7 +10,8 @@
     clippy::unwrap_used,
     clippy::expect_used,
     clippy::indexing_slicing,
-    clippy::panic
+    clippy::panic,
+    clippy::arithmetic_side_effects
 )]
 
 pub mod index;
@@ -39,6 +40,10 @@ const HOST_MEMORY_SPACE: i64 = 5;
 const TIMELINE_POINTS: usize = 2000;
 /// Buffers listed at the peak (the rest are summed into the totals only).
 const LIVE_BUFFERS_KEPT: usize = 200;
+/// No device holds a petabyte: a size above this (or below zero) means a corrupt plan.
+const IMPOSSIBLE_BYTES: i64 = 1 << 50;
+const IMPOSSIBLE_TEXT: &str = "the plan holds sizes no device has (negative, or above 1 PiB): \
+its HloProto is corrupt and these figures are not meaningful";
 
 /// A module's HloProto as found in the capture, not yet decoded.
 #[derive(Debug, Clone)]
@@ -201,11 +206,21 @@ pub fn analyze(hlo: &HloProto) -> Plan {
             }
         }
     }
-    plan.total_bytes = plan
-        .argument_bytes
-        .saturating_add(plan.output_bytes)
-        .saturating_add(plan.temp_bytes)
-        .saturating_sub(plan.alias_bytes);
+    // In u128 so that a saturated part does not cancel against the aliased bytes.
+    let total = u128::from(plan.argument_bytes)
+        .saturating_add(u128::from(plan.output_bytes))
+        .saturating_add(u128::from(plan.temp_bytes))
+        .saturating_sub(u128::from(plan.alias_bytes));
+    plan.total_bytes = u64::try_from(total).unwrap_or(u64::MAX);
+    let impossible = |size: i64| !(0..=IMPOSSIBLE_BYTES).contains(&size);
+    let corrupt_sizes = assignment
+        .buffer_allocations
+        .iter()
+        .any(|a| impossible(a.size))
+        || assignment
+            .logical_buffers
+            .iter()
+            .any(|b| impossible(b.size));
 
     let sizes = |id: i64| {
         index.buffer(id).map(|b| BufferSizes {
@@ -312,7 +327,7 @@ pub fn analyze(hlo: &HloProto) -> Plan {
     plan.padding_bytes = buffers
         .iter()
         .map(|b| b.bytes.saturating_sub(b.unpadded_bytes))
-        .sum();
+        .fold(0, u64::saturating_add);
     plan.scan_stacks = roles.scan_stacks(&live);
     buffers.sort_by(|a, b| b.bytes.cmp(&a.bytes).then_with(|| a.name.cmp(&b.name)));
     buffers.truncate(LIVE_BUFFERS_KEPT);
@@ -337,6 +352,12 @@ pub fn analyze(hlo: &HloProto) -> Plan {
     callbacks.sort();
     callbacks.dedup();
     plan.host_callbacks = callbacks;
+    if corrupt_sizes {
+        plan.replay_note = Some(match plan.replay_note.take() {
+            Some(note) => format!("{IMPOSSIBLE_TEXT}; {note}"),
+            None => IMPOSSIBLE_TEXT.into(),
+        });
+    }
     plan
 }
 

@@ -150,10 +150,14 @@ fn write_shape(shape: &ShapeProto, out: &mut String, depth: usize) {
             if i > 0 {
                 out.push_str(", ");
             }
-            write_shape(element, out, depth + 1);
+            write_shape(element, out, depth.saturating_add(1));
         }
         if shape.tuple_shapes.len() > 16 {
-            let _ = write!(out, ", … {} more", shape.tuple_shapes.len() - 16);
+            let _ = write!(
+                out,
+                ", … {} more",
+                shape.tuple_shapes.len().saturating_sub(16)
+            );
         }
         out.push(')');
         return;

@@ -180,7 +180,10 @@ pub struct Roles {
 
 impl Roles {
     pub fn total(&self) -> u64 {
-        self.forward + self.backward + self.workspace + self.other
+        self.forward
+            .saturating_add(self.backward)
+            .saturating_add(self.workspace)
+            .saturating_add(self.other)
     }
 
     pub fn get(&self, role: Role) -> u64 {

@@ -307,7 +307,7 @@ fn render_plan(out: &mut String, m: &ModuleReport, top: usize) {
         mib(p.padding_bytes),
         p.remat_instructions
     );
-    if p.host_argument_bytes + p.host_output_bytes + p.host_temp_bytes > 0 {
+    if p.host_argument_bytes > 0 || p.host_output_bytes > 0 || p.host_temp_bytes > 0 {
         let _ = writeln!(
             out,
             "  host memory (S(5), not device memory): parameters {}, outputs {}, temporary {}",
@@ -360,7 +360,12 @@ fn render_plan(out: &mut String, m: &ModuleReport, top: usize) {
         );
     }
     if p.live_at_peak.len() > top {
-        let rest: u64 = p.live_at_peak.iter().skip(top).map(|b| b.bytes).sum();
+        let rest: u64 = p
+            .live_at_peak
+            .iter()
+            .skip(top)
+            .map(|b| b.bytes)
+            .fold(0, u64::saturating_add);
         let _ = writeln!(
             out,
             "  … {} more buffers, {}",

@@ -170,27 +170,72 @@ pub fn execution_label(
     e: &ExecutionRecord,
     modules: &[ModuleKey<'_>],
 ) -> Option<String> {
-    let name = e
-        .module
-        .and_then(|m| scan.module_names.get(m as usize))
-        .map(String::as_str);
-    if let Some(pid) = e.program_id {
-        if let Some(m) = modules
-            .iter()
-            .find(|m| m.program_id == pid && name.is_none_or(|n| n == m.name))
-        {
-            return Some(m.label.to_owned());
+    ModuleLookup::new(modules).label(scan, e)
+}
+
+/// Every launch's label ([`execution_label`]), with the modules indexed once: a
+/// capture with thousands of modules and a million launches stays linear.
+pub fn execution_labels(scan: &RuntimeScan, modules: &[ModuleKey<'_>]) -> Vec<Option<String>> {
+    let lookup = ModuleLookup::new(modules);
+    scan.executions
+        .iter()
+        .map(|e| lookup.label(scan, e))
+        .collect()
+}
+
+/// The first module (in order) for each key [`execution_label`] matches on.
+struct ModuleLookup<'m> {
+    by_program: HashMap<u64, &'m str>,
+    by_program_name: HashMap<(u64, &'m str), &'m str>,
+    by_label: HashMap<&'m str, &'m str>,
+    /// Name → (first label, how many modules have the name).
+    by_name: HashMap<&'m str, (&'m str, usize)>,
+}
+
+impl<'m> ModuleLookup<'m> {
+    fn new(modules: &'m [ModuleKey<'m>]) -> Self {
+        let mut lookup = ModuleLookup {
+            by_program: HashMap::new(),
+            by_program_name: HashMap::new(),
+            by_label: HashMap::new(),
+            by_name: HashMap::new(),
+        };
+        for m in modules {
+            lookup.by_program.entry(m.program_id).or_insert(m.label);
+            lookup
+                .by_program_name
+                .entry((m.program_id, m.name))
+                .or_insert(m.label);
+            lookup.by_label.entry(m.label).or_insert(m.label);
+            let slot = lookup.by_name.entry(m.name).or_insert((m.label, 0));
+            slot.1 = slot.1.saturating_add(1);
         }
+        lookup
     }
-    let name = name?;
-    // A TPU module line names the module by its label already.
-    if let Some(m) = modules.iter().find(|m| m.label == name) {
-        return Some(m.label.to_owned());
-    }
-    let mut matching = modules.iter().filter(|m| m.name == name);
-    match (matching.next(), matching.next()) {
-        (Some(m), None) => Some(m.label.to_owned()),
-        _ => Some(format!("{name}(?)")),
+
+    fn label(&self, scan: &RuntimeScan, e: &ExecutionRecord) -> Option<String> {
+        let name = e
+            .module
+            .and_then(|m| scan.module_names.get(m as usize))
+            .map(String::as_str);
+        if let Some(pid) = e.program_id {
+            let found = match name {
+                Some(n) => self.by_program_name.get(&(pid, n)),
+                None => self.by_program.get(&pid),
+            };
+            if let Some(label) = found {
+                return Some((*label).to_owned());
+            }
+        }
+        let name = name?;
+        // A TPU module line names the module by its label already.
+        if let Some(label) = self.by_label.get(name) {
+            return Some((*label).to_owned());
+        }
+        match self.by_name.get(name) {
+            Some((label, 1)) => Some((*label).to_owned()),
+            _ => Some(format!("{name}(?)")),
+        }
     }
 }
 
@@ -330,7 +375,9 @@ pub fn summarize(
         .map(|(i, _)| i)
         .collect();
     for (i, e) in scan.executions.iter().enumerate() {
-        if i >= EXECUTIONS_LISTED && !selected_indices.contains(&i) {
+        let is_selected =
+            selected.is_some() && labels.get(i).and_then(|l| l.as_deref()) == selected;
+        if i >= EXECUTIONS_LISTED && !is_selected {
             continue;
         }
         runtime.executions.push(Execution {
@@ -341,7 +388,7 @@ pub fn summarize(
                 .unwrap_or_else(|| "?".into()),
             run_id: e.run_id,
             start_ns: e.start_ps as f64 / 1000.0,
-            duration_ns: (e.end_ps - e.start_ps) as f64 / 1000.0,
+            duration_ns: e.end_ps.saturating_sub(e.start_ps) as f64 / 1000.0,
             in_use_at_start_bytes: in_use_at(e.start_ps),
             launched_kernels: if scan.kernels > 0 {
                 Some(e.launched_kernels)
@@ -351,7 +398,11 @@ pub fn summarize(
         });
     }
 
-    let retry_total: i64 = scan.retries.iter().map(|r| r.duration_ps).sum();
+    let retry_total: i64 = scan
+        .retries
+        .iter()
+        .map(|r| r.duration_ps.max(0))
+        .fold(0, i64::saturating_add);
     let ordinals = execution_ordinals(labels);
     let mut waiting: Vec<String> = Vec::new();
     for r in &scan.retries {
@@ -686,7 +737,7 @@ fn host_events_between(
             }
             let g = self.groups.entry(event.metadata_id).or_insert((0, 0));
             g.0 += 1;
-            g.1 += event.duration_ps;
+            g.1 = g.1.saturating_add(event.duration_ps.max(0));
         }
     }
     let mut out: Vec<HostEventGroup> = Vec::new();
