@@ -327,7 +327,7 @@ async function loadUrl(url) {
   } catch (e) {
     hideProgress();
     mark('error');
-    status('error', `Could not fetch ${clean(target.href, 300)}: ${clean(e.message || String(e), 300)}. The capture's server must be this page's origin, or allow it by CORS and be listed in the page's Content-Security-Policy connect-src (see EMBEDDING.md).`);
+    status('error', `Could not fetch ${clean(target.href, 300)}: ${clean(e.message || String(e), 300)}. The capture's server must be this page's origin, or allow it by CORS and be listed in the page's Content-Security-Policy connect-src (see the README, "The web page, and embedding oomlens").`);
   }
 }
 
