@@ -213,10 +213,27 @@ fn plan_lines(b: &mut Builder<'_>, m: &ModuleReport) {
             .filter(|x| x.role == Role::Forward && is_attention_square(&x.shape))
             .map(|x| x.bytes)
             .fold(0, u64::saturating_add);
-        let mut fix = format!(
-            "wrap the repeated block in jax.checkpoint (remat): keeps only its inputs and recomputes the rest in the backward pass, saving about {} (estimated); or use a smaller micro-batch with gradient accumulation (activations scale with batch × sequence)",
-            mib(saving)
-        );
+        // Remat saves all but the largest buffer; with a single forward buffer it saves
+        // nothing, and a smaller micro-batch is the fix that shrinks it.
+        let (mut fix, saving, cost) = if saving > 0 {
+            (
+                format!(
+                    "wrap the repeated block in jax.checkpoint (remat): keeps only its inputs and recomputes the rest in the backward pass, saving about {} (estimated); or use a smaller micro-batch with gradient accumulation (activations scale with batch × sequence)",
+                    mib(saving)
+                ),
+                saving,
+                "about one more forward pass per step (~+30% step time)",
+            )
+        } else {
+            (
+                format!(
+                    "halve the micro-batch and accumulate gradients over two: the activations kept for backward scale with the batch, saving about {} (estimated)",
+                    mib(roles.forward / 2)
+                ),
+                roles.forward / 2,
+                "twice as many steps per batch",
+            )
+        };
         if squares > 0 {
             fix.push_str(&format!(
                 "; {} are S×S attention buffers: halving the sequence shrinks them 4× ({} saved, estimated); with a fused attention kernel, check that these buffers leave the plan",
@@ -238,7 +255,7 @@ fn plan_lines(b: &mut Builder<'_>, m: &ModuleReport) {
             Label::Read,
             text,
             "activations saved for the backward pass grow with batch × sequence; naive attention adds B·H·S·S per layer",
-            Remedy { fix, saving: Some(saving), cost: "about one more forward pass per step (~+30% step time)" },
+            Remedy { fix, saving: Some(saving), cost },
         );
     }
     if roles_matter && heap > 0 && pct(roles.backward, heap) >= 40.0 {
