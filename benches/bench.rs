@@ -67,12 +67,13 @@ fn make_capture(source: &Path, target: &Path, copies: u64) -> std::io::Result<u6
 fn xprof_dir(capture: &Path) -> std::io::Result<PathBuf> {
     // XProf writes caches beside the capture: give it a run folder of links.
     let dir = capture.with_extension("xprof");
+    // A fresh folder each time: XProf caches its results there, and a cached answer
+    // would time a file read, not the analysis.
+    let _ = std::fs::remove_dir_all(&dir);
     let run = dir.join("plugins/profile/run");
     std::fs::create_dir_all(&run)?;
     let link = run.join("host.xplane.pb");
-    if !link.exists() {
-        std::os::unix::fs::symlink(std::fs::canonicalize(capture)?, &link)?;
-    }
+    std::os::unix::fs::symlink(std::fs::canonicalize(capture)?, &link)?;
     Ok(dir)
 }
 
@@ -190,9 +191,10 @@ fn main() {
             )
         );
         if have_xprof && bytes <= XPROF_MAX_BYTES {
-            if let Ok(dir) = xprof_dir(&capture) {
+            {
                 for tool in ["get_memory_profile", "get_peak_allocations"] {
-                    let m = measure(Command::new("xprof").arg(tool).arg(&dir));
+                    let Ok(dir) = xprof_dir(&capture) else { continue };
+                    let m = measure(Command::new("xprof").arg(tool).arg(&dir).arg("--bypass_cache=True"));
                     println!(
                         "{}",
                         row(&label, bytes, &m).replacen(

@@ -1,0 +1,47 @@
+// The page's side of the size benchmark (BENCHMARKS.md): opens the built site in
+// headless Chromium, gives it each capture through the file input (a disk-backed
+// File: the page never holds the file in memory), and reports the time from the drop
+// to the finished report, the engine's memory and the browser's peak resident memory.
+//
+//   npm run build && node scripts/bench-page.mjs bench-out/scaled_1GB.xplane.pb ...
+import { execFileSync } from 'node:child_process';
+import { statSync } from 'node:fs';
+import { launch, openPage, runsSoFar, startServer, waitForRun } from '../tests/web/helpers.mjs';
+
+/** Resident memory of every Chromium process, in bytes (the whole browser, summed). */
+function browserRss() {
+  try {
+    const out = execFileSync('ps', ['-C', 'chromium', '-o', 'rss='], { encoding: 'utf8' });
+    return out.split('\n').map(Number).filter(Boolean).reduce((a, b) => a + b, 0) * 1024;
+  } catch {
+    return 0;
+  }
+}
+
+const files = process.argv.slice(2);
+if (!files.length) {
+  console.error('usage: node scripts/bench-page.mjs CAPTURE...');
+  process.exit(2);
+}
+const { server, url } = await startServer();
+const browser = await launch();
+try {
+  const { page } = await openPage(browser.context, url);
+  console.log('| size | drop → report | throughput | engine memory | browser peak RSS |\n|---|---|---|---|---|');
+  for (const file of files) {
+    const size = statSync(file).size;
+    const runs = await runsSoFar(page);
+    let peak = browserRss();
+    const sampler = setInterval(() => { peak = Math.max(peak, browserRss()); }, 100);
+    const started = Date.now();
+    await page.setInputFiles('#file-input', file);
+    const state = await waitForRun(page, runs, 600000);
+    const seconds = (Date.now() - started) / 1000;
+    clearInterval(sampler);
+    const memory = Number(await page.evaluate(() => document.getElementById('engine-info').dataset.memory || 0));
+    console.log(`| ${(size / 1e9).toFixed(2)} GB | ${state === 'done' ? seconds.toFixed(2) + ' s' : state} | ${(size / 1e6 / seconds).toFixed(0)} MB/s | ${(memory / 1048576).toFixed(1)} MiB | ${(peak / 1048576).toFixed(0)} MiB |`);
+  }
+} finally {
+  await browser.close();
+  server.close();
+}
