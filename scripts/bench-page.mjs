@@ -8,13 +8,22 @@ import { execFileSync } from 'node:child_process';
 import { statSync } from 'node:fs';
 import { launch, openPage, runsSoFar, startServer, waitForRun } from '../tests/web/helpers.mjs';
 
-/** Resident memory of every Chromium process, in bytes (the whole browser, summed). */
+/** Resident memory of Chromium's processes, in bytes: all of them summed, and the
+ * renderers (where the page and its worker run: the tab). */
 function browserRss() {
   try {
-    const out = execFileSync('ps', ['-C', 'chromium', '-o', 'rss='], { encoding: 'utf8' });
-    return out.split('\n').map(Number).filter(Boolean).reduce((a, b) => a + b, 0) * 1024;
+    const out = execFileSync('ps', ['-C', 'chromium', '-o', 'rss=,args='], { encoding: 'utf8' });
+    let all = 0;
+    let renderer = 0;
+    for (const line of out.split('\n')) {
+      const kib = Number(line.trim().split(/\s+/)[0]);
+      if (!kib) continue;
+      all += kib * 1024;
+      if (line.includes('--type=renderer')) renderer += kib * 1024;
+    }
+    return { all, renderer };
   } catch {
-    return 0;
+    return { all: 0, renderer: 0 };
   }
 }
 
@@ -27,19 +36,23 @@ const { server, url } = await startServer();
 const browser = await launch();
 try {
   const { page } = await openPage(browser.context, url);
-  console.log('| size | drop → report | throughput | engine memory | browser peak RSS |\n|---|---|---|---|---|');
+  console.log('| size | drop → report | throughput | engine memory | tab (renderer) peak RSS | whole browser peak RSS |\n|---|---|---|---|---|---|');
   for (const file of files) {
     const size = statSync(file).size;
     const runs = await runsSoFar(page);
-    let peak = browserRss();
-    const sampler = setInterval(() => { peak = Math.max(peak, browserRss()); }, 100);
+    const peak = browserRss();
+    const sampler = setInterval(() => {
+      const now = browserRss();
+      peak.all = Math.max(peak.all, now.all);
+      peak.renderer = Math.max(peak.renderer, now.renderer);
+    }, 100);
     const started = Date.now();
     await page.setInputFiles('#file-input', file);
     const state = await waitForRun(page, runs, 600000);
     const seconds = (Date.now() - started) / 1000;
     clearInterval(sampler);
     const memory = Number(await page.evaluate(() => document.getElementById('engine-info').dataset.memory || 0));
-    console.log(`| ${(size / 1e9).toFixed(2)} GB | ${state === 'done' ? seconds.toFixed(2) + ' s' : state} | ${(size / 1e6 / seconds).toFixed(0)} MB/s | ${(memory / 1048576).toFixed(1)} MiB | ${(peak / 1048576).toFixed(0)} MiB |`);
+    console.log(`| ${(size / 1e9).toFixed(2)} GB | ${state === 'done' ? seconds.toFixed(2) + ' s' : state} | ${(size / 1e6 / seconds).toFixed(0)} MB/s | ${(memory / 1048576).toFixed(1)} MiB | ${(peak.renderer / 1048576).toFixed(0)} MiB | ${(peak.all / 1048576).toFixed(0)} MiB |`);
   }
 } finally {
   await browser.close();
