@@ -13,7 +13,12 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     };
     let src = FileSource::open(std::path::Path::new(path))?;
     let capture = CaptureIndex::scan(&src)?;
-    for entry in find_modules(&src, &capture)? {
+    let planes = capture
+        .planes
+        .iter()
+        .map(|p| oomlens::capture::Plane::open(&src, p))
+        .collect::<Result<Vec<_>, _>>()?;
+    for entry in find_modules(&planes) {
         if !entry.label.contains(wanted.as_str()) {
             continue;
         }

@@ -1,13 +1,16 @@
 //! The pipeline for one host file: capture index → plans and runtime → module
 //! selection → diagnosis → [`HostReport`]. Renderers only read what this returns.
 
-use crate::capture::{CaptureIndex, Plane};
+use crate::capture::{CaptureIndex, Plane, PlaneRef};
 use crate::diagnosis;
 use crate::error::Error;
 use crate::plan::{self, METADATA_PLANE};
-use crate::report::model::{HostReport, ModuleReport, Note, PlaneSummary};
-use crate::runtime::{self, ModuleKey};
+use crate::report::model::{
+    Category, Headline, HeadlineFigure, HostReport, Label, ModuleReport, Note, PlaneSummary,
+};
+use crate::runtime::{self, ModuleKey, SelectedPlan};
 use crate::source::ByteSource;
+use crate::units::{gib, mib};
 
 /// What the user asked for.
 #[derive(Debug, Clone, Default)]
@@ -38,19 +41,38 @@ pub fn analyze(
         file_bytes: total,
         ..Default::default()
     };
+    // The plan and host planes' metadata is read once and shared by every stage below;
+    // device planes (often many, each with its own kernel names) are opened one at a
+    // time by the runtime scan, so memory does not grow with their number.
+    let mut planes: Vec<Plane> = Vec::new();
+    let mut device_planes: Vec<PlaneRef> = Vec::new();
+    let mut line_counts: Vec<Option<usize>> = Vec::with_capacity(capture.planes.len());
     for p in &capture.planes {
-        let lines = Plane::open(src, p)
-            .map(|plane| plane.line_count)
-            .unwrap_or(0);
-        report.planes.push(PlaneSummary {
-            name: p.name.clone(),
-            bytes: p.len,
-            lines,
-        });
+        if p.name.starts_with(runtime::DEVICE_PLANE_PREFIX) {
+            device_planes.push(p.clone());
+            line_counts.push(None);
+            continue;
+        }
+        match Plane::open(src, p) {
+            Ok(plane) => {
+                line_counts.push(Some(plane.line_count));
+                planes.push(plane);
+            }
+            Err(e) => {
+                line_counts.push(Some(0));
+                report.notes.push(Note {
+                    id: "plane_unreadable".into(),
+                    text: format!(
+                        "plane {} could not be read ({e}); the report leaves it out",
+                        p.name
+                    ),
+                });
+            }
+        }
     }
 
     progress("plan", 0, total);
-    let entries = plan::find_modules(src, &capture)?;
+    let entries = plan::find_modules(&planes);
     for entry in &entries {
         match entry.decode(src) {
             Ok(hlo) => {
@@ -88,8 +110,17 @@ pub fn analyze(
         });
     }
 
-    progress("runtime", 0, total);
-    let scan = runtime::scan(src, &capture)?;
+    progress("runtime scan", 0, total);
+    let scan = runtime::scan(src, &planes, &device_planes)?;
+    let mut device_lines = scan.device_line_counts.iter();
+    for (p, lines) in capture.planes.iter().zip(line_counts) {
+        let lines = lines.or_else(|| device_lines.next().copied()).unwrap_or(0);
+        report.planes.push(PlaneSummary {
+            name: p.name.clone(),
+            bytes: p.len,
+            lines,
+        });
+    }
     let keys: Vec<ModuleKey<'_>> = report
         .modules
         .iter()
@@ -115,17 +146,34 @@ pub fn analyze(
             .then_with(|| a.label.cmp(&b.label))
     });
 
+    progress("runtime summary", 0, total);
     let (selected, reason) = select_module(&report, &scan, &labels, options)?;
     report.selected_module = selected.clone();
     report.selection_reason = reason;
-    let outputs = selected
+    let selected_module = selected
         .as_deref()
-        .and_then(|s| report.modules.iter().find(|m| m.label == s))
-        .map(|m| m.plan.non_aliased_output_bytes)
-        .unwrap_or(0);
+        .and_then(|s| report.modules.iter().find(|m| m.label == s));
+    let plan = SelectedPlan {
+        label: selected.as_deref(),
+        non_aliased_outputs: selected_module
+            .map(|m| m.plan.non_aliased_output_bytes)
+            .unwrap_or(0),
+        // Every parameter allocation is held for the whole program, so each is among
+        // the buffers listed at the peak (at its own size, device memory only).
+        parameter_sizes: selected_module
+            .map(|m| {
+                m.plan
+                    .live_at_peak
+                    .iter()
+                    .filter(|b| b.category == Category::Parameter && b.memory_space == 0)
+                    .map(|b| b.bytes)
+                    .collect()
+            })
+            .unwrap_or_default(),
+    };
     let has_runtime = !scan.executions.is_empty() || !scan.allocators.is_empty();
     if has_runtime {
-        let rt = runtime::summarize(src, &capture, &scan, &labels, selected.as_deref(), outputs)?;
+        let rt = runtime::summarize(src, &planes, &scan, &labels, &plan)?;
         if let Some(text) = runtime::xprof_capacity_note(&rt) {
             report.notes.push(Note {
                 id: "xprof_capacity".into(),
@@ -147,13 +195,138 @@ pub fn analyze(
     // What the capture itself lacks (a cut tail, damaged planes), known now that every
     // plane has been read, goes first.
     report.notes.splice(0..0, capture.notes());
+    progress("diagnosis", 0, total);
     report.error = options
         .error_text
         .as_deref()
         .map(|t| diagnosis::error_text::parse(t, &report));
+    report.capacity_bytes = diagnosis::capacity(&report);
     report.diagnosis = diagnosis::diagnose(&report, &capture);
+    report.headline = headline(&report);
     progress("done", total, total);
     Ok(report)
+}
+
+/// GiB from 1 GiB up, MiB below, as the headline quotes it.
+fn size(bytes: u64) -> String {
+    if bytes >= 1 << 30 {
+        gib(bytes)
+    } else {
+        mib(bytes)
+    }
+}
+
+fn figure(name: &str, bytes: u64, label: Label) -> HeadlineFigure {
+    HeadlineFigure {
+        name: name.into(),
+        bytes,
+        shown: size(bytes),
+        label,
+    }
+}
+
+/// The verdict in one sentence, from what the report already holds: the selected
+/// module's plan against the device pool, the growth line, and allocator waits.
+pub fn headline(report: &HostReport) -> Headline {
+    let module = report
+        .selected_module
+        .as_deref()
+        .and_then(|s| report.modules.iter().find(|m| m.label == s));
+    let capacity = report.capacity_bytes;
+    let runtime = report.runtime.as_ref();
+    let growth = report
+        .diagnosis
+        .iter()
+        .any(|d| d.id == "growth_per_execution")
+        .then(|| runtime.and_then(|r| r.growth_per_execution_bytes))
+        .flatten()
+        .filter(|&g| g > 0)
+        .map(|g| g as u64);
+    let ran_out = runtime
+        .map(|r| r.retry.count > 0 && !r.retry.any_execution_started_after)
+        .unwrap_or(false);
+    let make = |verdict: &str, text: String, figures: Vec<HeadlineFigure>| Headline {
+        verdict: verdict.into(),
+        text,
+        figures,
+    };
+    match (module, capacity) {
+        (Some(m), Some(cap)) if m.plan.total_bytes > cap => {
+            let needs = figure("needs", m.plan.total_bytes, Label::Read);
+            let capacity = figure("capacity", cap, Label::Measured);
+            make(
+                "does_not_fit",
+                format!(
+                    "The step does not fit: needs {}, capacity {}",
+                    needs.shown, capacity.shown
+                ),
+                vec![needs, capacity],
+            )
+        }
+        (_, cap) if growth.is_some() => {
+            let g = figure("growth_per_execution", growth.unwrap_or(0), Label::Measured);
+            let text = if cap.is_some() && module.is_some() {
+                format!("Fits, but grows {} per execution: a leak", g.shown)
+            } else {
+                format!("Grows {} per execution: a leak", g.shown)
+            };
+            make("leak", text, vec![g])
+        }
+        (Some(m), Some(cap)) if ran_out => {
+            let needs = figure("needs", m.plan.total_bytes, Label::Read);
+            let capacity = figure("capacity", cap, Label::Measured);
+            make(
+                "ran_out",
+                format!(
+                    "The step fits (needs {} of capacity {}), but the allocator ran out of memory during the capture",
+                    needs.shown, capacity.shown
+                ),
+                vec![needs, capacity],
+            )
+        }
+        (Some(m), Some(cap)) => {
+            let peak = figure("peak", m.plan.peak_bytes, Label::Read);
+            let capacity = figure("capacity", cap, Label::Measured);
+            make(
+                "fits",
+                format!("Fits: peak {} of capacity {}", peak.shown, capacity.shown),
+                vec![peak, capacity],
+            )
+        }
+        (Some(m), None) => {
+            let needs = figure("needs", m.plan.total_bytes, Label::Read);
+            make(
+                "plan_only",
+                format!(
+                    "Needs {}; the capture has no allocator events, so the capacity is unknown",
+                    needs.shown
+                ),
+                vec![needs],
+            )
+        }
+        (None, Some(cap)) => {
+            let peak = runtime
+                .and_then(|r| r.allocators.iter().find(|a| !a.name.contains("host")))
+                .map(|a| a.peak_in_use_bytes)
+                .unwrap_or(0);
+            let peak = figure("peak_in_use", peak, Label::Measured);
+            let capacity = figure("capacity", cap, Label::Measured);
+            make(
+                "runtime_only",
+                format!(
+                    "No compiled plan in the capture: peak in use {} of capacity {}",
+                    peak.shown, capacity.shown
+                ),
+                vec![peak, capacity],
+            )
+        }
+        (None, None) => make(
+            "empty",
+            "Nothing to compare: the capture holds neither a compiled plan nor allocator events"
+                .into(),
+            Vec::new(),
+        ),
+    }
 }
 
 /// `jit_f` from `jit_f(12)`.
@@ -188,30 +361,41 @@ fn select_module(
         };
     }
     if scan.kernels > 0 {
-        // The last launch of each module: one that launched no kernel is where it ran out.
-        let mut last: Vec<(&str, bool, i64)> = Vec::new();
+        // The last launch of each module: one that launched no kernel is where it ran
+        // out — if it waited for memory (AllocatorRetry), or if its plan allocates
+        // anything worth a kernel (a module of aliases and bitcasts launches none).
+        let mut last: Vec<(&str, &runtime::scan::ExecutionRecord)> = Vec::new();
         let mut slot_of: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
         for (e, l) in scan.executions.iter().zip(labels) {
             let Some(l) = l.as_deref() else { continue };
             let at = *slot_of.entry(l).or_insert_with(|| {
-                last.push((l, false, 0));
+                last.push((l, e));
                 last.len() - 1
             });
             if let Some(slot) = last.get_mut(at) {
-                *slot = (l, e.launched_kernels, e.start_ps);
+                slot.1 = e;
             }
         }
-        if let Some((label, _, _)) = last
+        let adds = |label: &str| {
+            report
+                .modules
+                .iter()
+                .find(|m| m.label == label)
+                .map(|m| m.plan.total_bytes.saturating_sub(m.plan.parameter_bytes))
+        };
+        let failed = last
             .iter()
-            .filter(|(_, launched, _)| !launched)
-            .max_by_key(|(_, _, t)| *t)
-        {
-            if report.modules.iter().any(|m| m.label == *label) {
-                return Ok((
-                    Some((*label).to_owned()),
-                    "its last execution launched no kernel: it is where memory ran out".into(),
-                ));
-            }
+            .filter(|(l, e)| {
+                !e.launched_kernels && adds(l).is_some_and(|a| e.waited_for_memory || a >= 1 << 20)
+            })
+            .max_by_key(|(_, e)| (e.waited_for_memory, e.start_ps));
+        if let Some((label, e)) = failed {
+            let why = if e.waited_for_memory {
+                "its last execution waited for memory (AllocatorRetry) and launched no kernel: it is where memory ran out"
+            } else {
+                "its last execution launched no kernel: it is where memory ran out"
+            };
+            return Ok((Some((*label).to_owned()), why.into()));
         }
     }
     if let Some(m) = report
@@ -232,4 +416,89 @@ fn select_module(
         ),
         None => (None, "the capture holds no module plan".into()),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::model::{AllocatorSummary, Diagnosis, Runtime};
+
+    const GIB: u64 = 1 << 30;
+
+    fn report(total: u64, peak: u64, capacity: Option<u64>) -> HostReport {
+        let mut module = ModuleReport {
+            label: "jit_step(1)".into(),
+            ..Default::default()
+        };
+        module.plan.total_bytes = total;
+        module.plan.peak_bytes = peak;
+        HostReport {
+            modules: vec![module],
+            selected_module: Some("jit_step(1)".into()),
+            capacity_bytes: capacity,
+            runtime: capacity.map(|c| Runtime {
+                allocators: vec![AllocatorSummary {
+                    name: "GPU_0_bfc".into(),
+                    capacity_bytes: c,
+                    peak_in_use_bytes: c / 2,
+                    ..Default::default()
+                }],
+                ..Default::default()
+            }),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn headline_does_not_fit() {
+        let h = headline(&report(3_994_000_000, 3 * GIB, Some(2_995_000_000)));
+        assert_eq!(h.verdict, "does_not_fit");
+        assert_eq!(
+            h.text,
+            "The step does not fit: needs 3.72 GiB, capacity 2.79 GiB"
+        );
+        assert_eq!(h.figures[0].label, Label::Read);
+        assert_eq!(h.figures[1].label, Label::Measured);
+    }
+
+    #[test]
+    fn headline_leak_needs_the_growth_line() {
+        let mut r = report(GIB, GIB, Some(4 * GIB));
+        if let Some(rt) = r.runtime.as_mut() {
+            rt.growth_per_execution_bytes = Some(109_051_904);
+        }
+        assert_eq!(headline(&r).verdict, "fits", "no diagnosis line: no leak");
+        r.diagnosis.push(Diagnosis {
+            id: "growth_per_execution".into(),
+            label: Label::Measured,
+            text: String::new(),
+            cause: String::new(),
+            fix: None,
+            saving_bytes: None,
+            cost: None,
+            fits_after: None,
+            check: None,
+        });
+        let h = headline(&r);
+        assert_eq!(h.verdict, "leak");
+        assert_eq!(h.text, "Fits, but grows 104 MiB per execution: a leak");
+    }
+
+    #[test]
+    fn headline_fits_plan_only_runtime_only_empty() {
+        let h = headline(&report(GIB, 788 << 20, Some(4 * GIB)));
+        assert_eq!(h.text, "Fits: peak 788 MiB of capacity 4.00 GiB");
+        let h = headline(&report(2 * GIB, GIB, None));
+        assert_eq!(h.verdict, "plan_only");
+        let mut r = report(0, 0, Some(4 * GIB));
+        r.modules.clear();
+        r.selected_module = None;
+        let h = headline(&r);
+        assert_eq!(h.verdict, "runtime_only");
+        assert_eq!(
+            h.text,
+            "No compiled plan in the capture: peak in use 2.00 GiB of capacity 4.00 GiB"
+        );
+        assert_eq!(headline(&HostReport::default()).verdict, "empty");
+    }
 }

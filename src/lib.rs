@@ -43,6 +43,16 @@ pub fn report(hosts: Vec<HostReport>) -> Report {
 /// Analyzes every host file under `path` (a file or a capture directory).
 #[cfg(not(target_arch = "wasm32"))]
 pub fn analyze_path(path: &std::path::Path, options: &Options) -> Result<Report, Error> {
+    analyze_path_with_progress(path, options, &mut |_, _, _| {})
+}
+
+/// [`analyze_path`], reporting each phase as it starts.
+#[cfg(not(target_arch = "wasm32"))]
+pub fn analyze_path_with_progress(
+    path: &std::path::Path,
+    options: &Options,
+    progress: analysis::Progress<'_>,
+) -> Result<Report, Error> {
     let files = input::resolve(path)?;
     let mut hosts = Vec::with_capacity(files.len());
     for f in files {
@@ -55,7 +65,7 @@ pub fn analyze_path(path: &std::path::Path, options: &Options) -> Result<Report,
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_default();
-        hosts.push(analyze(&src, &f.host, &name, options, &mut |_, _, _| {})?);
+        hosts.push(analyze(&src, &f.host, &name, options, &mut *progress)?);
     }
     Ok(report(hosts))
 }

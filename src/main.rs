@@ -75,7 +75,25 @@ fn main() -> ExitCode {
         module: cli.module.clone(),
         error_text,
     };
-    let report = match oomlens::analyze_path(&cli.path, &options) {
+    // OOMLENS_TIMING=1 prints how long each phase took, for benchmarks.
+    let timing = std::env::var_os("OOMLENS_TIMING").is_some();
+    let started = std::time::Instant::now();
+    let mut last: Option<(String, std::time::Instant)> = None;
+    let mut on_phase = |phase: &str, _done: u64, _total: u64| {
+        if !timing {
+            return;
+        }
+        let now = std::time::Instant::now();
+        if let Some((name, at)) = last.take() {
+            eprintln!("oomlens: {name}: {:.3} s", (now - at).as_secs_f64());
+        }
+        last = Some((phase.to_owned(), now));
+    };
+    let result = oomlens::analyze_path_with_progress(&cli.path, &options, &mut on_phase);
+    if timing {
+        eprintln!("oomlens: total: {:.3} s", started.elapsed().as_secs_f64());
+    }
+    let report = match result {
         Ok(r) => r,
         Err(e) => return fail(e),
     };

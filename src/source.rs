@@ -26,6 +26,13 @@ pub trait ByteSource {
     fn is_empty(&self) -> bool {
         self.len() == 0
     }
+
+    /// A second, independent handle on the same bytes that another thread can read,
+    /// where the source supports it (a file does); `None` keeps the analysis on one
+    /// thread (a browser `File`, which only its worker may read).
+    fn share(&self) -> Option<Box<dyn ByteSource + Send + Sync>> {
+        None
+    }
 }
 
 impl ByteSource for [u8] {
@@ -84,6 +91,14 @@ impl FileSource {
 impl ByteSource for FileSource {
     fn len(&self) -> u64 {
         self.len
+    }
+
+    fn share(&self) -> Option<Box<dyn ByteSource + Send + Sync>> {
+        let file = self.file.try_clone().ok()?;
+        Some(Box::new(FileSource {
+            file,
+            len: self.len,
+        }))
     }
 
     #[cfg(unix)]

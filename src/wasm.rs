@@ -2,6 +2,7 @@
 //! the same analysis as the CLI; a dropped `File` is read in slices through
 //! `FileReaderSync`, so a multi-gigabyte capture never becomes one `ArrayBuffer`.
 
+use std::cell::{Cell, RefCell};
 use std::io;
 
 use serde::Deserialize;
@@ -11,14 +12,74 @@ use web_sys::{Blob, FileReaderSync};
 use crate::source::ByteSource;
 use crate::{analyze, report, Options};
 
+/// Progress reports to the page: `progress(phase, done, total, read)` — the pass's
+/// position in the file, its size, and the bytes read so far in all — at most every
+/// [`PROGRESS_EVERY_MS`] while reading, and at every phase change.
+struct Reporter<'f> {
+    callback: &'f js_sys::Function,
+    phase: RefCell<String>,
+    /// End offset of the last read in this phase: how far the pass has got.
+    position: Cell<u64>,
+    /// Bytes read in all, for the page's MB/s.
+    read: Cell<u64>,
+    last_ms: Cell<f64>,
+    total: u64,
+}
+
+const PROGRESS_EVERY_MS: f64 = 50.0;
+
+impl<'f> Reporter<'f> {
+    fn new(callback: &'f js_sys::Function, total: u64) -> Self {
+        Self {
+            callback,
+            phase: RefCell::new("open".into()),
+            position: Cell::new(0),
+            read: Cell::new(0),
+            last_ms: Cell::new(0.0),
+            total,
+        }
+    }
+
+    fn emit(&self) {
+        let args = js_sys::Array::of4(
+            &JsValue::from_str(&self.phase.borrow()),
+            &JsValue::from_f64(self.position.get().min(self.total) as f64),
+            &JsValue::from_f64(self.total as f64),
+            &JsValue::from_f64(self.read.get() as f64),
+        );
+        let _ = self.callback.apply(&JsValue::NULL, &args);
+    }
+
+    fn phase(&self, phase: &str) {
+        *self.phase.borrow_mut() = phase.to_owned();
+        self.position
+            .set(if phase == "done" { self.total } else { 0 });
+        self.last_ms.set(js_sys::Date::now());
+        self.emit();
+    }
+
+    fn read(&self, end: u64, n: u64) {
+        self.read.set(self.read.get() + n);
+        self.position.set(self.position.get().max(end));
+        let now = js_sys::Date::now();
+        if now - self.last_ms.get() >= PROGRESS_EVERY_MS {
+            self.last_ms.set(now);
+            self.emit();
+        }
+    }
+}
+
 /// A `Blob` (a dropped `File`) read with synchronous slices; only valid in a worker.
-struct BlobSource {
+/// The engine reads through windows of a few MiB, so memory stays flat whatever the
+/// file's size.
+struct BlobSource<'r> {
     blob: Blob,
     reader: FileReaderSync,
     len: u64,
+    reporter: &'r Reporter<'r>,
 }
 
-impl ByteSource for BlobSource {
+impl ByteSource for BlobSource<'_> {
     fn len(&self) -> u64 {
         self.len
     }
@@ -37,8 +98,27 @@ impl ByteSource for BlobSource {
             .read_as_array_buffer(&slice)
             .map_err(|e| io::Error::other(format!("{e:?}")))?;
         let view = js_sys::Uint8Array::new(&array);
-        let n = view.length() as usize;
-        view.copy_to(&mut buf[..n]);
+        let n = (view.length() as usize).min(buf.len());
+        view.subarray(0, n as u32).copy_to(&mut buf[..n]);
+        self.reporter.read(offset + n as u64, n as u64);
+        Ok(n)
+    }
+}
+
+/// Bytes already in memory, with the same progress reports.
+struct BytesSource<'r> {
+    bytes: Vec<u8>,
+    reporter: &'r Reporter<'r>,
+}
+
+impl ByteSource for BytesSource<'_> {
+    fn len(&self) -> u64 {
+        self.bytes.len() as u64
+    }
+
+    fn read_at(&self, offset: u64, buf: &mut [u8]) -> io::Result<usize> {
+        let n = ByteSource::read_at(self.bytes.as_slice(), offset, buf)?;
+        self.reporter.read(offset + n as u64, n as u64);
         Ok(n)
     }
 }
@@ -55,7 +135,7 @@ struct JsOptions {
 fn run(
     src: &dyn ByteSource,
     options: JsValue,
-    progress: &js_sys::Function,
+    reporter: &Reporter<'_>,
 ) -> Result<JsValue, JsValue> {
     let options: JsOptions = if options.is_undefined() || options.is_null() {
         JsOptions::default()
@@ -75,14 +155,7 @@ fn run(
         module: options.module,
         error_text: options.error_text,
     };
-    let mut on_progress = |phase: &str, done: u64, total: u64| {
-        let _ = progress.call3(
-            &JsValue::NULL,
-            &JsValue::from_str(phase),
-            &JsValue::from_f64(done as f64),
-            &JsValue::from_f64(total as f64),
-        );
-    };
+    let mut on_progress = |phase: &str, _done: u64, _total: u64| reporter.phase(phase);
     let host_report = analyze(src, &host, &file, &opts, &mut on_progress).map_err(|e| {
         let err = js_sys::Error::new(&e.to_string());
         let _ = js_sys::Reflect::set(
@@ -99,7 +172,9 @@ fn run(
 }
 
 /// Analyzes a `File`/`Blob` (in a worker). `options`: `{module, error_text, host, file_name}`.
-/// `progress(phase, done, total)` is called as the analysis goes.
+/// `progress(phase, done, total, read)` is called as the analysis goes: `phase` is
+/// `index`, `plan`, `runtime` or `done`; `done` how far that pass is through the file's
+/// `total` bytes; `read` the bytes read so far over all passes.
 #[wasm_bindgen(js_name = analyzeBlob)]
 pub fn analyze_blob(
     blob: Blob,
@@ -108,8 +183,14 @@ pub fn analyze_blob(
 ) -> Result<JsValue, JsValue> {
     let reader = FileReaderSync::new()?;
     let len = blob.size() as u64;
-    let src = BlobSource { blob, reader, len };
-    run(&src, options, &progress)
+    let reporter = Reporter::new(&progress, len);
+    let src = BlobSource {
+        blob,
+        reader,
+        len,
+        reporter: &reporter,
+    };
+    run(&src, options, &reporter)
 }
 
 /// Analyzes bytes already in memory (a fetched `?url=` capture, a posted buffer).
@@ -119,7 +200,12 @@ pub fn analyze_bytes(
     options: JsValue,
     progress: js_sys::Function,
 ) -> Result<JsValue, JsValue> {
-    run(&bytes, options, &progress)
+    let reporter = Reporter::new(&progress, bytes.len() as u64);
+    let src = BytesSource {
+        bytes,
+        reporter: &reporter,
+    };
+    run(&src, options, &reporter)
 }
 
 /// Renders a report (as returned by the analysis) as Markdown, for "Copy as Markdown".

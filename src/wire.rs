@@ -92,8 +92,15 @@ impl<'a> Fields<'a> {
         self.pos
     }
 
-    #[inline]
+    #[inline(always)]
     fn varint(&mut self) -> Result<u64, WireError> {
+        // Fast path: keys, ids and small values are one byte.
+        if let Some(&b) = self.buf.get(self.pos) {
+            if b < 0x80 {
+                self.pos = self.pos.saturating_add(1);
+                return Ok(u64::from(b));
+            }
+        }
         let rest = self.buf.get(self.pos..).unwrap_or_default();
         let (v, n) = decode_varint(rest)?;
         self.pos = self.pos.saturating_add(n);
@@ -256,8 +263,12 @@ impl<'s> StreamReader<'s> {
             let want = (need.max(self.chunk) as u64).min(available);
             // `want` is at most `need.max(chunk)`, a usize.
             let n = usize::try_from(want).unwrap_or(0);
-            self.window.clear();
-            self.window.resize(n, 0);
+            // Reuse the buffer: zero only what grows, not every refill.
+            if self.window.len() < n {
+                self.window.resize(n, 0);
+            } else {
+                self.window.truncate(n);
+            }
             let read = self
                 .src
                 .read_at(self.pos, &mut self.window)
@@ -322,6 +333,14 @@ impl<'s> StreamReader<'s> {
         })?;
         self.pos = self.pos.saturating_add(N as u64);
         Ok(out)
+    }
+
+    /// Up to `max` bytes starting at `pos` (fewer at the end of the source), borrowed
+    /// from the window; refills it from `pos` when needed.
+    pub fn window_at(&mut self, pos: u64, max: usize) -> Result<&[u8], Error> {
+        self.pos = pos;
+        let window = self.ensure(max)?;
+        Ok(window)
     }
 
     /// Reads a payload into memory (borrowed from the window until the next call).

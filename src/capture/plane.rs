@@ -7,7 +7,7 @@ use super::stat::{parse_stat, OwnedStat, StatRef, StatValue};
 use super::{Damage, PlaneRef, READ_CHUNK};
 use crate::error::Error;
 use crate::source::ByteSource;
-use crate::wire::{Fields, StreamReader, StreamValue, Value};
+use crate::wire::{Fields, StreamReader, StreamValue, Value, WireError};
 
 /// Stat payloads up to this size are kept in memory with their metadata; larger ones
 /// (a module's `Hlo Proto`) stay in the file and are read when needed.
@@ -15,6 +15,8 @@ const INLINE_BYTES_LIMIT: u64 = 4096;
 /// Stats kept per event type and per plane. Real ones have a handful (device
 /// properties, a module's HloProto); a hostile file could repeat one millions of times.
 const MAX_STATS_KEPT: usize = 1 << 12;
+/// Lines whose positions a plane keeps (16 bytes each); real planes have thousands.
+pub const MAX_LINES_INDEXED: usize = 1 << 20;
 /// Longest plane or line name kept.
 const MAX_NAME: u64 = 4096;
 
@@ -37,6 +39,9 @@ pub struct Plane {
     pub event_metadata: HashMap<i64, EventMetadata>,
     pub stats: Vec<OwnedStat>,
     pub line_count: usize,
+    /// Where each line lies, `[offset, offset + len)`, for walking lines in parallel;
+    /// empty when the plane has more than [`MAX_LINES_INDEXED`] lines.
+    pub lines: Vec<(u64, u64)>,
     offset: u64,
     len: u64,
     damage: Damage,
@@ -48,6 +53,8 @@ pub struct LineInfo {
     pub id: i64,
     pub name: String,
     pub timestamp_ns: i64,
+    /// The line's position among its plane's lines.
+    pub ordinal: usize,
 }
 
 /// One event, borrowed from the wire bytes. Stats are decoded on demand.
@@ -58,6 +65,9 @@ pub struct Event<'a> {
     pub duration_ps: i64,
     /// Non-zero for aggregated events, which carry no time.
     pub num_occurrences: i64,
+    /// Where the event's field starts in the file: a place a later walk of the same
+    /// line can resume from (see [`EventVisitor::resume_at`]).
+    pub file_offset: u64,
     raw: &'a [u8],
 }
 
@@ -68,6 +78,7 @@ impl<'a> Event<'a> {
             offset_ps: 0,
             duration_ps: 0,
             num_occurrences: 0,
+            file_offset: 0,
             raw,
         };
         let mut fields = Fields::new(raw);
@@ -119,6 +130,43 @@ pub trait EventVisitor {
         true
     }
     fn event(&mut self, line: &LineInfo, event: &Event<'_>);
+
+    /// Whether events of this type matter; others are skipped without being decoded.
+    /// The scan asks once per event, so keep it to a table lookup.
+    fn wants(&mut self, _metadata_id: i64) -> bool {
+        true
+    }
+
+    /// Asked once per line, before its first event: a file offset of one of its events
+    /// (an earlier [`Event::file_offset`]) to skip ahead to, if the visitor needs only
+    /// later events.
+    fn resume_at(&mut self, _line: &LineInfo) -> Option<u64> {
+        None
+    }
+
+    /// Asked after each event: true ends the line's walk early (events are in time order).
+    fn line_done(&mut self) -> bool {
+        false
+    }
+}
+
+/// The metadata id of an event without decoding the rest: encoders write it first.
+#[inline]
+fn peek_metadata_id(raw: &[u8]) -> Option<i64> {
+    match raw {
+        [0x08, b, ..] if *b < 0x80 => Some(i64::from(*b)),
+        [0x08, rest @ ..] => {
+            Fields::new(raw)
+                .next_field()
+                .ok()
+                .flatten()
+                .and_then(|(f, v)| match (f, v) {
+                    (1, Value::Varint(id)) if !rest.is_empty() => Some(id as i64),
+                    _ => None,
+                })
+        }
+        _ => None,
+    }
 }
 
 pub(super) fn read_plane_name(
@@ -172,8 +220,11 @@ impl Plane {
                     plane.name = String::from_utf8_lossy(reader.bytes(offset, len.min(MAX_NAME))?)
                         .into_owned();
                 }
-                (3, StreamValue::Bytes { .. }) => {
-                    plane.line_count = plane.line_count.saturating_add(1)
+                (3, StreamValue::Bytes { offset, len }) => {
+                    plane.line_count = plane.line_count.saturating_add(1);
+                    if plane.lines.len() < MAX_LINES_INDEXED {
+                        plane.lines.push((offset, len));
+                    }
                 }
                 (4, StreamValue::Bytes { offset, len }) => {
                     let resume = reader.position();
@@ -200,6 +251,11 @@ impl Plane {
             }
         }
         Ok(())
+    }
+
+    /// The plane's size in the file.
+    pub fn byte_len(&self) -> u64 {
+        self.len
     }
 
     /// The name a stat metadata id stands for.
@@ -254,11 +310,42 @@ impl Plane {
     ) -> Result<(), Error> {
         let end = self.offset.saturating_add(self.len);
         let mut reader = StreamReader::over(src, READ_CHUNK, self.offset, end);
+        let mut ordinal = 0usize;
         while let Some((field, value)) = reader.next_field(end)? {
             if let (3, StreamValue::Bytes { offset, len }) = (field, value) {
                 let resume = reader.position();
-                visit_line(&mut reader, offset, offset.saturating_add(len), visitor)?;
+                visit_line(
+                    &mut reader,
+                    offset,
+                    offset.saturating_add(len),
+                    ordinal,
+                    visitor,
+                )?;
+                ordinal = ordinal.saturating_add(1);
                 reader.seek(resume);
+            }
+        }
+        Ok(())
+    }
+
+    /// Walks the lines `first..first + count` (by their place in [`Plane::lines`]),
+    /// giving them their plane-wide ordinals: a part of [`Plane::visit_events`] that
+    /// another thread can do at the same time.
+    pub fn visit_lines(
+        &self,
+        src: &dyn ByteSource,
+        first: usize,
+        count: usize,
+        visitor: &mut dyn EventVisitor,
+    ) -> Result<(), Error> {
+        let end = self.offset.saturating_add(self.len);
+        let mut reader = StreamReader::over(src, READ_CHUNK, self.offset, end);
+        for (i, &(offset, len)) in self.lines.iter().enumerate().skip(first).take(count) {
+            if let Err(e) = visit_line(&mut reader, offset, offset.saturating_add(len), i, visitor)
+            {
+                // As in `visit_events`: stop at the damage, keep what came before.
+                self.damage.record(&e);
+                break;
             }
         }
         Ok(())
@@ -268,41 +355,120 @@ impl Plane {
 /// Streams one line. Encoders write fields in number order, so the header (id 1,
 /// name 2, timestamp 3) precedes the events (4); a header field that arrives after
 /// events is still applied to the events that follow it.
+///
+/// The hot loop parses events straight from the reader's window with the slice
+/// parser; only a field that straddles the window's end is re-read.
 fn visit_line(
     reader: &mut StreamReader<'_>,
     start: u64,
     end: u64,
+    ordinal: usize,
     visitor: &mut dyn EventVisitor,
 ) -> Result<(), Error> {
-    reader.seek(start);
-    let mut line = LineInfo::default();
+    let mut line = LineInfo {
+        ordinal,
+        ..LineInfo::default()
+    };
     let mut announced: Option<bool> = None;
-    while let Some((field, value)) = reader.next_field(end)? {
-        match (field, value) {
-            (1, StreamValue::Varint(v)) => line.id = v as i64,
-            (2, StreamValue::Bytes { offset, len }) => {
-                line.name =
-                    String::from_utf8_lossy(reader.bytes(offset, len.min(MAX_NAME))?).into_owned();
-            }
-            (3, StreamValue::Varint(v)) => line.timestamp_ns = v as i64,
-            (4, StreamValue::Bytes { offset, len }) => {
-                let wanted = *announced.get_or_insert_with(|| visitor.line(&line));
-                if !wanted {
-                    continue;
+    let mut pos = start;
+    while pos < end {
+        let mut jump = None;
+        let want = usize::try_from(end.saturating_sub(pos).min(READ_CHUNK as u64)).unwrap_or(0);
+        let window = reader.window_at(pos, want)?;
+        let complete = window.len() as u64 >= end.saturating_sub(pos);
+        let mut fields = Fields::new(window);
+        let mut consumed = 0usize;
+        loop {
+            let field = match fields.next_field() {
+                Ok(Some(f)) => f,
+                Ok(None) => break,
+                // A field cut by the window's end: re-read from its start.
+                Err(WireError::Truncated | WireError::LengthPastEnd) if !complete => break,
+                Err(e) => {
+                    return Err(Error::Corrupt {
+                        offset: pos.saturating_add(consumed as u64),
+                        what: e.describe(),
+                    })
                 }
-                let raw = reader.bytes(offset, len)?;
-                match Event::parse(raw) {
-                    Ok(event) => visitor.event(&line, &event),
-                    Err(e) => {
-                        return Err(Error::Corrupt {
-                            offset,
-                            what: e.describe(),
-                        })
+            };
+            match field {
+                (1, Value::Varint(v)) => line.id = v as i64,
+                (2, Value::Bytes(b)) => {
+                    line.name = String::from_utf8_lossy(b.get(..MAX_NAME as usize).unwrap_or(b))
+                        .into_owned();
+                }
+                (3, Value::Varint(v)) => line.timestamp_ns = v as i64,
+                (4, Value::Bytes(raw)) => {
+                    let here = pos.saturating_add(consumed as u64);
+                    let wanted = match announced {
+                        Some(w) => w,
+                        None => {
+                            let w = visitor.line(&line);
+                            announced = Some(w);
+                            let target = if w { visitor.resume_at(&line) } else { None };
+                            if let Some(target) = target.filter(|&t| t > here && t < end) {
+                                jump = Some(target);
+                                break;
+                            }
+                            w
+                        }
+                    };
+                    if !wanted {
+                        // Nothing on this line is wanted: skip to its end.
+                        return Ok(());
+                    }
+                    let skip = peek_metadata_id(raw).is_some_and(|id| !visitor.wants(id));
+                    if !skip {
+                        match Event::parse(raw) {
+                            Ok(mut event) => {
+                                event.file_offset = here;
+                                visitor.event(&line, &event);
+                                if visitor.line_done() {
+                                    return Ok(());
+                                }
+                            }
+                            Err(e) => {
+                                return Err(Error::Corrupt {
+                                    offset: here,
+                                    what: e.describe(),
+                                })
+                            }
+                        }
                     }
                 }
+                _ => {}
             }
-            _ => {}
+            consumed = fields.position();
         }
+        if let Some(target) = jump {
+            pos = target;
+            continue;
+        }
+        if consumed == 0 {
+            // One field larger than the window: read it whole (bounded by MAX_INLINE_MESSAGE).
+            reader.seek(pos);
+            match reader.next_field(end)? {
+                Some((4, StreamValue::Bytes { offset, len })) => {
+                    let wanted = *announced.get_or_insert_with(|| visitor.line(&line));
+                    if wanted {
+                        let raw = reader.bytes(offset, len)?;
+                        let mut event = Event::parse(raw).map_err(|e| Error::Corrupt {
+                            offset,
+                            what: e.describe(),
+                        })?;
+                        event.file_offset = pos;
+                        visitor.event(&line, &event);
+                        if visitor.line_done() {
+                            return Ok(());
+                        }
+                    }
+                }
+                Some(_) => {}
+                None => break,
+            }
+            consumed = usize::try_from(reader.position().saturating_sub(pos)).unwrap_or(usize::MAX);
+        }
+        pos = pos.saturating_add(consumed as u64);
     }
     Ok(())
 }

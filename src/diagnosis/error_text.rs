@@ -76,9 +76,13 @@ pub fn parse(text: &str, report: &HostReport) -> ErrorMatch {
         m.used_bytes = size_after(used, "Used");
         m.capacity_bytes = size_after(used, " of ");
         m.requested_bytes = size_after(text, "Exceeded hbm capacity by");
-    } else if text.contains("Out of memory while trying to allocate") {
+    } else if text.contains("Out of memory while trying to allocate")
+        || text.contains("ran out of memory trying to allocate")
+    {
         m.kind = "allocate".into();
-        m.requested_bytes = size_after(text, "trying to allocate");
+        // BFC's log line: `… trying to allocate 3.41GiB (rounded to 3664773120)…`.
+        m.requested_bytes =
+            size_after(text, "(rounded to").or_else(|| size_after(text, "trying to allocate"));
     } else if text.contains("would exceed memory") {
         m.kind = "allocation_exceeds_memory".into();
         m.requested_bytes = size_after(text, "Allocation (size=");
@@ -107,7 +111,8 @@ pub fn parse(text: &str, report: &HostReport) -> ErrorMatch {
                 mib(plan.temp_bytes)
             ));
         } else if let Some(b) = plan.live_at_peak.iter().find(|b| {
-            matches!(b.category, Category::Output | Category::Parameter) && close(req, b.bytes)
+            // An execution allocates its outputs (never its parameters) and temp block.
+            b.category == Category::Output && close(req, b.bytes)
         }) {
             m.matched = Some(format!(
                 "{} {} ({}) of {}",
@@ -118,8 +123,12 @@ pub fn parse(text: &str, report: &HostReport) -> ErrorMatch {
             ));
         }
     }
+    // The pool the request failed in, from the capture when the message has none.
+    if m.capacity_bytes.is_none() && m.kind != "unrecognized" {
+        m.capacity_bytes = super::capacity(report);
+    }
     if m.scenario.is_empty() {
-        let capacity = m.capacity_bytes.or_else(|| super::capacity(report));
+        let capacity = m.capacity_bytes;
         let large = module
             .zip(capacity)
             .and_then(|(module, c)| module.plan.live_at_peak.iter().find(|b| b.bytes > c / 2));
@@ -156,6 +165,13 @@ mod tests {
             "RESOURCE_EXHAUSTED: Out of memory while trying to allocate 3664773120 bytes.",
             &r,
         );
+        assert_eq!(m.requested_bytes, Some(3664773120));
+
+        let m = parse(
+            "W external/xla/xla/tsl/framework/bfc_allocator.cc:501] Allocator (GPU_0_bfc) ran out of memory trying to allocate 3.41GiB (rounded to 3664773120)requested by op",
+            &r,
+        );
+        assert_eq!(m.kind, "allocate");
         assert_eq!(m.requested_bytes, Some(3664773120));
 
         let m = parse("Allocation (size=1024) would exceed memory (size=512)", &r);

@@ -4,7 +4,7 @@
 pub mod error_text;
 
 use crate::capture::CaptureIndex;
-use crate::report::model::{Diagnosis, HostReport, Label, ModuleReport, Role, Runtime};
+use crate::report::model::{Category, Diagnosis, HostReport, Label, ModuleReport, Role, Runtime};
 use crate::units::{gib, mib};
 
 pub const NO_PLAN_TEXT: &str = "the capture has no compiled plans (no /host:metadata plane with HloProtos): \
@@ -16,6 +16,10 @@ const CHECK: &str = "jax.jit(f).lower(*args).compile().memory_analysis()";
 
 /// A capacity far below the device's memory means a memory fraction was set.
 const FRACTION_SET_BELOW: f64 = 0.70;
+/// JAX's default `XLA_PYTHON_CLIENT_MEM_FRACTION`.
+const DEFAULT_FRACTION: f64 = 0.75;
+/// Below this, a saving or a growth is noise, not a line.
+const NOTEWORTHY: u64 = 1 << 20;
 
 /// A proposed fix: what to do, the bytes it saves (estimated), what it costs.
 struct Remedy {
@@ -29,6 +33,10 @@ struct Builder<'r> {
     module: Option<&'r ModuleReport>,
     runtime: Option<&'r Runtime>,
     capacity: Option<u64>,
+    /// Whether memory was short: the plan exceeds the pool, the allocator waited, the
+    /// module's last execution launched no kernel, or the pool peaked above 90% (true
+    /// when no capacity is known: nothing says it was not).
+    pressure: bool,
     out: Vec<Diagnosis>,
 }
 
@@ -40,6 +48,19 @@ impl Builder<'_> {
     fn fits_after(&self, saving: u64) -> Option<bool> {
         self.capacity
             .map(|c| self.needs().saturating_sub(saving) <= c)
+    }
+
+    /// Whether the selected module's last execution would fit once `saving` bytes of
+    /// what was live at its start are gone: live − saving + what the execution itself
+    /// allocates (its plan's needs less its arguments, which are already live).
+    fn fits_at_last_execution(&self, saving: u64) -> Option<bool> {
+        let capacity = self.capacity?;
+        let live = *self.runtime?.in_use_at_selected_starts.last()?;
+        let adds = self
+            .module
+            .map(|m| m.plan.total_bytes.saturating_sub(m.plan.parameter_bytes))
+            .unwrap_or(0);
+        Some(live.saturating_sub(saving).saturating_add(adds) <= capacity)
     }
 
     fn push(&mut self, id: &str, label: Label, text: String, cause: &str) -> &mut Diagnosis {
@@ -85,11 +106,14 @@ pub fn diagnose(report: &HostReport, capture: &CaptureIndex) -> Vec<Diagnosis> {
         .selected_module
         .as_deref()
         .and_then(|s| report.modules.iter().find(|m| m.label == s));
+    let capacity = capacity(report);
+    let pressure = memory_pressure(report, module, capacity);
     let mut b = Builder {
         report,
         module,
         runtime: report.runtime.as_ref(),
-        capacity: capacity(report),
+        capacity,
+        pressure,
         out: Vec::new(),
     };
     if report.modules.is_empty() {
@@ -107,6 +131,33 @@ pub fn diagnose(report: &HostReport, capture: &CaptureIndex) -> Vec<Diagnosis> {
     b.out
 }
 
+fn memory_pressure(
+    report: &HostReport,
+    module: Option<&ModuleReport>,
+    capacity: Option<u64>,
+) -> bool {
+    let Some(capacity) = capacity else {
+        return true;
+    };
+    let Some(rt) = report.runtime.as_ref() else {
+        return true;
+    };
+    let exceeds = module.is_some_and(|m| m.plan.total_bytes > capacity);
+    let failed = report.selected_module.as_deref().is_some_and(|s| {
+        rt.executions
+            .iter()
+            .rev()
+            .find(|e| e.module == s)
+            .is_some_and(|e| e.launched_kernels == Some(false))
+    });
+    let peaked = rt
+        .allocators
+        .iter()
+        .find(|a| !a.name.contains("host"))
+        .is_some_and(|a| a.peak_in_use_bytes as f64 >= 0.9 * capacity as f64);
+    exceeds || failed || peaked || rt.retry.count > 0
+}
+
 fn pct(part: u64, whole: u64) -> f64 {
     if whole == 0 {
         0.0
@@ -119,6 +170,9 @@ fn plan_lines(b: &mut Builder<'_>, m: &ModuleReport) {
     let p = &m.plan;
     let roles = p.roles_at_peak;
     let heap = p.heap_peak_bytes.max(roles.total());
+    // The role split explains a plan that does not fit (mission-spec §5: the three
+    // rows under "the step itself does not fit"); without a capacity it is the evidence.
+    let roles_matter = b.capacity.map(|c| p.total_bytes > c).unwrap_or(true);
     if let Some(capacity) = b.capacity {
         if p.total_bytes > capacity {
             let text = format!(
@@ -144,7 +198,7 @@ fn plan_lines(b: &mut Builder<'_>, m: &ModuleReport) {
         }
     }
 
-    if heap > 0 && pct(roles.forward, heap) >= 40.0 {
+    if roles_matter && heap > 0 && pct(roles.forward, heap) >= 40.0 {
         let largest = p
             .live_at_peak
             .iter()
@@ -171,10 +225,13 @@ fn plan_lines(b: &mut Builder<'_>, m: &ModuleReport) {
             ));
         }
         let text = format!(
-            "mostly forward activations kept for backward: {} of the heap peak {} ({:.1}%, read)",
+            "mostly forward activations kept for backward: {} of the heap peak {} ({:.1}%, read){}",
             mib(roles.forward),
             mib(heap),
-            pct(roles.forward, heap)
+            pct(roles.forward, heap),
+            largest_group(p, Role::Forward)
+                .map(|g| format!("; the largest: {g}"))
+                .unwrap_or_default()
         );
         b.fix(
             "role_forward",
@@ -184,7 +241,7 @@ fn plan_lines(b: &mut Builder<'_>, m: &ModuleReport) {
             Remedy { fix, saving: Some(saving), cost: "about one more forward pass per step (~+30% step time)" },
         );
     }
-    if heap > 0 && pct(roles.backward, heap) >= 40.0 {
+    if roles_matter && heap > 0 && pct(roles.backward, heap) >= 40.0 {
         let saving = roles.backward / 2;
         let text = format!(
             "mostly backward: gradients and their temporaries take {} of the heap peak {} ({:.1}%, read)",
@@ -200,7 +257,10 @@ fn plan_lines(b: &mut Builder<'_>, m: &ModuleReport) {
             Remedy { fix: "shard parameters and gradients across devices (FSDP), or accumulate gradients over micro-batches; look for an f32 copy of bf16 gradients".into(), saving: Some(saving), cost: "halving the micro-batch halves these temporaries and doubles the steps per batch" },
         );
     }
-    if heap > 0 && (pct(roles.workspace, heap) >= 10.0 || roles.workspace >= 256 << 20) {
+    if roles_matter
+        && heap > 0
+        && (pct(roles.workspace, heap) >= 10.0 || roles.workspace >= 256 << 20)
+    {
         let text = format!(
             "library workspace (GEMM/convolution scratch) takes {} of the heap peak ({:.1}%, read)",
             mib(roles.workspace),
@@ -211,16 +271,20 @@ fn plan_lines(b: &mut Builder<'_>, m: &ModuleReport) {
             Label::Read,
             text,
             "cuBLAS/cuDNN/hipBLASLt scratch buffers (on ROCm gfx950, 64 MiB per hipBLASLt GEMM)",
-            Remedy { fix: "usually small; if it matters, limit the library workspace or the autotuner's scratch (e.g. fewer concurrent GEMMs)".into(), saving: None, cost: "" },
+            Remedy { fix: "usually small; if it matters, limit the library workspace (e.g. XLA_FLAGS=--xla_gpu_autotune_level=0 or a smaller cuBLASLt/hipBLASLt workspace) so fewer GEMMs keep scratch at once".into(), saving: Some(roles.workspace / 2), cost: "possibly slower GEMMs/convolutions (less tuned algorithms)" },
         );
     }
 
-    if p.donated_parameter_count == 0 && p.parameter_bytes > 0 && p.non_aliased_output_bytes > 0 {
-        let saving = p.parameter_bytes.min(p.non_aliased_output_bytes);
+    // XLA can reuse a donated parameter only for an output of the same shape: the
+    // saving is what parameters and non-aliased outputs have in common, by shape.
+    let donatable = donatable_bytes(p);
+    if b.pressure && p.donated_parameter_count == 0 && donatable >= NOTEWORTHY {
+        let saving = donatable;
         let text = format!(
-            "no donated parameters: {} parameters and {} outputs are live together, 0 donated; donating the state could save up to {} (estimated)",
+            "no donated parameters: {} parameters and {} outputs are live together, 0 donated; {} of the outputs have a parameter's shape, so donating the state could save up to {} (estimated)",
             mib(p.parameter_bytes),
             mib(p.non_aliased_output_bytes),
+            mib(donatable),
             mib(saving)
         );
         b.fix(
@@ -282,20 +346,32 @@ fn plan_lines(b: &mut Builder<'_>, m: &ModuleReport) {
     }
     if let Some(capacity) = b.capacity {
         if let Some(big) = p.live_at_peak.iter().find(|x| x.bytes > capacity / 2) {
+            let debug = if p.host_callbacks.is_empty() {
+                ""
+            } else {
+                "; the module also has a host callback (a jax.debug.print?) that materializes whole tensors"
+            };
             let text = format!(
-                "one buffer takes over half the pool: {} {} is {} of {} (read)",
+                "one buffer takes over half the pool: {} {} is {} of {} (read, capacity measured){debug}",
                 big.name,
                 big.shape,
                 mib(big.bytes),
                 gib(capacity)
             );
+            let fits = b.fits_after(big.bytes);
             let d = b.push(
                 "large_replicated",
                 Label::Read,
                 text,
-                "an unexpectedly large tensor: often a missing sharding annotation (replicated) or a wrong mesh shape",
+                "a configuration error, not capacity: an unexpectedly large tensor, from a leftover jax.debug.print forcing a full tensor to be materialized, a missing sharding annotation (replicated), or a wrong mesh shape",
             );
-            d.fix = Some("check its sharding (jax.debug.visualize_array_sharding) and shard it over the mesh".into());
+            d.fix = Some("remove debug prints of large arrays; check its sharding (jax.debug.visualize_array_sharding) and shard it over the mesh".into());
+            d.saving_bytes = Some(big.bytes);
+            d.cost = Some(
+                "none if it was a debug print; a sharded array needs its devices' collectives"
+                    .into(),
+            );
+            d.fits_after = fits;
         }
     }
     let padded: u64 = p
@@ -303,7 +379,7 @@ fn plan_lines(b: &mut Builder<'_>, m: &ModuleReport) {
         .iter()
         .map(|x| x.bytes)
         .fold(0, u64::saturating_add);
-    if p.padding_bytes > 0 && pct(p.padding_bytes, padded) >= 10.0 {
+    if p.padding_bytes >= NOTEWORTHY && pct(p.padding_bytes, padded) >= 10.0 {
         let worst = p
             .live_at_peak
             .iter()
@@ -358,6 +434,36 @@ fn plan_lines(b: &mut Builder<'_>, m: &ModuleReport) {
     }
 }
 
+/// The largest group of same-shaped buffers of a role at the peak, by source line:
+/// `5× f32[8,8,1024,1024] at model.py:57 (jit(step)/jvp(model)/softmax) = 1,280 MiB`.
+fn largest_group(p: &crate::report::model::Plan, role: Role) -> Option<String> {
+    let mut groups: Vec<(&str, &str, u64, u64, &str)> = Vec::new();
+    for x in p.live_at_peak.iter().filter(|x| x.role == role) {
+        match groups
+            .iter_mut()
+            .find(|g| g.0 == x.shape && g.1 == x.source)
+        {
+            Some(g) => {
+                g.2 += 1;
+                g.3 = g.3.saturating_add(x.bytes);
+            }
+            None => groups.push((&x.shape, &x.source, 1, x.bytes, &x.op_name)),
+        }
+    }
+    let (shape, source, count, bytes, op) = groups.into_iter().max_by_key(|g| g.3)?;
+    let at = if source.is_empty() {
+        String::new()
+    } else {
+        format!(" at {source}")
+    };
+    let op = if op.is_empty() {
+        String::new()
+    } else {
+        format!(" ({op})")
+    };
+    Some(format!("{count}× {shape}{at}{op} = {}", mib(bytes)))
+}
+
 /// `[..., S, S]` with S ≥ 128: the shape of naive attention's score buffers.
 fn is_attention_square(shape: &str) -> bool {
     let Some(dims) = shape.split_once('[').and_then(|(_, d)| d.strip_suffix(']')) else {
@@ -367,11 +473,39 @@ fn is_attention_square(shape: &str) -> bool {
         .split(',')
         .filter_map(|d| d.trim().parse().ok())
         .collect();
-    dims.len() >= 3 && dims[dims.len() - 1] == dims[dims.len() - 2] && dims[dims.len() - 1] >= 128
+    let n = dims.len();
+    // [B, H, S, S]: a rank-3 [B, S, D] with S = D would look the same.
+    n >= 4 && dims[n - 1] == dims[n - 2] && dims[n - 1] >= 128
+}
+
+/// Bytes of non-aliased outputs that a parameter of the same shape could hold if it
+/// were donated (each parameter serves one output).
+fn donatable_bytes(p: &crate::report::model::Plan) -> u64 {
+    let mut params: Vec<(&str, u64)> = p
+        .live_at_peak
+        .iter()
+        .filter(|x| x.category == Category::Parameter && x.memory_space == 0)
+        .map(|x| (x.shape.as_str(), x.bytes))
+        .collect();
+    let mut saving: u64 = 0;
+    for out in p
+        .live_at_peak
+        .iter()
+        .filter(|x| x.category == Category::Output && x.memory_space == 0)
+    {
+        if let Some(i) = params
+            .iter()
+            .position(|(shape, bytes)| *shape == out.shape && *bytes == out.bytes)
+        {
+            saving = saving.saturating_add(params.swap_remove(i).1);
+        }
+    }
+    saving
 }
 
 fn runtime_lines(b: &mut Builder<'_>, capture: &CaptureIndex) {
-    let Some(rt) = b.runtime else {
+    let no_events = b.runtime.is_none_or(|rt| rt.allocators.is_empty());
+    if no_events {
         let has_device = capture
             .planes
             .iter()
@@ -386,87 +520,28 @@ fn runtime_lines(b: &mut Builder<'_>, capture: &CaptureIndex) {
             "no allocator events: {why}; runtime peaks, growth and live arrays are unavailable. To record them, run on GPU/TPU with the default allocator and profile with jax.profiler.trace (host_tracer_level 2, the default)"
         );
         b.push("no_allocator_events", Label::Measured, text, why);
+    }
+    let Some(rt) = b.runtime else {
         return;
     };
-    if rt.allocators.is_empty() {
-        let text = "no allocator events in the capture: JAX was not using the BFC allocator (XLA_PYTHON_CLIENT_ALLOCATOR=platform), the host tracer level was below 2, or the backend is CPU; runtime peaks and growth are unavailable. To record them, run on GPU/TPU with the default allocator and profile with jax.profiler.trace (host_tracer_level 2, the default)".to_string();
-        b.push(
-            "no_allocator_events",
-            Label::Measured,
-            text,
-            "no MemoryAllocation events",
-        );
-    }
-    if let (Some(growth), Some(ratio)) = (rt.growth_per_execution_bytes, rt.growth_ratio_to_outputs)
-    {
-        let starts = &rt.in_use_at_selected_starts;
-        // Noise below 1 MiB per step is not a leak worth a line.
-        if growth >= 1 << 20 && ratio >= 0.5 {
-            let holder = rt
-                .host_events_between_last_executions
-                .iter()
-                .find(|e| e.name.starts_with("$<unknown> append") || e.name.contains("append"))
-                .or_else(|| {
-                    rt.host_events_between_last_executions
-                        .iter()
-                        .find(|e| e.name.starts_with('$'))
-                })
-                .map(|e| {
-                    format!(
-                        "; between the last two executions the host ran {} ×{}",
-                        e.name, e.count
-                    )
-                })
-                .unwrap_or_default();
-            let text = format!(
-                "grows {} per execution (measured: in use at execution start {} → {}), = {:.2}× the non-aliased outputs (estimated): the program keeps every step's outputs alive{}",
-                mib(growth as u64),
-                mib(starts.first().copied().unwrap_or(0)),
-                mib(starts.last().copied().unwrap_or(0)),
-                ratio,
-                holder
-            );
-            b.fix(
-            "growth_per_execution",
-            Label::Measured,
-            text,
-            "outputs of every step stay referenced (a leak across steps)",
-            Remedy { fix: "find the holder (e.g. `$<unknown> append` is list.append) and drop the reference, reduce inside the step (a norm, not the tree), or jax.device_get the value; a bigger pool only delays the OOM".into(), saving: Some(growth as u64), cost: "none" },
-        );
-        }
-    }
-    let selected = b.report.selected_module.clone().unwrap_or_default();
-    let outside: Vec<_> = rt
-        .live_at_last_execution
-        .iter()
-        .filter(|g| !g.origin.contains(&format!("output of {selected}")))
-        .collect();
-    let outside_bytes: u64 = outside.iter().map(|g| g.bytes).fold(0, u64::saturating_add);
-    if let (Some(largest), Some(capacity)) = (outside.first(), b.capacity) {
-        if outside_bytes.saturating_mul(10) >= capacity || outside_bytes > b.needs() / 4 {
-            let text = format!(
-                "other live arrays take {} at the last execution (measured); the largest group: {} ({})",
-                mib(outside_bytes),
-                largest.origin,
-                mib(largest.bytes)
-            );
-            let saving = largest.bytes;
-            b.fix(
-            "other_live_arrays",
-            Label::Measured,
-            text,
-            "arrays outside the step: a dataset or eval copy on the device, prefetch, other jit outputs",
-            Remedy { fix: "keep data on the host and stream it, delete what is no longer needed, or use a smaller dtype; \"allocated before the capture started\" needs an earlier profile to name it".into(), saving: Some(saving), cost: "host-to-device transfers per step" },
-        );
-        }
-    }
+    growth_line(b, rt);
+    other_arrays_line(b, rt);
     if rt.retry.count > 0 {
+        let waited = match rt.retry.waiting_executions.as_slice() {
+            [] => String::new(),
+            list => format!(" in {}", list.join(", ")),
+        };
         let text = format!(
-            "AllocatorRetry: the allocator waited for memory {} times, longest {:.2} s, total {:.2} s (measured){}",
+            "AllocatorRetry: the allocator waited for memory {} time{}{waited}, longest {:.2} s, total {:.2} s (measured){}",
             rt.retry.count,
+            if rt.retry.count == 1 { "" } else { "s" },
             rt.retry.longest_ns / 1e9,
             rt.retry.total_ns / 1e9,
-            if rt.retry.any_execution_started_after { "" } else { "; none of the waiting executions started" }
+            if rt.retry.any_execution_started_after {
+                "; a waiting execution then launched kernels: memory was freed in time"
+            } else {
+                "; none of the waiting executions started"
+            }
         );
         b.push(
             "allocator_retry",
@@ -478,23 +553,145 @@ fn runtime_lines(b: &mut Builder<'_>, capture: &CaptureIndex) {
     if let (Some(device), Some(capacity)) = (rt.device_memory_bytes, b.capacity) {
         if (capacity as f64) < FRACTION_SET_BELOW * device as f64 {
             let text = format!(
-                "the pool is {} of the device's {} ({:.0}%, measured): a memory fraction or limit was set",
+                "the pool is {} of the device's {} ({:.0}%, measured): a memory fraction or limit was set (the capture does not record environment variables)",
                 gib(capacity),
                 gib(device),
                 pct(capacity, device)
             );
-            let saving = device.saturating_sub(capacity);
-            let fits = Some(b.needs() <= device.saturating_mul(95) / 100);
+            let at_default = (DEFAULT_FRACTION * device as f64) as u64;
+            let gain = at_default.saturating_sub(capacity);
+            let needs = b.needs();
+            let fits = (needs > 0).then_some(needs <= at_default);
             let d = b.push(
                 "mem_fraction_set",
                 Label::Measured,
                 text,
-                "XLA_PYTHON_CLIENT_MEM_FRACTION (or a preallocation limit) below the device memory",
+                "XLA_PYTHON_CLIENT_MEM_FRACTION (or XLA_PYTHON_CLIENT_MEM_LIMIT / a preallocation setting) below the device memory",
             );
-            d.fix = Some("raise XLA_PYTHON_CLIENT_MEM_FRACTION (default 0.75), or unset XLA_PYTHON_CLIENT_PREALLOCATE limits, if the GPU is not shared".into());
-            d.saving_bytes = Some(saving);
+            d.fix = Some(format!(
+                "if the GPU is not shared, raise XLA_PYTHON_CLIENT_MEM_FRACTION to the default {DEFAULT_FRACTION} (a pool of {}) or higher; this fixes a plan that does not fit only if the device has room: {}",
+                gib(at_default),
+                match fits {
+                    Some(true) => format!("the plan's {} fits in {}", gib(needs), gib(at_default)),
+                    Some(false) => format!("the plan's {} does not fit even then", gib(needs)),
+                    None => "no plan to compare".into(),
+                }
+            ));
+            d.saving_bytes = Some(gain);
             d.fits_after = fits;
             d.cost = Some("less memory left for other processes on the GPU".into());
         }
+    }
+}
+
+/// "grows X MiB per execution, = 1.00× the non-aliased outputs" (mission-spec §5).
+fn growth_line(b: &mut Builder<'_>, rt: &Runtime) {
+    let (Some(growth), Some(ratio)) = (rt.growth_per_execution_bytes, rt.growth_ratio_to_outputs)
+    else {
+        return;
+    };
+    let starts = &rt.in_use_at_selected_starts;
+    // A steady growth: three executions or more, most steps growing by about as much.
+    let steady = starts
+        .windows(2)
+        .filter(|w| (w[1] as i64).saturating_sub(w[0] as i64).saturating_mul(2) >= growth)
+        .count();
+    if starts.len() < 3
+        || growth < NOTEWORTHY as i64
+        || ratio < 0.5
+        || steady * 3 < (starts.len() - 1) * 2
+    {
+        return;
+    }
+    let (first, last) = (
+        starts.first().copied().unwrap_or(0),
+        starts.last().copied().unwrap_or(0),
+    );
+    let holder = rt
+        .host_events_between_last_executions
+        .iter()
+        .find(|e| e.name.starts_with("$<unknown> append") || e.name.contains("append"))
+        .or_else(|| {
+            rt.host_events_between_last_executions
+                .iter()
+                .find(|e| e.name.starts_with('$'))
+        })
+        .map(|e| {
+            format!(
+                "; between the last two executions the host ran {} ×{} (a Python reference holding them?)",
+                e.name, e.count
+            )
+        })
+        .unwrap_or_default();
+    let text = format!(
+        "grows {} per execution (measured: in use at execution start {} → {} over {} executions) = {:.2}× the non-aliased outputs (estimated): the program keeps every step's outputs alive{}",
+        mib(growth as u64),
+        mib(first),
+        mib(last),
+        starts.len(),
+        ratio,
+        holder
+    );
+    // Dropping the holder frees everything kept so far.
+    let saving = last.saturating_sub(first);
+    let fits = b.fits_at_last_execution(saving);
+    b.fix(
+        "growth_per_execution",
+        Label::Measured,
+        text,
+        "outputs of every step stay referenced (a leak across steps)",
+        Remedy { fix: "find the holder (e.g. `$<unknown> append` is list.append) and drop the reference, reduce inside the step (a norm, not the tree), or jax.device_get the value; a bigger pool only delays the OOM".into(), saving: Some(saving), cost: "none" },
+    );
+    if let Some(d) = b.out.last_mut() {
+        d.fits_after = fits;
+    }
+}
+
+/// "other live arrays take space; the largest comes from …": arrays live at the last
+/// execution's start that are neither its arguments nor its own earlier outputs.
+fn other_arrays_line(b: &mut Builder<'_>, rt: &Runtime) {
+    let Some(selected) = b.report.selected_module.clone() else {
+        return;
+    };
+    let own = format!("output of {selected} execution");
+    let mut other: Vec<(u64, &str)> = rt
+        .live_at_last_execution
+        .iter()
+        .filter(|g| !g.origin.starts_with(&own))
+        .map(|g| (g.bytes.saturating_sub(g.input_bytes), g.origin.as_str()))
+        .filter(|(bytes, _)| *bytes > 0)
+        .collect();
+    other.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(b.1)));
+    let total: u64 = other.iter().map(|o| o.0).fold(0, u64::saturating_add);
+    let inputs: u64 = rt
+        .live_at_last_execution
+        .iter()
+        .map(|g| g.input_bytes)
+        .fold(0, u64::saturating_add);
+    let (Some(&(largest, origin)), Some(capacity)) = (other.first(), b.capacity) else {
+        return;
+    };
+    if total < NOTEWORTHY
+        || !(total.saturating_mul(10) >= capacity || (b.pressure && total > b.needs() / 4))
+    {
+        return;
+    }
+    let text = format!(
+        "other live arrays take {} at the start of the last execution (measured; {} of what was live are its own arguments, estimated); the largest group: {} ({})",
+        mib(total),
+        mib(inputs),
+        origin,
+        mib(largest)
+    );
+    let fits = b.fits_at_last_execution(largest);
+    b.fix(
+        "other_live_arrays",
+        Label::Measured,
+        text,
+        "arrays outside the step: a dataset or eval copy placed on the device, prefetch, other jit outputs",
+        Remedy { fix: "keep that data on the host and stream it in batches, delete it when done (del x; or x.delete()), or use a smaller dtype; \"allocated before the capture started\" needs an earlier profile to name it".into(), saving: Some(largest), cost: "host-to-device transfers per step" },
+    );
+    if let Some(d) = b.out.last_mut() {
+        d.fits_after = fits;
     }
 }

@@ -23,8 +23,7 @@ use std::collections::{HashMap, HashSet};
 
 use prost::Message;
 
-use crate::capture::{CaptureIndex, Plane, StatValue};
-use crate::error::Error;
+use crate::capture::{Plane, StatValue};
 use crate::proto::xla::{BufferAllocationProto, HloProto};
 use crate::report::model::{Category, LiveBuffer, Plan, Roles, TimelinePoint};
 use crate::source::ByteSource;
@@ -63,13 +62,9 @@ enum HloLocation {
 
 /// Finds every module plan in the capture's metadata planes (both layouts: program
 /// id as the metadata id, or as a `program_id` stat).
-pub fn find_modules(
-    src: &dyn ByteSource,
-    capture: &CaptureIndex,
-) -> Result<Vec<ModuleEntry>, Error> {
+pub fn find_modules(planes: &[Plane]) -> Vec<ModuleEntry> {
     let mut entries = Vec::new();
-    for at in capture.find(METADATA_PLANE) {
-        let plane = Plane::open(src, at)?;
+    for plane in planes.iter().filter(|p| p.name == METADATA_PLANE) {
         let Some(hlo_stat) = plane.stat_id("Hlo Proto") else {
             continue;
         };
@@ -105,7 +100,7 @@ pub fn find_modules(
             });
         }
     }
-    Ok(entries)
+    entries
 }
 
 impl ModuleEntry {

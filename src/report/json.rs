@@ -35,3 +35,39 @@ pub fn render(report: &Report) -> String {
     s.push('\n');
     s
 }
+
+/// The JSON Schema of [`render`]'s output (`schema/oomlens-report.schema.json`).
+pub fn schema() -> Value {
+    use schemars::JsonSchema;
+
+    /// A report on one host: the host's fields at the top level.
+    #[derive(JsonSchema)]
+    #[allow(dead_code)]
+    struct OneHost {
+        /// Always "oomlens/1".
+        schema: String,
+        tool: String,
+        /// Which label (measured / read / estimated) each part of the report carries.
+        provenance: std::collections::BTreeMap<String, String>,
+        #[serde(flatten)]
+        host: super::model::HostReport,
+    }
+    /// A report on several hosts.
+    #[derive(JsonSchema)]
+    #[allow(dead_code)]
+    struct ManyHosts {
+        schema: String,
+        tool: String,
+        provenance: std::collections::BTreeMap<String, String>,
+        hosts: Vec<super::model::HostReport>,
+    }
+    /// The oomlens report (schema "oomlens/1").
+    #[derive(JsonSchema)]
+    #[allow(dead_code)]
+    #[serde(untagged)]
+    enum OomlensReport {
+        OneHost(Box<OneHost>),
+        ManyHosts(ManyHosts),
+    }
+    serde_json::to_value(schemars::schema_for!(OomlensReport)).unwrap_or(Value::Null)
+}

@@ -36,6 +36,14 @@ pub fn render(report: &Report, top: usize) -> String {
             escape(&h.file, 200),
             escape(&h.host, 80)
         );
+        if !h.headline.text.is_empty() {
+            let _ = writeln!(
+                out,
+                "**{}**{}\n",
+                escape(&h.headline.text, 400),
+                super::text::figure_labels(&h.headline)
+            );
+        }
         let module = h
             .selected_module
             .as_deref()

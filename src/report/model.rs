@@ -6,12 +6,13 @@
 //! everything under `runtime` is **measured** from runtime events, and each diagnosis
 //! line carries its own label (savings are **estimated**).
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 pub const SCHEMA: &str = "oomlens/1";
 
 /// Where a figure comes from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Label {
     /// From runtime events (allocator, executions).
@@ -33,7 +34,7 @@ impl Label {
 }
 
 /// The whole output: one host, or several (`hosts`).
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct Report {
     pub schema: String,
     pub tool: String,
@@ -43,11 +44,14 @@ pub struct Report {
 }
 
 /// The analysis of one `<host>.xplane.pb`.
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
 pub struct HostReport {
     pub host: String,
     pub file: String,
     pub file_bytes: u64,
+    /// The one-sentence verdict every renderer leads with.
+    #[serde(default)]
+    pub headline: Headline,
     /// Every module with a plan, largest peak first.
     pub modules: Vec<ModuleReport>,
     /// The label of the module the report is about (`name(program_id)`), if any.
@@ -55,6 +59,10 @@ pub struct HostReport {
     /// Why that module was chosen.
     pub selection_reason: String,
     pub runtime: Option<Runtime>,
+    /// The device pool's capacity (measured): the first device allocator's, when
+    /// allocator events were recorded. The figure plans are compared against.
+    #[serde(default)]
+    pub capacity_bytes: Option<u64>,
     pub diagnosis: Vec<Diagnosis>,
     /// The pasted error text, parsed, when given.
     pub error: Option<ErrorMatch>,
@@ -64,20 +72,41 @@ pub struct HostReport {
     pub planes: Vec<PlaneSummary>,
 }
 
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+/// The verdict in one sentence, with the figures it quotes and their labels.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, JsonSchema)]
+pub struct Headline {
+    /// `does_not_fit`, `leak`, `ran_out`, `fits`, `plan_only`, `runtime_only` or `empty`.
+    pub verdict: String,
+    /// The sentence, e.g. "The step does not fit: needs 3.72 GiB, capacity 2.79 GiB".
+    pub text: String,
+    /// The figures quoted in `text`, in order.
+    pub figures: Vec<HeadlineFigure>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, JsonSchema)]
+pub struct HeadlineFigure {
+    /// What the figure is: `needs`, `capacity`, `peak`, `growth_per_execution`, …
+    pub name: String,
+    pub bytes: u64,
+    /// As shown in `text` (`3.72 GiB`).
+    pub shown: String,
+    pub label: Label,
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
 pub struct PlaneSummary {
     pub name: String,
     pub bytes: u64,
     pub lines: usize,
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct Note {
     pub id: String,
     pub text: String,
 }
 
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
 pub struct ModuleReport {
     pub name: String,
     pub program_id: String,
@@ -89,7 +118,7 @@ pub struct ModuleReport {
 }
 
 /// One module's compiled memory plan. All figures **read** from the plan.
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
 pub struct Plan {
     /// As `compiled.memory_analysis().argument_size_in_bytes`.
     pub argument_bytes: u64,
@@ -141,7 +170,7 @@ pub struct Plan {
     pub replay_note: Option<String>,
 }
 
-#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, PartialEq, JsonSchema)]
 pub struct Roles {
     pub forward: u64,
     pub backward: u64,
@@ -178,7 +207,7 @@ impl Roles {
 }
 
 /// What a buffer is for, from the JAX name stack (mission-spec §2).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Hash, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Role {
     /// Forward activations kept for the backward pass (`jvp(`).
@@ -202,7 +231,7 @@ impl Role {
 }
 
 /// How a buffer's allocation lives (XProf's groups, first match wins).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum Category {
     Parameter,
@@ -212,7 +241,7 @@ pub enum Category {
     Temporary,
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct LiveBuffer {
     /// Defining instruction, with `{i}` when the buffer is a tuple element.
     pub name: String,
@@ -229,7 +258,7 @@ pub struct LiveBuffer {
     pub memory_space: i64,
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct ScanStack {
     pub shape: String,
     pub count: u64,
@@ -238,14 +267,14 @@ pub struct ScanStack {
     pub role: Role,
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct TimelinePoint {
     pub bytes: u64,
     pub instruction: String,
 }
 
 /// Runtime figures, all **measured** from allocator and execution events.
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
 pub struct Runtime {
     pub allocators: Vec<AllocatorSummary>,
     pub executions: Vec<Execution>,
@@ -263,7 +292,7 @@ pub struct Runtime {
     pub device_memory_bytes: Option<u64>,
 }
 
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
 pub struct AllocatorSummary {
     pub name: String,
     pub capacity_bytes: u64,
@@ -277,7 +306,7 @@ pub struct AllocatorSummary {
     pub timeline: Vec<(i64, u64)>,
 }
 
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
 pub struct Execution {
     pub module: String,
     pub run_id: Option<i64>,
@@ -287,22 +316,31 @@ pub struct Execution {
     pub launched_kernels: Option<bool>,
 }
 
-#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
 pub struct Retry {
     pub count: u64,
     pub longest_ns: f64,
     pub total_ns: f64,
+    /// Whether any execution that waited went on to launch kernels.
     pub any_execution_started_after: bool,
+    /// The executions that waited, as `<module label> execution <n>`.
+    #[serde(default)]
+    pub waiting_executions: Vec<String>,
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct LiveGroup {
     pub origin: String,
     pub bytes: u64,
     pub count: u64,
+    /// Of `bytes`, what the selected module's last execution takes as its arguments
+    /// (estimated: live arrays matched to its parameter sizes; for memory allocated
+    /// before the capture, the parameter bytes no seen allocation accounts for).
+    #[serde(default)]
+    pub input_bytes: u64,
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct HostEventGroup {
     pub name: String,
     pub count: u64,
@@ -310,7 +348,7 @@ pub struct HostEventGroup {
 }
 
 /// One diagnosis line.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct Diagnosis {
     /// Stable identifier (`role_forward`, `no_donation`, …).
     pub id: String,
@@ -329,7 +367,7 @@ pub struct Diagnosis {
 }
 
 /// A pasted OOM message, parsed and matched to the plan.
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
 pub struct ErrorMatch {
     pub kind: String,
     pub requested_bytes: Option<u64>,

@@ -26,6 +26,19 @@ fn pct(part: u64, whole: u64) -> f64 {
     }
 }
 
+/// ` (needs read, capacity measured)`: the label of each figure in the headline.
+pub(crate) fn figure_labels(h: &super::model::Headline) -> String {
+    if h.figures.is_empty() {
+        return String::new();
+    }
+    let parts: Vec<String> = h
+        .figures
+        .iter()
+        .map(|f| format!("{} {}", f.name.replace('_', " "), f.label.as_str()))
+        .collect();
+    format!(" ({})", parts.join(", "))
+}
+
 fn render_host(out: &mut String, h: &HostReport, top: usize) {
     let _ = writeln!(
         out,
@@ -34,6 +47,14 @@ fn render_host(out: &mut String, h: &HostReport, top: usize) {
         clean(&h.host, 80),
         thousands(h.file_bytes)
     );
+    if !h.headline.text.is_empty() {
+        let _ = writeln!(
+            out,
+            "verdict: {}{}",
+            clean(&h.headline.text, 400),
+            figure_labels(&h.headline)
+        );
+    }
     let module = h
         .selected_module
         .as_deref()
@@ -146,7 +167,17 @@ fn render_host(out: &mut String, h: &HostReport, top: usize) {
                 "  live at the start of the last execution, by who allocated it:"
             );
             for g in rt.live_at_last_execution.iter().take(8) {
-                let _ = writeln!(out, "    {:>12}  {}", mib(g.bytes), clean(&g.origin, 160));
+                let inputs = if g.input_bytes > 0 {
+                    format!(" ({} of it its arguments, estimated)", mib(g.input_bytes))
+                } else {
+                    String::new()
+                };
+                let _ = writeln!(
+                    out,
+                    "    {:>12}  {}{inputs}",
+                    mib(g.bytes),
+                    clean(&g.origin, 160)
+                );
             }
         }
         if !rt.host_events_between_last_executions.is_empty() {

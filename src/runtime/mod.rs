@@ -7,7 +7,7 @@ pub mod scan;
 
 use std::collections::HashMap;
 
-use crate::capture::{CaptureIndex, Event, EventVisitor, LineInfo, Plane};
+use crate::capture::{Event, EventVisitor, LineInfo, Plane, PlaneRef};
 use crate::error::Error;
 use crate::report::model::{
     AllocatorSummary, Execution, HostEventGroup, LiveGroup, Retry, Runtime,
@@ -17,6 +17,8 @@ use names::{classify, EventKind};
 use scan::{DeviceVisitor, ExecutionRecord, HostVisitor, Origin, RuntimeScan};
 
 pub const HOST_PLANE: &str = "/host:CPU";
+/// Device planes: `/device:GPU:0`, `/device:TPU:3`, …
+pub const DEVICE_PLANE_PREFIX: &str = "/device:";
 /// Points kept per allocator timeline.
 const TIMELINE_POINTS: usize = 2000;
 /// Launches listed in the report (all are counted).
@@ -25,24 +27,27 @@ const EXECUTIONS_LISTED: usize = 500;
 const HOST_EVENT_NAMES: usize = 2000;
 
 /// Pass one: scans the host plane, then each device plane.
-pub fn scan(src: &dyn ByteSource, capture: &CaptureIndex) -> Result<RuntimeScan, Error> {
+pub fn scan(
+    src: &dyn ByteSource,
+    planes: &[Plane],
+    device_planes: &[PlaneRef],
+) -> Result<RuntimeScan, Error> {
     let mut result = RuntimeScan::default();
-    for at in capture.find(HOST_PLANE) {
-        let plane = Plane::open(src, at)?;
-        let mut visitor = HostVisitor::new(&plane, std::mem::take(&mut result));
-        plane.visit_events(src, &mut visitor)?;
-        result = visitor.scan;
+    for plane in planes.iter().filter(|p| p.name == HOST_PLANE) {
+        result.checkpoints.push(Vec::new());
+        result = scan_host_plane(src, plane, result)?;
     }
     result.finish_host();
     // Launches are in time order now.
     let order: Vec<u32> = (0..result.executions.len() as u32).collect();
     let mut first_tpu = true;
-    for at in capture
-        .planes
-        .iter()
-        .filter(|p| p.name.starts_with("/device:"))
-    {
-        let plane = Plane::open(src, at)?;
+    for at in device_planes {
+        let Ok(plane) = Plane::open(src, at) else {
+            result.device_line_counts.push(0);
+            continue;
+        };
+        result.device_line_counts.push(plane.line_count);
+        let plane = &plane;
         if result.device_memory_bytes.is_none() {
             result.device_memory_bytes = plane
                 .plane_stat("memory_size")
@@ -54,8 +59,16 @@ pub fn scan(src: &dyn ByteSource, capture: &CaptureIndex) -> Result<RuntimeScan,
         if collect {
             first_tpu = false;
         }
-        let mut visitor = DeviceVisitor::new(&plane, &mut result, &order, collect);
+        let mut visitor = DeviceVisitor::new(plane, &mut result, &order, collect);
         plane.visit_events(src, &mut visitor)?;
+    }
+    // A launch nothing else named runs the module its `PjitFunction(<fn>)` call names
+    // (XLA 2024–2025 names the module only in `ExecuteThunks`, which a launch that ran
+    // out of memory never reaches).
+    for e in &mut result.executions {
+        if e.module.is_none() {
+            e.module = e.module_hint;
+        }
     }
     // TPU hosts do not name the module they launch; the device's module line does.
     let host_named = result.executions.iter().any(|e| e.module.is_some());
@@ -70,6 +83,77 @@ pub fn scan(src: &dyn ByteSource, capture: &CaptureIndex) -> Result<RuntimeScan,
         }
     }
     Ok(result)
+}
+
+/// Host planes above this size are walked by two threads where the source allows it.
+const PARALLEL_FROM_BYTES: u64 = 32 << 20;
+
+/// Walks one host plane into `scan`: natively, a large plane is split into two runs
+/// of whole lines of about equal size, walked at the same time and merged in order.
+fn scan_host_plane(
+    src: &dyn ByteSource,
+    plane: &Plane,
+    scan: RuntimeScan,
+) -> Result<RuntimeScan, Error> {
+    // OOMLENS_THREADS=1 keeps the scan on one thread (for comparisons and benchmarks).
+    #[cfg(not(target_arch = "wasm32"))]
+    let parallel = std::env::var("OOMLENS_THREADS").map_or(true, |v| v.trim() != "1");
+    #[cfg(target_arch = "wasm32")]
+    let parallel = false;
+    if parallel
+        && plane.byte_len() >= PARALLEL_FROM_BYTES
+        && plane.lines.len() == plane.line_count
+        && plane.line_count >= 2
+    {
+        if let Some(second) = src.share() {
+            let total: u64 = plane.lines.iter().map(|&(_, len)| len).sum();
+            let mut acc = 0u64;
+            let split = plane
+                .lines
+                .iter()
+                .position(|&(_, len)| {
+                    acc += len;
+                    acc * 2 >= total
+                })
+                .map_or(1, |i| (i + 1).clamp(1, plane.line_count - 1));
+            let mut scan = scan;
+            scan.share_of_caps = 2;
+            let mut later = RuntimeScan::default();
+            later.share_of_caps = 2;
+            later.checkpoints.push(Vec::new());
+            let (first, later) = std::thread::scope(|scope| {
+                let worker = scope.spawn(|| {
+                    let mut visitor = HostVisitor::new(plane, later);
+                    plane
+                        .visit_lines(
+                            second.as_ref(),
+                            split,
+                            plane.line_count - split,
+                            &mut visitor,
+                        )
+                        .map(|()| visitor.scan)
+                });
+                let mut visitor = HostVisitor::new(plane, scan);
+                let first = plane
+                    .visit_lines(src, 0, split, &mut visitor)
+                    .map(|()| visitor.scan);
+                let later = worker.join().unwrap_or_else(|_| {
+                    Err(Error::Read {
+                        offset: 0,
+                        message: "the second scan thread stopped".into(),
+                    })
+                });
+                (first, later)
+            });
+            let mut first = first?;
+            first.absorb(later?);
+            first.share_of_caps = 1;
+            return Ok(first);
+        }
+    }
+    let mut visitor = HostVisitor::new(plane, scan);
+    plane.visit_events(src, &mut visitor)?;
+    Ok(visitor.scan)
 }
 
 /// What the runtime part of the report needs to know about the plans.
@@ -178,15 +262,62 @@ fn main_allocator(scan: &RuntimeScan) -> Option<u16> {
         .map(|(i, _)| i as u16)
 }
 
+/// What the runtime section needs to know about the selected module's plan.
+#[derive(Debug, Clone, Default)]
+pub struct SelectedPlan<'a> {
+    pub label: Option<&'a str>,
+    /// Outputs not aliased to a parameter (the bytes one execution adds if kept).
+    pub non_aliased_outputs: u64,
+    /// Byte sizes of its device-memory parameters (its arguments at each launch).
+    pub parameter_sizes: Vec<u64>,
+}
+
+/// The median of the differences between consecutive values: the growth per step
+/// that most steps show (one jump — a dataset loaded once — is not a per-step growth).
+fn median_step(values: &[u64]) -> Option<i64> {
+    if values.len() < 2 {
+        return None;
+    }
+    let mut steps: Vec<i64> = values
+        .windows(2)
+        .map(|w| (w[1] as i64).saturating_sub(w[0] as i64))
+        .collect();
+    steps.sort_unstable();
+    // The lower median: with as many flat steps as growing ones, no steady growth.
+    Some(steps[(steps.len() - 1) / 2])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn growth_is_the_step_most_executions_show() {
+        assert_eq!(median_step(&[316, 420, 524, 628]), Some(104));
+        assert_eq!(median_step(&[5, 20_000, 20_000, 20_000]), Some(0));
+        assert_eq!(median_step(&[10, 14, 14]), Some(0));
+        assert_eq!(median_step(&[10]), None);
+    }
+
+    #[test]
+    fn launch_numbers_are_compressed() {
+        assert_eq!(ranges(&mut [3, 1, 2, 5, 7, 8]), "1–3, 5, 7, 8");
+        let mut many: Vec<usize> = (1..=40).step_by(2).collect();
+        let text = ranges(&mut many);
+        assert!(text.ends_with("… 39 (20 executions)"), "{text}");
+    }
+}
+
 /// Builds the runtime section for the selected module (by label).
 pub fn summarize(
     src: &dyn ByteSource,
-    capture: &CaptureIndex,
+    planes: &[Plane],
     scan: &RuntimeScan,
     labels: &[Option<String>],
-    selected: Option<&str>,
-    non_aliased_outputs: u64,
+    plan: &SelectedPlan<'_>,
 ) -> Result<Runtime, Error> {
+    let selected = plan.label;
+    let non_aliased_outputs = plan.non_aliased_outputs;
     let mut runtime = Runtime {
         execution_count: scan.executions.len() as u64 + scan.executions_dropped,
         transfers: scan.transfer_count,
@@ -215,14 +346,27 @@ pub fn summarize(
             .then_with(|| natural(&a.name).cmp(&natural(&b.name)))
     });
 
-    let in_use_at = |t: i64| -> Option<u64> {
+    let last_record_before = |t: i64| {
         let main = main?;
         let upto = scan.records.partition_point(|r| r.time_ps < t);
         scan.records[..upto]
             .iter()
             .rev()
             .find(|r| r.allocator == main)
-            .map(|r| r.in_use)
+    };
+    // In use at `t`: after the last allocator event before it; before any event, what
+    // the first event's own figures say was in use before it.
+    let in_use_at = |t: i64| -> Option<u64> {
+        if let Some(r) = last_record_before(t) {
+            return Some(r.in_use);
+        }
+        let main = main?;
+        let first = scan.records.iter().find(|r| r.allocator == main)?;
+        Some(if first.is_allocation {
+            first.in_use.saturating_sub(first.size)
+        } else {
+            first.in_use.saturating_add(first.size)
+        })
     };
     let selected_indices: Vec<usize> = labels
         .iter()
@@ -259,7 +403,26 @@ pub fn summarize(
         .iter()
         .map(|r| r.duration_ps.max(0))
         .fold(0, i64::saturating_add);
+    let ordinals = execution_ordinals(labels);
+    let mut waiting: Vec<String> = Vec::new();
+    for r in &scan.retries {
+        let Some(i) = r.execution else { continue };
+        let i = i as usize;
+        let label = labels
+            .get(i)
+            .cloned()
+            .flatten()
+            .unwrap_or_else(|| "?".into());
+        let name = format!(
+            "{label} execution {}",
+            ordinals.get(i).copied().unwrap_or(0)
+        );
+        if !waiting.contains(&name) {
+            waiting.push(name);
+        }
+    }
     runtime.retry = Retry {
+        waiting_executions: waiting,
         count: scan.retries.len() as u64,
         longest_ns: scan
             .retries
@@ -284,11 +447,7 @@ pub fn summarize(
         .map(|e| e.start_ps)
         .collect();
     runtime.in_use_at_selected_starts = starts.iter().filter_map(|&t| in_use_at(t)).collect();
-    if runtime.in_use_at_selected_starts.len() >= 2 {
-        let first = runtime.in_use_at_selected_starts[0] as i64;
-        let last = *runtime.in_use_at_selected_starts.last().unwrap_or(&0) as i64;
-        let steps = runtime.in_use_at_selected_starts.len() as i64 - 1;
-        let growth = last.saturating_sub(first) / steps;
+    if let Some(growth) = median_step(&runtime.in_use_at_selected_starts) {
         runtime.growth_per_execution_bytes = Some(growth);
         if non_aliased_outputs > 0 {
             runtime.growth_ratio_to_outputs = Some(growth as f64 / non_aliased_outputs as f64);
@@ -297,12 +456,22 @@ pub fn summarize(
 
     // Live arrays at the last launch, grouped by who allocated them.
     if let (Some(&last), Some(main)) = (starts.last(), main) {
-        runtime.live_at_last_execution = live_groups(scan, labels, main, last, in_use_at(last));
+        runtime.live_at_last_execution = live_groups(
+            scan,
+            labels,
+            &ordinals,
+            main,
+            last,
+            // Arrays only: what the runtime reserved for itself is not an array.
+            last_record_before(last).map(|r| r.in_use.saturating_sub(r.reserved)),
+            plan,
+        );
     }
     // Host activity between the last two launches.
     if starts.len() >= 2 {
         let (from, to) = (starts[starts.len() - 2], starts[starts.len() - 1]);
-        runtime.host_events_between_last_executions = host_events_between(src, capture, from, to)?;
+        runtime.host_events_between_last_executions =
+            host_events_between(src, planes, &scan.checkpoints, from, to)?;
     }
     Ok(runtime)
 }
@@ -324,14 +493,73 @@ fn allocator_timeline(scan: &RuntimeScan, allocator: u16) -> Vec<(i64, u64)> {
         .collect()
 }
 
+/// Each launch's number among its module's launches, in time order (1-based).
+fn execution_ordinals(labels: &[Option<String>]) -> Vec<usize> {
+    let mut seen: HashMap<&str, usize> = HashMap::new();
+    labels
+        .iter()
+        .map(|l| {
+            let n = seen.entry(l.as_deref().unwrap_or("?")).or_insert(0);
+            *n += 1;
+            *n
+        })
+        .collect()
+}
+
+/// `1–9`, `1, 3, 5–7`: launch numbers, compressed.
+fn ranges(numbers: &mut [usize]) -> String {
+    numbers.sort_unstable();
+    let mut parts: Vec<String> = Vec::new();
+    let mut i = 0;
+    while i < numbers.len() {
+        let mut j = i;
+        while j + 1 < numbers.len() && numbers[j + 1] == numbers[j] + 1 {
+            j += 1;
+        }
+        parts.push(if j > i + 1 {
+            format!("{}–{}", numbers[i], numbers[j])
+        } else if j == i + 1 {
+            format!("{}, {}", numbers[i], numbers[j])
+        } else {
+            numbers[i].to_string()
+        });
+        i = j + 1;
+    }
+    if parts.len() > 8 {
+        let last = parts.last().cloned().unwrap_or_default();
+        parts.truncate(6);
+        parts.push(format!("… {last} ({} executions)", numbers.len()));
+    }
+    parts.join(", ")
+}
+
+/// A live allocation at the last launch: bytes, requested bytes, who allocated it.
+#[derive(Clone, Copy)]
+struct Live {
+    size: u64,
+    requested: u64,
+    origin: Origin,
+}
+
+/// The group a live allocation belongs to: a module's outputs (all its launches
+/// together), a transfer (by event and the user's frame), or neither.
+#[derive(Clone, PartialEq, Eq, Hash)]
+enum GroupKey {
+    Outputs(String),
+    Transfer(u32),
+    Outside,
+}
+
 fn live_groups(
     scan: &RuntimeScan,
     labels: &[Option<String>],
+    ordinals: &[usize],
     allocator: u16,
     at: i64,
-    in_use: Option<u64>,
+    allocated: Option<u64>,
+    plan: &SelectedPlan<'_>,
 ) -> Vec<LiveGroup> {
-    let mut live: HashMap<u64, (u64, Origin)> = HashMap::new();
+    let mut live: HashMap<u64, Live> = HashMap::new();
     for r in scan
         .records
         .iter()
@@ -339,67 +567,130 @@ fn live_groups(
         .filter(|r| r.allocator == allocator)
     {
         if r.is_allocation {
-            live.insert(r.addr, (r.size, r.origin));
+            live.insert(
+                r.addr,
+                Live {
+                    size: r.size,
+                    requested: r.requested,
+                    origin: r.origin,
+                },
+            );
         } else {
             live.remove(&r.addr);
         }
     }
-    // Number launches of each module in time order: "execution 3 of jit_step".
-    let mut ordinal: HashMap<usize, usize> = HashMap::new();
-    let mut seen: HashMap<&str, usize> = HashMap::new();
-    for (i, l) in labels.iter().enumerate() {
-        let key = l.as_deref().unwrap_or("?");
-        let n = seen.entry(key).or_insert(0);
-        *n += 1;
-        ordinal.insert(i, *n);
-    }
-    let mut groups: HashMap<String, (u64, u64)> = HashMap::new();
-    let mut known = 0u64;
-    for (size, origin) in live.values() {
-        let name = match origin {
-            Origin::Execution(i) => {
-                let i = *i as usize;
-                let label = labels
-                    .get(i)
+    // Oldest first, so matching and listing are deterministic.
+    let mut live: Vec<(u64, Live)> = live.into_iter().collect();
+    live.sort_by_key(|(addr, _)| *addr);
+
+    let key_of = |l: &Live| -> GroupKey {
+        match l.origin {
+            Origin::Execution(i) => GroupKey::Outputs(
+                labels
+                    .get(i as usize)
                     .cloned()
                     .flatten()
-                    .unwrap_or_else(|| "?".into());
-                format!(
-                    "output of {label} execution {}",
-                    ordinal.get(&i).copied().unwrap_or(0)
-                )
+                    .unwrap_or_else(|| "?".into()),
+            ),
+            Origin::Transfer(t) => GroupKey::Transfer(t),
+            Origin::Unknown | Origin::Run(_) => GroupKey::Outside,
+        }
+    };
+    let selected_outputs = plan.label.map(|l| GroupKey::Outputs(l.to_owned()));
+
+    // The last launch's arguments are live at its start: match its parameter sizes to
+    // live arrays — first arrays that are not its own earlier outputs (a transfer, an
+    // init step's outputs), then memory held from before the capture, then its own
+    // earlier outputs (state it returned and gets back, when not donated).
+    let mut wanted: Vec<u64> = plan.parameter_sizes.clone();
+    let mut input = vec![false; live.len()];
+    let known: u64 = live
+        .iter()
+        .map(|(_, l)| l.size)
+        .fold(0, u64::saturating_add);
+    let before = allocated.unwrap_or(0).saturating_sub(known);
+    let mut absorbed_before = 0u64;
+    let matches = |l: &Live, p: u64| {
+        if l.requested > 0 {
+            l.requested == p
+        } else {
+            p <= l.size && l.size < p.saturating_add(256).max(p + 1)
+        }
+    };
+    for own in [false, true] {
+        for (k, (_, l)) in live.iter().enumerate() {
+            if input[k] || (Some(key_of(l)) == selected_outputs) != own {
+                continue;
             }
-            Origin::Transfer(t) => {
-                let name = scan
-                    .transfers
-                    .get(*t as usize)
-                    .map(String::as_str)
-                    .unwrap_or("transfer");
-                format!("host-to-device transfer ({name})")
+            if let Some(pos) = wanted.iter().position(|&p| matches(l, p)) {
+                wanted.swap_remove(pos);
+                input[k] = true;
             }
-            Origin::Unknown | Origin::Run(_) => "allocated outside any launch or transfer".into(),
-        };
-        let g = groups.entry(name).or_insert((0, 0));
-        g.0 = g.0.saturating_add(*size);
-        g.1 += 1;
-        known = known.saturating_add(*size);
+        }
+        if !own {
+            // Memory from before the capture can hold the rest; keep what it cannot
+            // for the module's own outputs.
+            let mut left = before;
+            wanted.retain(|&p| {
+                if p <= left {
+                    left -= p;
+                    false
+                } else {
+                    true
+                }
+            });
+            absorbed_before = before - left;
+        }
     }
-    if let Some(total) = in_use {
-        if total > known {
-            groups.insert(
-                "allocated before the capture started".into(),
-                (total - known, 0),
-            );
+
+    let mut groups: HashMap<GroupKey, (u64, u64, u64, Vec<usize>)> = HashMap::new();
+    for (k, (_, l)) in live.iter().enumerate() {
+        let g = groups.entry(key_of(l)).or_insert((0, 0, 0, Vec::new()));
+        g.0 = g.0.saturating_add(l.size);
+        g.1 += 1;
+        if input[k] {
+            g.2 = g.2.saturating_add(l.size);
+        }
+        if let Origin::Execution(i) = l.origin {
+            let n = ordinals.get(i as usize).copied().unwrap_or(0);
+            if !g.3.contains(&n) {
+                g.3.push(n);
+            }
         }
     }
     let mut out: Vec<LiveGroup> = groups
         .into_iter()
-        .map(|(origin, (bytes, count))| LiveGroup {
-            origin,
-            bytes,
-            count,
+        .map(|(key, (bytes, count, input_bytes, mut launches))| {
+            let origin = match key {
+                GroupKey::Outputs(label) => match launches.len() {
+                    1 => format!("output of {label} execution {}", launches[0]),
+                    _ => format!("output of {label} executions {}", ranges(&mut launches)),
+                },
+                GroupKey::Transfer(t) => format!(
+                    "host-to-device transfer ({})",
+                    scan.transfers
+                        .get(t as usize)
+                        .map(String::as_str)
+                        .unwrap_or("transfer")
+                ),
+                GroupKey::Outside => "allocated outside any launch or transfer".into(),
+            };
+            LiveGroup {
+                origin,
+                bytes,
+                count,
+                input_bytes,
+            }
         })
         .collect();
+    if before > 0 {
+        out.push(LiveGroup {
+            origin: "allocated before the capture started".into(),
+            bytes: before,
+            count: 0,
+            input_bytes: absorbed_before,
+        });
+    }
     out.sort_by(|a, b| b.bytes.cmp(&a.bytes).then_with(|| a.origin.cmp(&b.origin)));
     out
 }
@@ -407,20 +698,39 @@ fn live_groups(
 /// Pass two: host events that start within `[from, to)`, grouped by name.
 fn host_events_between(
     src: &dyn ByteSource,
-    capture: &CaptureIndex,
+    planes: &[Plane],
+    checkpoints: &[Vec<Vec<(i64, u64)>>],
     from: i64,
     to: i64,
 ) -> Result<Vec<HostEventGroup>, Error> {
     struct Window<'p> {
-        plane: &'p Plane,
+        checkpoints: &'p [Vec<(i64, u64)>],
         from: i64,
         to: i64,
+        past_window: bool,
         groups: HashMap<i64, (u64, i64)>,
     }
     impl EventVisitor for Window<'_> {
+        // Lines are in time order: start at the last checkpoint before the window and
+        // stop at the first event after it.
+        fn resume_at(&mut self, line: &LineInfo) -> Option<u64> {
+            self.past_window = false;
+            let points = self.checkpoints.get(line.ordinal)?;
+            let i = points.partition_point(|&(t, _)| t <= self.from);
+            points.get(i.checked_sub(1)?).map(|&(_, offset)| offset)
+        }
+
+        fn line_done(&mut self) -> bool {
+            self.past_window
+        }
+
         fn event(&mut self, line: &LineInfo, event: &Event<'_>) {
             let t = event.start_ps(line);
-            if t < self.from || t >= self.to {
+            if t >= self.to {
+                self.past_window = true;
+                return;
+            }
+            if t < self.from {
                 return;
             }
             if self.groups.len() >= HOST_EVENT_NAMES
@@ -431,16 +741,15 @@ fn host_events_between(
             let g = self.groups.entry(event.metadata_id).or_insert((0, 0));
             g.0 += 1;
             g.1 = g.1.saturating_add(event.duration_ps.max(0));
-            let _ = self.plane;
         }
     }
     let mut out: Vec<HostEventGroup> = Vec::new();
-    for at in capture.find(HOST_PLANE) {
-        let plane = Plane::open(src, at)?;
+    for (k, plane) in planes.iter().filter(|p| p.name == HOST_PLANE).enumerate() {
         let mut window = Window {
-            plane: &plane,
+            checkpoints: checkpoints.get(k).map(Vec::as_slice).unwrap_or_default(),
             from,
             to,
+            past_window: false,
             groups: HashMap::new(),
         };
         plane.visit_events(src, &mut window)?;

@@ -23,6 +23,10 @@ pub enum EventKind {
     Transfer,
     /// A Python frame from the Python tracer (`$file.py:12 fn`).
     Python,
+    /// jaxlib's `PjitFunction(<fn>)`: the Python call of a jitted function. Its module
+    /// is `jit_<fn>` when no other event names it (a launch that failed before
+    /// `ExecuteThunks` on XLA 2024–2025 names nothing else).
+    JitCall,
     Other,
 }
 
@@ -35,17 +39,24 @@ pub fn classify(name: &str) -> EventKind {
     if name.starts_with('$') {
         return EventKind::Python;
     }
+    if name.starts_with("PjitFunction(") {
+        return EventKind::JitCall;
+    }
     if name.contains("AllocatorRetry") {
         return EventKind::Retry;
     }
     if name.contains("ExecuteThunks") || name.contains("CpuExecutable::Execute") {
         return EventKind::ModuleRun;
     }
-    // Per-device consumers (`[0] CommonPjRt…`) and helpers run inside the launch.
-    let launch = (name.contains("LoadedExecutable::Execute") && !name.contains("ExecuteHelper"))
-        || name.starts_with("ThunkExecutor::Execute")
+    // The launch itself, across XLA versions. Per-device consumers (`[0] CommonPjRt…`),
+    // preparation and helper events run inside it and are not launches.
+    let launch = name.ends_with("LoadedExecutable::Execute")
+        || name.starts_with("CommonPjRtLoadedExecutable::Execute (")
+        || name.starts_with("CommonPjRtLoadedExecutable::ExecuteSharded (")
+        || name.starts_with("CommonPjRtLoadedExecutable::ExecutePortable (")
+        || name == "ThunkExecutor::Execute (wait for completion)"
         || name == "PJRT_LoadedExecutable_Execute";
-    if launch && !name.starts_with('[') {
+    if launch {
         return EventKind::Execute;
     }
     if name.contains("EnqueueExecution") || name.contains("ExecuteHelper") {
@@ -66,9 +77,79 @@ pub fn classify(name: &str) -> EventKind {
 
 /// The module an execute event names in parentheses: `CommonPjRtLoadedExecutable::Execute (jit_f)`.
 pub fn module_in_name(name: &str) -> Option<&str> {
+    // Only PjRt's launches name their executable so; `ThunkExecutor::Execute (wait for
+    // completion)` does not.
+    if !name.contains("LoadedExecutable::") {
+        return None;
+    }
     let open = name.rfind(" (")?;
     let inner = name.get(open + 2..)?.strip_suffix(')')?;
     (!inner.is_empty()).then_some(inner)
+}
+
+/// The module name JAX gives `jax.jit(fn)`: `jit_<fn>`, with characters XLA does not
+/// keep in module names replaced by `_` (`<lambda>` → `jit__lambda_`).
+pub fn jit_module_name(event_name: &str) -> Option<String> {
+    let inner = event_name
+        .strip_prefix("PjitFunction(")?
+        .strip_suffix(')')?;
+    if inner.is_empty() {
+        return None;
+    }
+    let mut out = String::with_capacity(inner.len() + 4);
+    out.push_str("jit_");
+    for c in inner.chars() {
+        out.push(
+            if c.is_ascii_alphanumeric() || c == '_' || c == '.' || c == '-' {
+                c
+            } else {
+                '_'
+            },
+        );
+    }
+    Some(out)
+}
+
+/// Files of JAX's own Python frames (and the C methods the tracer names by module), so
+/// a transfer is attributed to the user's frame that asked for it.
+const LIBRARY_FRAMES: [&str; 24] = [
+    "api.py:",
+    "pxla.py:",
+    "dispatch.py:",
+    "array.py:",
+    "pjit.py:",
+    "traceback_util.py:",
+    "lax_numpy.py:",
+    "array_methods.py:",
+    "array_creation.py:",
+    "xla_bridge.py:",
+    "api_util.py:",
+    "linear_util.py:",
+    "profiler.py:",
+    "util.py:",
+    "sharding_impls.py:",
+    "core.py:",
+    "tree_util.py:",
+    "dtypes.py:",
+    "config.py:",
+    "contextlib.py:",
+    "functools.py:",
+    "deprecations.py:",
+    "numpy.py:",
+    "basearray.py:",
+];
+
+/// Whether a Python tracer frame (`$file.py:12 fn`) is the user's code rather than
+/// JAX's, the standard library's, or a C method (`$builtins isinstance`, `$<unknown> append`).
+pub fn is_user_frame(name: &str) -> bool {
+    let Some(frame) = name.strip_prefix('$') else {
+        return false;
+    };
+    let file = frame.split(' ').next().unwrap_or("");
+    if !file.contains(".py:") {
+        return false;
+    }
+    !LIBRARY_FRAMES.iter().any(|l| file.starts_with(l))
 }
 
 /// Event kinds by metadata id, dense when ids are small.
@@ -151,6 +232,27 @@ mod tests {
             EventKind::Transfer
         );
         assert_eq!(classify("AllocatorRetry::AllocateRaw"), EventKind::Retry);
+        assert_eq!(classify("PjitFunction(train_step)"), EventKind::JitCall);
+        assert_eq!(
+            classify("CommonPjRtLoadedExecutable::ExecuteHelperOnSingleDevice"),
+            EventKind::RunScope
+        );
+        assert_eq!(
+            classify("ThunkExecutor::Execute (wait for completion)"),
+            EventKind::Execute
+        );
+        assert_eq!(
+            classify("CpuExecutable::ExecuteAsyncOnStream"),
+            EventKind::ModuleRun
+        );
+        assert_eq!(
+            classify("CommonPjRtClient::LinearizeIntoImpl"),
+            EventKind::Transfer
+        );
+        assert_eq!(
+            classify("TfrtTpuClient::BufferFromHostBuffer::TfrtTpuBuffer"),
+            EventKind::Transfer
+        );
         assert_eq!(
             module_in_name("CommonPjRtLoadedExecutable::Execute (jit_f)"),
             Some("jit_f")
@@ -159,5 +261,27 @@ mod tests {
             module_in_name("PjRtStreamExecutorLoadedExecutable::Execute"),
             None
         );
+        assert_eq!(
+            module_in_name("ThunkExecutor::Execute (wait for completion)"),
+            None
+        );
+    }
+
+    #[test]
+    fn names_jit_modules_and_user_frames() {
+        assert_eq!(
+            jit_module_name("PjitFunction(train_step)").as_deref(),
+            Some("jit_train_step")
+        );
+        assert_eq!(
+            jit_module_name("PjitFunction(<lambda>)").as_deref(),
+            Some("jit__lambda_")
+        );
+        assert_eq!(jit_module_name("PjitFunction()"), None);
+        assert!(is_user_frame("$train.py:60 load_eval_set"));
+        assert!(!is_user_frame("$api.py:2417 device_put"));
+        assert!(!is_user_frame("$pxla.py:243 batched_device_put"));
+        assert!(!is_user_frame("$<unknown> append"));
+        assert!(!is_user_frame("$builtins isinstance"));
     }
 }

@@ -2,16 +2,19 @@
 //! transfers, retries) and one over each device plane (kernels), keeping compact
 //! records and nothing per event that is not needed later.
 
-use std::collections::HashMap;
+// Fx hashing: these maps are keyed by small integers and looked up per event.
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
-use super::names::{module_in_name, EventKind, KindTable};
+use super::names::{is_user_frame, jit_module_name, module_in_name, EventKind, KindTable};
 use crate::capture::{Event, EventVisitor, LineInfo, Plane, StatRef};
 
 /// Allocator events kept for the timeline and the live-array analysis. Beyond this the
 /// peaks stay exact (they are streamed) but the per-event history stops.
-pub const MAX_ALLOCATION_RECORDS: usize = 1 << 20;
+pub const MAX_ALLOCATION_RECORDS: usize = 1 << 19;
+/// How often (in visited events of a line) the scan leaves a checkpoint.
+pub const CHECKPOINT_EVERY: u32 = 4096;
 /// Launches kept; further ones are counted only.
-pub const MAX_EXECUTIONS: usize = 1 << 20;
+pub const MAX_EXECUTIONS: usize = 1 << 18;
 
 /// Stat metadata ids of the stats we read, resolved once per plane.
 #[derive(Debug, Default, Clone, Copy)]
@@ -90,8 +93,13 @@ pub struct AllocationRecord {
     pub time_ps: i64,
     /// In use after the event (`bytes_allocated`), plus `bytes_reserved`.
     pub in_use: u64,
+    /// `bytes_reserved` (the runtime's own reservation: XProf's "stack"; large on TPU).
+    pub reserved: u64,
     pub addr: u64,
+    /// `allocation_bytes` (the chunk), else `requested_bytes`.
     pub size: u64,
+    /// `requested_bytes` (0 when absent, as on TPU deallocations).
+    pub requested: u64,
     pub allocator: u16,
     pub is_allocation: bool,
     pub origin: Origin,
@@ -119,6 +127,9 @@ pub struct ExecutionRecord {
     pub program_id: Option<u64>,
     pub launched_kernels: bool,
     pub waited_for_memory: bool,
+    /// `jit_<fn>` from the enclosing `PjitFunction(<fn>)`: the module when nothing
+    /// else names it (a launch that failed before `ExecuteThunks`).
+    pub module_hint: Option<u32>,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -126,6 +137,8 @@ pub struct RetryRecord {
     pub start_ps: i64,
     pub duration_ps: i64,
     pub execution: Option<u32>,
+    /// The run id of the launch it waited in, when on a worker thread.
+    pub run: Option<i64>,
 }
 
 /// Everything the runtime scan keeps.
@@ -148,11 +161,29 @@ pub struct RuntimeScan {
     pub device_executions: Vec<ExecutionRecord>,
     pub host_lines: usize,
     pub host_events: u64,
+    /// Per host plane, per line: (event start, event file offset) every
+    /// [`CHECKPOINT_EVERY`] visited events, so a later walk can start near a time.
+    pub checkpoints: Vec<Vec<Vec<(i64, u64)>>>,
     module_index: HashMap<String, u32>,
     run_modules: HashMap<i64, u32>,
+    run_programs: HashMap<i64, u64>,
+    /// Lines of each device plane walked, in file order (for the plane summary).
+    pub device_line_counts: Vec<usize>,
+    /// Divides the record and launch caps when threads share the scan.
+    pub share_of_caps: usize,
 }
 
 impl RuntimeScan {
+    /// Allocator events this scan keeps (its share of [`MAX_ALLOCATION_RECORDS`]).
+    pub fn record_cap(&self) -> usize {
+        MAX_ALLOCATION_RECORDS / self.share_of_caps.max(1)
+    }
+
+    /// Launches this scan keeps (its share of [`MAX_EXECUTIONS`]).
+    pub fn execution_cap(&self) -> usize {
+        MAX_EXECUTIONS / self.share_of_caps.max(1)
+    }
+
     pub fn intern_module(&mut self, name: &str) -> u32 {
         if let Some(&i) = self.module_index.get(name) {
             return i;
@@ -163,30 +194,162 @@ impl RuntimeScan {
         i
     }
 
-    /// Fills modules learned from run ids on other threads, resolves allocations made
+    /// Adds what another thread found on later lines of the same host plane: tables
+    /// are merged, indices into them renumbered, and ties in the peaks go to the later
+    /// lines (as when one thread visits everything in file order).
+    pub fn absorb(&mut self, other: RuntimeScan) {
+        let modules: Vec<u32> = other
+            .module_names
+            .iter()
+            .map(|n| self.intern_module(n))
+            .collect();
+        let module = |m: Option<u32>| m.and_then(|m| modules.get(m as usize).copied());
+        let mut allocators = Vec::with_capacity(other.allocators.len());
+        for a in other.allocators {
+            let i = match self.allocators.iter().position(|x| x.name == a.name) {
+                Some(i) => {
+                    let mine = &mut self.allocators[i];
+                    mine.allocations += a.allocations;
+                    mine.deallocations += a.deallocations;
+                    if a.allocations + a.deallocations > 0 {
+                        mine.lifetime_peak = a.lifetime_peak;
+                    }
+                    if a.peak_in_use >= mine.peak_in_use && a.allocations + a.deallocations > 0 {
+                        mine.peak_in_use = a.peak_in_use;
+                        mine.peak_time_ps = a.peak_time_ps;
+                        mine.capacity = a.capacity;
+                        mine.fragmentation_at_peak = a.fragmentation_at_peak;
+                    }
+                    i
+                }
+                None => {
+                    self.allocators.push(a);
+                    self.allocators.len() - 1
+                }
+            };
+            allocators.push(i.min(u16::MAX as usize) as u16);
+        }
+        let executions_before = self.executions.len() as u32;
+        let transfers_before = self.transfers.len() as u32;
+        let room = MAX_ALLOCATION_RECORDS.saturating_sub(self.records.len());
+        self.records_dropped +=
+            other.records_dropped + other.records.len().saturating_sub(room) as u64;
+        self.records
+            .extend(other.records.into_iter().take(room).map(|mut r| {
+                r.allocator = allocators
+                    .get(r.allocator as usize)
+                    .copied()
+                    .unwrap_or(r.allocator);
+                r.origin = match r.origin {
+                    Origin::Execution(i) => Origin::Execution(i + executions_before),
+                    Origin::Transfer(t) => Origin::Transfer(t + transfers_before),
+                    o => o,
+                };
+                r
+            }));
+        self.executions
+            .extend(other.executions.into_iter().map(|mut e| {
+                e.module = module(e.module);
+                e.module_hint = module(e.module_hint);
+                e
+            }));
+        self.executions_dropped += other.executions_dropped;
+        self.transfers.extend(other.transfers);
+        self.transfer_count += other.transfer_count;
+        self.retries.extend(other.retries.into_iter().map(|mut r| {
+            r.execution = r.execution.map(|i| i + executions_before);
+            r
+        }));
+        self.host_lines += other.host_lines;
+        self.host_events += other.host_events;
+        for (run, m) in other.run_modules {
+            if let Some(m) = module(Some(m)) {
+                self.run_modules.entry(run).or_insert(m);
+            }
+        }
+        for (run, p) in other.run_programs {
+            self.run_programs.entry(run).or_insert(p);
+        }
+        // Checkpoints: each thread filled the lines it walked.
+        for (mine, theirs) in self.checkpoints.iter_mut().zip(other.checkpoints) {
+            if mine.len() < theirs.len() {
+                mine.resize(theirs.len(), Vec::new());
+            }
+            for (m, t) in mine.iter_mut().zip(theirs) {
+                if m.is_empty() {
+                    *m = t;
+                }
+            }
+        }
+    }
+
+    /// launches of one run (same run id) into one execution, resolves allocations made
     /// for a run id to its launch, then orders launches by time (records follow).
     pub fn finish_host(&mut self) {
-        let mut by_run: HashMap<i64, u32> = HashMap::new();
-        for (i, e) in self.executions.iter_mut().enumerate() {
+        let n = self.executions.len();
+        // Representative (earliest) launch of each run id.
+        let mut by_run: HashMap<i64, u32> = HashMap::default();
+        let mut representative: Vec<u32> = (0..n as u32).collect();
+        for i in 0..n {
+            let Some(run) = self.executions[i].run_id else {
+                continue;
+            };
+            match by_run.get(&run).copied() {
+                None => {
+                    by_run.insert(run, i as u32);
+                }
+                Some(first) => {
+                    let (a, b) = (first as usize, i);
+                    let (keep, drop) = if self.executions[b].start_ps < self.executions[a].start_ps
+                    {
+                        (b, a)
+                    } else {
+                        (a, b)
+                    };
+                    let dropped = self.executions[drop].clone();
+                    let kept = &mut self.executions[keep];
+                    kept.module = kept.module.or(dropped.module);
+                    kept.program_id = kept.program_id.or(dropped.program_id);
+                    kept.end_ps = kept.end_ps.max(dropped.end_ps);
+                    kept.waited_for_memory |= dropped.waited_for_memory;
+                    kept.module_hint = kept.module_hint.or(dropped.module_hint);
+                    representative[drop] = keep as u32;
+                    by_run.insert(run, keep as u32);
+                }
+            }
+        }
+        let resolve = |mut i: u32| {
+            for _ in 0..64 {
+                let r = representative.get(i as usize).copied().unwrap_or(i);
+                if r == i {
+                    break;
+                }
+                i = r;
+            }
+            i
+        };
+        for e in &mut self.executions {
             if let Some(run) = e.run_id {
                 if e.module.is_none() {
                     e.module = self.run_modules.get(&run).copied();
                 }
-                by_run.entry(run).or_insert(i as u32);
+                if e.program_id.is_none() {
+                    e.program_id = self.run_programs.get(&run).copied();
+                }
             }
         }
-        let mut order: Vec<u32> = (0..self.executions.len() as u32).collect();
+        let mut order: Vec<u32> = (0..n as u32).filter(|&i| resolve(i) == i).collect();
         order.sort_by_key(|&i| {
             self.executions
                 .get(i as usize)
                 .map(|e| e.start_ps)
                 .unwrap_or(0)
         });
-        let mut new_index = vec![0u32; order.len()];
+        let mut new_index = vec![u32::MAX; n];
         for (new, &old) in order.iter().enumerate() {
             new_index[old as usize] = new as u32;
         }
-        let remap = |i: u32| new_index.get(i as usize).copied().unwrap_or(i);
+        let remap = |i: u32| new_index.get(resolve(i) as usize).copied().unwrap_or(0);
         for r in &mut self.records {
             r.origin = match r.origin {
                 Origin::Execution(i) => Origin::Execution(remap(i)),
@@ -198,14 +361,25 @@ impl RuntimeScan {
             };
         }
         for r in &mut self.retries {
-            r.execution = r.execution.map(remap);
+            r.execution = r
+                .execution
+                .or_else(|| r.run.and_then(|run| by_run.get(&run).copied()))
+                .map(remap);
         }
-        let mut sorted: Vec<ExecutionRecord> = Vec::with_capacity(order.len());
-        for &old in &order {
-            if let Some(e) = self.executions.get(old as usize) {
-                sorted.push(e.clone());
+        let executions = &mut self.executions;
+        for r in &self.retries {
+            if let Some(e) = r
+                .execution
+                .and_then(|i| order.get(i as usize))
+                .and_then(|&old| executions.get_mut(old as usize))
+            {
+                e.waited_for_memory = true;
             }
         }
+        let sorted: Vec<ExecutionRecord> = order
+            .iter()
+            .filter_map(|&old| self.executions.get(old as usize).cloned())
+            .collect();
         self.executions = sorted;
         self.records.sort_by_key(|r| r.time_ps);
     }
@@ -216,6 +390,10 @@ enum Span {
     Execution(u32),
     Transfer(u32),
     Run(i64),
+    /// `PjitFunction(<fn>)`, with `jit_<fn>` interned.
+    JitCall(Option<u32>),
+    /// A Python frame (its metadata id), and whether it is the user's code.
+    Python(i64, bool),
 }
 
 /// Visits the host plane.
@@ -227,7 +405,20 @@ pub struct HostVisitor<'p> {
     stack: Vec<(i64, Span)>,
     allocator_by_ref: HashMap<u64, u16>,
     allocator_by_name: HashMap<String, u16>,
-    transfer_by_metadata: HashMap<i64, u32>,
+    allocator_by_index: HashMap<u64, u16>,
+    /// (transfer event, user frame enclosing it) → transfer index.
+    transfer_by_metadata: HashMap<(i64, i64), u32>,
+    /// Python frames that are the user's code, by metadata id.
+    user_frames: HashSet<i64>,
+    /// `PjitFunction(<fn>)` → interned `jit_<fn>`, by metadata id.
+    jit_modules: HashMap<i64, Option<u32>>,
+    /// Per event-metadata id: 0 not looked at yet, 1 plain, 2 a CPU thunk (an event
+    /// named after its HLO op that carries `hlo_module`, `program_id` and `run_id`).
+    thunk_state: Vec<u8>,
+    /// `hlo_module` ref → interned module.
+    module_by_ref: HashMap<u64, u32>,
+    /// Events visited on the current line, for checkpoints.
+    line_events: u32,
 }
 
 impl<'p> HostVisitor<'p> {
@@ -238,16 +429,128 @@ impl<'p> HostVisitor<'p> {
                 .values()
                 .map(|m| (m.id, m.name.as_str())),
         );
+        let user_frames = plane
+            .event_metadata
+            .values()
+            .filter(|m| is_user_frame(&m.name))
+            .map(|m| m.id)
+            .collect();
+        let ids = StatIds::resolve(plane);
         Self {
             plane,
             kinds,
-            ids: StatIds::resolve(plane),
+            ids,
             scan,
-            stack: Vec::new(),
-            allocator_by_ref: HashMap::new(),
-            allocator_by_name: HashMap::new(),
-            transfer_by_metadata: HashMap::new(),
+            stack: Vec::with_capacity(64),
+            allocator_by_ref: HashMap::default(),
+            allocator_by_name: HashMap::default(),
+            allocator_by_index: HashMap::default(),
+            transfer_by_metadata: HashMap::default(),
+            user_frames,
+            jit_modules: HashMap::default(),
+            thunk_state: Vec::new(),
+            module_by_ref: HashMap::default(),
+            line_events: 0,
         }
+    }
+
+    /// Learns which module a run id ran from a CPU thunk event (XLA's CPU runtime puts
+    /// `hlo_module`, `program_id` and `run_id` on each thunk, `xla/backends/cpu/runtime/thunk.cc`).
+    /// Each event type is probed once; only thunk types are read after that.
+    fn thunk_event(&mut self, event: &Event<'_>) {
+        let Ok(slot) = usize::try_from(event.metadata_id) else {
+            return;
+        };
+        if slot >= 1 << 20 {
+            return;
+        }
+        if self.thunk_state.len() <= slot {
+            self.thunk_state.resize(slot + 1, 0);
+        }
+        if self.thunk_state[slot] == 1 {
+            return;
+        }
+        let ids = self.ids;
+        let (mut run, mut module, mut program) = (None, None, None);
+        for (id, v) in event.stats() {
+            let id = Some(id);
+            if id == ids.run_id {
+                run = v.as_i64();
+            } else if id == ids.hlo_module {
+                module = Some(v);
+            } else if id == ids.program_id {
+                program = v.as_u64();
+            }
+        }
+        if module.is_none() && program.is_none() {
+            self.thunk_state[slot] = 1;
+            return;
+        }
+        self.thunk_state[slot] = 2;
+        let Some(run) = run else { return };
+        if self.scan.run_modules.contains_key(&run) {
+            return;
+        }
+        let module = match module {
+            Some(StatRef::Ref(r)) => match self.module_by_ref.get(&r) {
+                Some(&m) => Some(m),
+                None => {
+                    let name = self.plane.stat_name(r).unwrap_or("?").to_owned();
+                    let m = self.scan.intern_module(&name);
+                    self.module_by_ref.insert(r, m);
+                    Some(m)
+                }
+            },
+            Some(StatRef::Str(s)) => Some(self.scan.intern_module(&String::from_utf8_lossy(s))),
+            _ => None,
+        };
+        if let Some(m) = module {
+            self.scan.run_modules.insert(run, m);
+        }
+        if let Some(p) = program {
+            self.scan.run_programs.entry(run).or_insert(p);
+        }
+    }
+
+    /// The innermost launch, transfer or run scope (Python frames and jitted calls
+    /// enclose them and are skipped).
+    fn origin(&self) -> Origin {
+        for (_, span) in self.stack.iter().rev() {
+            match span {
+                Span::Execution(i) => return Origin::Execution(*i),
+                Span::Transfer(t) => return Origin::Transfer(*t),
+                Span::Run(r) => return Origin::Run(*r),
+                Span::JitCall(_) | Span::Python(..) => {}
+            }
+        }
+        Origin::Unknown
+    }
+
+    fn innermost_run(&self) -> Option<i64> {
+        self.stack.iter().rev().find_map(|(_, s)| match s {
+            Span::Run(r) => Some(*r),
+            _ => None,
+        })
+    }
+
+    /// The module of the innermost `PjitFunction(<fn>)` call.
+    fn jit_hint(&self) -> Option<u32> {
+        self.stack.iter().rev().find_map(|(_, s)| match s {
+            Span::JitCall(m) => *m,
+            _ => None,
+        })
+    }
+
+    /// The innermost Python frame of the user's code (0 when none).
+    fn user_frame(&self) -> i64 {
+        self.stack
+            .iter()
+            .rev()
+            .find_map(|(_, s)| match s {
+                Span::Python(id, true) => Some(*id),
+                _ => None,
+            })
+            .unwrap_or(0)
     }
 
     fn allocator_named(&mut self, name: &str) -> u16 {
@@ -306,7 +609,7 @@ impl<'p> HostVisitor<'p> {
         let ids = self.ids;
         let (mut reserved, mut allocated, mut available, mut peak_lifetime) =
             (0u64, 0u64, 0u64, 0u64);
-        let (mut fragmentation, mut addr, mut size) = (0f64, 0u64, 0u64);
+        let (mut fragmentation, mut addr, mut size, mut requested) = (0f64, 0u64, 0u64, 0u64);
         let mut allocator: Option<u16> = None;
         let mut device: Option<u64> = None;
         for (id, v) in event.stats() {
@@ -326,9 +629,7 @@ impl<'p> HostVisitor<'p> {
             } else if id == ids.allocation_bytes {
                 size = v.as_u64().unwrap_or(0);
             } else if id == ids.requested_bytes {
-                if size == 0 {
-                    size = v.as_u64().unwrap_or(0);
-                }
+                requested = v.as_u64().unwrap_or(0);
             } else if id == ids.allocator_name {
                 allocator = match v {
                     StatRef::Ref(r) => match self.allocator_by_ref.get(&r) {
@@ -349,10 +650,24 @@ impl<'p> HostVisitor<'p> {
         }
         let allocator = match allocator {
             Some(a) => a,
+            // TPU: the memory id is `index_on_host` (or TF's `device_ordinal`), named as
+            // XProf names it: the number.
             None => {
-                self.allocator_named(&device.map(|d| d.to_string()).unwrap_or_else(|| "?".into()))
+                let key = device.unwrap_or(u64::MAX);
+                match self.allocator_by_index.get(&key) {
+                    Some(&i) => i,
+                    None => {
+                        let name = device.map(|d| d.to_string()).unwrap_or_else(|| "?".into());
+                        let i = self.allocator_named(&name);
+                        self.allocator_by_index.insert(key, i);
+                        i
+                    }
+                }
             }
         };
+        if size == 0 {
+            size = requested;
+        }
         let in_use = reserved.saturating_add(allocated);
         let time = event.start_ps(line);
         if let Some(state) = self.scan.allocators.get_mut(allocator as usize) {
@@ -370,18 +685,15 @@ impl<'p> HostVisitor<'p> {
                 state.fragmentation_at_peak = fragmentation;
             }
         }
-        if self.scan.records.len() < MAX_ALLOCATION_RECORDS {
-            let origin = match self.stack.last() {
-                Some((_, Span::Execution(i))) => Origin::Execution(*i),
-                Some((_, Span::Transfer(t))) => Origin::Transfer(*t),
-                Some((_, Span::Run(r))) => Origin::Run(*r),
-                None => Origin::Unknown,
-            };
+        if self.scan.records.len() < self.scan.record_cap() {
+            let origin = self.origin();
             self.scan.records.push(AllocationRecord {
                 time_ps: time,
                 in_use,
+                reserved,
                 addr,
                 size,
+                requested,
                 allocator,
                 is_allocation,
                 origin,
@@ -393,16 +705,42 @@ impl<'p> HostVisitor<'p> {
 }
 
 impl EventVisitor for HostVisitor<'_> {
+    fn wants(&mut self, metadata_id: i64) -> bool {
+        // Python frames are kept: they name the code that made a transfer.
+        match self.kinds.get(metadata_id) {
+            EventKind::Other => {
+                // Plain events are skipped once probed; possible CPU thunks are read.
+                let slot = usize::try_from(metadata_id).unwrap_or(usize::MAX);
+                self.thunk_state.get(slot).copied().unwrap_or(0) != 1
+            }
+            _ => true,
+        }
+    }
+
     fn line(&mut self, _line: &LineInfo) -> bool {
         self.stack.clear();
         self.scan.host_lines += 1;
+        self.line_events = 0;
         true
     }
 
     fn event(&mut self, line: &LineInfo, event: &Event<'_>) {
         self.scan.host_events += 1;
+        if self.line_events % CHECKPOINT_EVERY == 0 {
+            let indexed = line.ordinal < crate::capture::plane::MAX_LINES_INDEXED;
+            if let Some(plane) = self.scan.checkpoints.last_mut().filter(|_| indexed) {
+                if plane.len() <= line.ordinal {
+                    plane.resize(line.ordinal + 1, Vec::new());
+                }
+                if let Some(points) = plane.get_mut(line.ordinal) {
+                    points.push((event.start_ps(line), event.file_offset));
+                }
+            }
+        }
+        self.line_events = self.line_events.wrapping_add(1);
         let kind = self.kinds.get(event.metadata_id);
-        if kind == EventKind::Other || kind == EventKind::Python {
+        if kind == EventKind::Other {
+            self.thunk_event(event);
             return;
         }
         let start = event.start_ps(line);
@@ -411,19 +749,44 @@ impl EventVisitor for HostVisitor<'_> {
             self.stack.pop();
         }
         match kind {
+            EventKind::Python => {
+                // Frames only matter as the context of what they enclose.
+                if end > start {
+                    let user = self.user_frames.contains(&event.metadata_id);
+                    self.stack
+                        .push((end, Span::Python(event.metadata_id, user)));
+                }
+            }
+            EventKind::JitCall => {
+                let module = match self.jit_modules.get(&event.metadata_id) {
+                    Some(&m) => m,
+                    None => {
+                        let m = self
+                            .plane
+                            .event_metadata
+                            .get(&event.metadata_id)
+                            .and_then(|m| jit_module_name(&m.name))
+                            .map(|n| self.scan.intern_module(&n));
+                        self.jit_modules.insert(event.metadata_id, m);
+                        m
+                    }
+                };
+                self.stack.push((end, Span::JitCall(module)));
+            }
             EventKind::Allocation => self.memory_event(line, event, true),
             EventKind::Deallocation => self.memory_event(line, event, false),
             EventKind::Retry => {
                 let execution = self.innermost_execution();
-                if let Some(i) = execution {
-                    if let Some(e) = self.scan.executions.get_mut(i as usize) {
-                        e.waited_for_memory = true;
-                    }
-                }
+                let run = if execution.is_none() {
+                    self.innermost_run()
+                } else {
+                    None
+                };
                 self.scan.retries.push(RetryRecord {
                     start_ps: start,
                     duration_ps: event.duration_ps,
                     execution,
+                    run,
                 });
             }
             EventKind::Execute => {
@@ -446,7 +809,7 @@ impl EventVisitor for HostVisitor<'_> {
                     }
                     return;
                 }
-                if self.scan.executions.len() >= MAX_EXECUTIONS {
+                if self.scan.executions.len() >= self.scan.execution_cap() {
                     self.scan.executions_dropped += 1;
                     return;
                 }
@@ -459,6 +822,7 @@ impl EventVisitor for HostVisitor<'_> {
                 let module = module_in_name(name).map(|m| m.to_owned());
                 let module = module.map(|m| self.scan.intern_module(&m));
                 let index = self.scan.executions.len() as u32;
+                let module_hint = self.jit_hint();
                 self.scan.executions.push(ExecutionRecord {
                     start_ps: start,
                     end_ps: end,
@@ -467,6 +831,7 @@ impl EventVisitor for HostVisitor<'_> {
                     program_id: None,
                     launched_kernels: false,
                     waited_for_memory: false,
+                    module_hint,
                 });
                 self.stack.push((end, Span::Execution(index)));
             }
@@ -491,7 +856,7 @@ impl EventVisitor for HostVisitor<'_> {
                     }
                     _ => {
                         // A launch seen only through the module it runs (CPU thunks).
-                        if self.scan.executions.len() < MAX_EXECUTIONS {
+                        if self.scan.executions.len() < self.scan.execution_cap() {
                             let index = self.scan.executions.len() as u32;
                             self.scan.executions.push(ExecutionRecord {
                                 start_ps: start,
@@ -501,6 +866,7 @@ impl EventVisitor for HostVisitor<'_> {
                                 program_id: None,
                                 launched_kernels: false,
                                 waited_for_memory: false,
+                                module_hint: None,
                             });
                             self.stack.push((end, Span::Execution(index)));
                         }
@@ -514,23 +880,34 @@ impl EventVisitor for HostVisitor<'_> {
             }
             EventKind::Transfer => {
                 self.scan.transfer_count += 1;
-                let index = match self.transfer_by_metadata.get(&event.metadata_id) {
+                // A transfer inside another (`DevicePut` ⊃ `BufferFromHostBuffer`) is the same one.
+                if matches!(self.origin(), Origin::Transfer(_)) {
+                    return;
+                }
+                let frame = self.user_frame();
+                let key = (event.metadata_id, frame);
+                let index = match self.transfer_by_metadata.get(&key) {
                     Some(&i) => i,
                     None => {
                         let name = self
                             .plane
                             .event_metadata
                             .get(&event.metadata_id)
-                            .map(|m| m.name.clone());
+                            .map(|m| m.name.as_str())
+                            .unwrap_or("");
+                        let name = match self.plane.event_metadata.get(&frame) {
+                            Some(f) if frame != 0 => format!("{name} in {}", f.name),
+                            _ => name.to_owned(),
+                        };
                         let i = self.scan.transfers.len() as u32;
-                        self.scan.transfers.push(name.unwrap_or_default());
-                        self.transfer_by_metadata.insert(event.metadata_id, i);
+                        self.scan.transfers.push(name);
+                        self.transfer_by_metadata.insert(key, i);
                         i
                     }
                 };
                 self.stack.push((end, Span::Transfer(index)));
             }
-            EventKind::Other | EventKind::Python => {}
+            EventKind::Other => {}
         }
     }
 }
@@ -621,6 +998,7 @@ impl EventVisitor for DeviceVisitor<'_, '_> {
                     program_id: program,
                     launched_kernels: true,
                     waited_for_memory: false,
+                    module_hint: None,
                 });
             }
             return;
@@ -640,6 +1018,14 @@ impl EventVisitor for DeviceVisitor<'_, '_> {
             let Some(e) = executions.get_mut(i as usize) else {
                 continue;
             };
+            // A launch named only by its `PjitFunction` hint takes its own module's kernels.
+            let hinted_elsewhere = e.module.is_none()
+                && e.module_hint.is_some()
+                && module.is_some()
+                && e.module_hint != module;
+            if hinted_elsewhere {
+                continue;
+            }
             if module.is_none() || e.module.is_none() || e.module == module {
                 e.launched_kernels = true;
                 if e.program_id.is_none() {

@@ -1,0 +1,208 @@
+//! The size benchmark (issue 5): builds large captures from a real one and measures,
+//! per size, the raw read (`cat`), the oomlens CLI and — where installed and the file is
+//! not too big for this machine — XProf's `get_memory_profile` and
+//! `get_peak_allocations`: wall time, MB/s and peak resident memory.
+//!
+//! ```text
+//! cargo bench --bench bench                          # sizes 0.1,0.5,1,4 GB
+//! OOMLENS_BENCH_SIZES=0.1,0.5 cargo bench --bench bench
+//! cargo bench --bench bench -- scale IN OUT COPIES   # just make a scaled capture
+//! ```
+//! Captures are written to `bench-out/` (git-ignored) and reused between runs.
+
+mod scale;
+
+use std::io::BufWriter;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::Instant;
+
+use oomlens::source::{ByteSource, FileSource};
+
+const DEFAULT_SOURCE: &str = "../shared/captures/tracelens_jax08_attention_tw003.xplane.pb";
+/// XProf needs ~15× the file in memory; above this it would not fit this machine.
+const XPROF_MAX_BYTES: u64 = 1_200_000_000;
+
+struct Measure {
+    seconds: f64,
+    max_rss_kib: i64,
+    ok: bool,
+}
+
+/// Runs a command, returning wall time and its peak resident set (from wait4).
+fn measure(cmd: &mut Command) -> Measure {
+    let start = Instant::now();
+    let child = cmd.stdout(Stdio::null()).stderr(Stdio::null()).spawn();
+    let Ok(child) = child else {
+        return Measure {
+            seconds: 0.0,
+            max_rss_kib: 0,
+            ok: false,
+        };
+    };
+    let pid = child.id() as libc::pid_t;
+    let mut status = 0;
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: waits for our own child; `usage` is a valid out-pointer.
+    let r = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
+    let seconds = start.elapsed().as_secs_f64();
+    std::mem::forget(child); // already reaped by wait4
+    Measure {
+        seconds,
+        max_rss_kib: usage.ru_maxrss,
+        ok: r == pid && libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0,
+    }
+}
+
+fn make_capture(source: &Path, target: &Path, copies: u64) -> std::io::Result<u64> {
+    let src = FileSource::open(source)?;
+    let tmp = target.with_extension("partial");
+    let mut out = BufWriter::with_capacity(1 << 20, std::fs::File::create(&tmp)?);
+    let n = scale::scale(&src, copies, &mut out)?;
+    drop(out);
+    std::fs::rename(&tmp, target)?;
+    Ok(n)
+}
+
+fn xprof_dir(capture: &Path) -> std::io::Result<PathBuf> {
+    // XProf writes caches beside the capture: give it a run folder of links.
+    let dir = capture.with_extension("xprof");
+    let run = dir.join("plugins/profile/run");
+    std::fs::create_dir_all(&run)?;
+    let link = run.join("host.xplane.pb");
+    if !link.exists() {
+        std::os::unix::fs::symlink(std::fs::canonicalize(capture)?, &link)?;
+    }
+    Ok(dir)
+}
+
+fn row(name: &str, bytes: u64, m: &Measure) -> String {
+    if !m.ok {
+        return format!("| {name} | failed | | |");
+    }
+    format!(
+        "| {name} | {:.3} s | {:.0} MB/s | {:.1} MiB |",
+        m.seconds,
+        bytes as f64 / 1e6 / m.seconds,
+        m.max_rss_kib as f64 / 1024.0
+    )
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args()
+        .skip(1)
+        .filter(|a| a != "--bench")
+        .collect();
+    if args.first().map(String::as_str) == Some("scale") {
+        let (Some(input), Some(output), Some(copies)) = (args.get(1), args.get(2), args.get(3))
+        else {
+            eprintln!("usage: cargo bench --bench bench -- scale IN OUT COPIES");
+            std::process::exit(2);
+        };
+        let copies: u64 = copies.parse().unwrap_or(1);
+        match make_capture(Path::new(input), Path::new(output), copies) {
+            Ok(n) => println!("wrote {output}: {n} bytes"),
+            Err(e) => {
+                eprintln!("scale failed: {e}");
+                std::process::exit(1);
+            }
+        }
+        return;
+    }
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let source = std::env::var("OOMLENS_BENCH_SOURCE")
+        .map(PathBuf::from)
+        .unwrap_or_else(|_| root.join(DEFAULT_SOURCE));
+    let sizes: Vec<f64> = std::env::var("OOMLENS_BENCH_SIZES")
+        .unwrap_or_else(|_| "0.1,0.5,1,4".into())
+        .split(',')
+        .filter_map(|s| s.trim().parse().ok())
+        .collect();
+    let out_dir = root.join("bench-out");
+    std::fs::create_dir_all(&out_dir).expect("bench-out");
+    let status = Command::new("cargo")
+        .args(["build", "--release", "--quiet"])
+        .current_dir(root)
+        .status();
+    assert!(
+        status.map(|s| s.success()).unwrap_or(false),
+        "cargo build --release failed"
+    );
+    let cli = root.join("target/release/oomlens");
+    let have_xprof = Command::new("xprof")
+        .arg("--help")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok();
+    let source_len = FileSource::open(&source)
+        .map(|s| s.len())
+        .expect("source capture");
+    // Only the host and device planes are repeated; the plans are copied once.
+    let repeated_len = {
+        let src = FileSource::open(&source).expect("source capture");
+        let index = oomlens::capture::CaptureIndex::scan(&src).expect("source is a capture");
+        index
+            .planes
+            .iter()
+            .filter(|p| p.name != "/host:metadata")
+            .map(|p| p.len)
+            .sum::<u64>()
+            .max(1)
+    };
+    println!("source: {} ({} bytes)\n", source.display(), source_len);
+    println!("| size | tool | wall | throughput | peak RSS |\n|---|---|---|---|---|");
+    for gb in sizes {
+        let copies = ((gb * 1e9 - (source_len - repeated_len) as f64) / repeated_len as f64)
+            .ceil()
+            .max(1.0) as u64;
+        let capture = out_dir.join(format!("scaled_{gb}GB.xplane.pb"));
+        if !capture.exists() {
+            if let Err(e) = make_capture(&source, &capture, copies) {
+                eprintln!("could not build {}: {e}", capture.display());
+                continue;
+            }
+        }
+        let bytes = std::fs::metadata(&capture).map(|m| m.len()).unwrap_or(0);
+        let label = format!("{gb} GB ({copies}×)");
+        // Warm the page cache, then time the raw read.
+        let _ = measure(Command::new("cat").arg(&capture));
+        let cat = measure(
+            Command::new("sh")
+                .arg("-c")
+                .arg(format!("cat '{}' > /dev/null", capture.display())),
+        );
+        println!(
+            "{}",
+            row(&label, bytes, &cat).replacen(
+                &format!("| {label} |"),
+                &format!("| {label} | `cat` |"),
+                1
+            )
+        );
+        let ours = measure(Command::new(&cli).arg(&capture).args(["--format", "json"]));
+        println!(
+            "{}",
+            row(&label, bytes, &ours).replacen(
+                &format!("| {label} |"),
+                &format!("| {label} | oomlens |"),
+                1
+            )
+        );
+        if have_xprof && bytes <= XPROF_MAX_BYTES {
+            if let Ok(dir) = xprof_dir(&capture) {
+                for tool in ["get_memory_profile", "get_peak_allocations"] {
+                    let m = measure(Command::new("xprof").arg(tool).arg(&dir));
+                    println!(
+                        "{}",
+                        row(&label, bytes, &m).replacen(
+                            &format!("| {label} |"),
+                            &format!("| {label} | xprof {tool} |"),
+                            1
+                        )
+                    );
+                }
+            }
+        }
+    }
+}

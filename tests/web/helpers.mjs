@@ -1,0 +1,213 @@
+// Shared setup for the browser tests: the CLI (the reference the page must equal), the
+// static server for dist/, Chromium through playwright-core, and the page's own
+// formatting rules mirrored for comparisons.
+
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { basename, dirname, join, relative, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+import { serve } from '../../scripts/serve.mjs';
+
+export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
+export const DIST = join(ROOT, 'dist');
+export const RESULTS = join(ROOT, 'test-results');
+export const FIXTURES = join(ROOT, 'tests/fixtures');
+export const SHARED = resolve(ROOT, '../shared/captures');
+export const CLI = join(ROOT, 'target/release/oomlens');
+export const CHROMIUM = process.env.OOMLENS_CHROMIUM || '/usr/bin/chromium';
+
+export function skipReason() {
+  if (!existsSync(join(DIST, 'index.html')) || !existsSync(join(DIST, 'oomlens_bg.wasm'))) return 'dist/ is not built: run npm run build first';
+  if (!existsSync(CHROMIUM)) return `no Chromium at ${CHROMIUM} (set OOMLENS_CHROMIUM)`;
+  return null;
+}
+
+let cliChecked = false;
+/**
+ * Brings target/release/oomlens up to date (cargo build --release, a no-op when it is),
+ * so the reference JSON comes from the same sources as the page's engine.
+ */
+export function ensureCli() {
+  if (cliChecked) return;
+  const r = spawnSync('cargo', ['build', '--release', '--quiet'], { cwd: ROOT, stdio: 'inherit', env: { ...process.env, CARGO_BUILD_JOBS: process.env.CARGO_BUILD_JOBS || '1' } });
+  if (r.status !== 0 && !existsSync(CLI)) throw new Error('cargo build --release failed and there is no target/release/oomlens');
+  if (r.status !== 0) console.log('# cargo build --release failed: using the existing target/release/oomlens');
+  cliChecked = true;
+}
+
+/** The CLI's output for a capture. */
+export function cli(file, args = []) {
+  ensureCli();
+  const r = spawnSync(CLI, [file, ...args], { encoding: 'utf8', maxBuffer: 1 << 30 });
+  if (r.status !== 0) return { error: r.stderr.trim(), status: r.status };
+  return { stdout: r.stdout };
+}
+
+export function cliJson(file, args = []) {
+  const r = cli(file, [...args, '--format', 'json']);
+  return r.error ? r : JSON.parse(r.stdout);
+}
+
+function walk(dir, out) {
+  for (const name of readdirSync(dir)) {
+    const p = join(dir, name);
+    if (statSync(p).isDirectory()) walk(p, out);
+    else if (name.endsWith('.xplane.pb')) out.push(p);
+  }
+  return out;
+}
+
+/**
+ * Writes the scenario captures of tests/support (plan too big, leak, no donation, …)
+ * into test-results/scenarios with `cargo test --release --test write_scenarios`.
+ */
+export function writeScenarios() {
+  const dir = join(RESULTS, 'scenarios');
+  const r = spawnSync('cargo', ['test', '--release', '--test', 'write_scenarios', '--quiet'], {
+    cwd: ROOT,
+    encoding: 'utf8',
+    env: { ...process.env, OOMLENS_WRITE_SCENARIOS: dir, CARGO_BUILD_JOBS: process.env.CARGO_BUILD_JOBS || '1' },
+  });
+  if (r.status !== 0) {
+    console.log(`# SKIP: the scenario captures could not be written (cargo test --test write_scenarios): ${(r.stderr || String(r.error)).trim().split('\n').pop()}`);
+    return [];
+  }
+  return existsSync(dir) ? walk(dir, []).sort().map((p) => ({ path: p, url: `__results__/scenarios/${basename(p)}`, name: basename(p) })) : [];
+}
+
+/** Every committed capture (tests/fixtures), scenario capture and shared capture, with its URL on the test server. */
+export function allCaptures() {
+  const list = [];
+  mkdirSync(RESULTS, { recursive: true });
+  list.push(...writeScenarios());
+  if (existsSync(FIXTURES)) {
+    for (const p of walk(FIXTURES, []).sort()) list.push({ path: p, url: `__fixtures__/${relative(FIXTURES, p).split('\\').join('/')}`, name: basename(p) });
+  }
+  if (!list.length) console.log('# SKIP: no committed capture under tests/fixtures/**/*.xplane.pb yet');
+  if (existsSync(SHARED)) {
+    for (const p of walk(SHARED, []).sort()) list.push({ path: p, url: `__shared__/${basename(p)}`, name: basename(p) });
+  } else {
+    console.log('# SKIP: ../shared/captures is absent; the shared-capture page checks did not run');
+  }
+  return list;
+}
+
+export async function startServer() {
+  // dist/ again under a deep path, to check that every URL in the site is relative.
+  const mounts = { '/__results__/': RESULTS, '/deep/sub/path/': DIST };
+  if (existsSync(FIXTURES)) mounts['/__fixtures__/'] = FIXTURES;
+  if (existsSync(SHARED)) mounts['/__shared__/'] = SHARED;
+  return serve({ root: DIST, mounts });
+}
+
+const FLAGS = ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--disable-quic'];
+
+/** A fresh Chromium profile; returns {context, close}. */
+export async function launch(options = {}) {
+  const { chromium } = await import('playwright-core');
+  const profile = mkdtempSync(join(tmpdir(), 'oomlens-chromium-'));
+  const context = await chromium.launchPersistentContext(profile, {
+    executablePath: CHROMIUM,
+    headless: true,
+    args: FLAGS,
+    viewport: { width: 1280, height: 800 },
+    acceptDownloads: true,
+    ...options,
+  });
+  return {
+    context,
+    close: async () => {
+      await context.close();
+      rmSync(profile, { recursive: true, force: true });
+    },
+  };
+}
+
+/**
+ * Opens the page and records what it does: every request URL (page and workers),
+ * console errors and uncaught exceptions, dialogs (an alert would be an injection).
+ */
+export async function openPage(context, url, { waitReady = true } = {}) {
+  const page = await context.newPage();
+  const log = { requests: [], errors: [], dialogs: [] };
+  page.on('request', (r) => log.requests.push(r.url()));
+  page.on('console', (m) => {
+    if (m.type() === 'error') log.errors.push(m.text());
+  });
+  page.on('pageerror', (e) => log.errors.push(String(e)));
+  page.on('dialog', async (d) => {
+    log.dialogs.push(d.message());
+    await d.dismiss();
+  });
+  page.on('worker', (w) => log.requests.push(w.url()));
+  await page.goto(url);
+  if (waitReady) await page.waitForFunction(() => document.documentElement.dataset.ready === 'true');
+  return { page, log };
+}
+
+/** Requests outside the page's origin (blob: and data: URLs are the page's own). */
+export function foreignRequests(log, origin) {
+  return log.requests.filter((u) => !u.startsWith(origin) && !u.startsWith('blob:') && !u.startsWith('data:'));
+}
+
+/** Waits for the next analysis after `runs` finished ones; returns 'done' or 'error'. */
+export async function waitForRun(page, runs, timeout = 120000) {
+  await page.waitForFunction((n) => Number(document.documentElement.dataset.runs || 0) > n && document.documentElement.dataset.state !== 'running', runs, { timeout });
+  return page.evaluate(() => document.documentElement.dataset.state);
+}
+
+export const runsSoFar = (page) => page.evaluate(() => Number(document.documentElement.dataset.runs || 0));
+
+/** Drops a file (fetched from the test server) on the page, as a drag and drop does. */
+export async function dropUrl(page, url, name) {
+  const runs = await runsSoFar(page);
+  await page.evaluate(
+    async ({ url, name }) => {
+      const blob = await (await fetch(url)).blob();
+      const dt = new DataTransfer();
+      dt.items.add(new File([blob], name));
+      document.body.dispatchEvent(new DragEvent('dragenter', { dataTransfer: dt, bubbles: true, cancelable: true }));
+      document.body.dispatchEvent(new DragEvent('drop', { dataTransfer: dt, bubbles: true, cancelable: true }));
+    },
+    { url, name },
+  );
+  return waitForRun(page, runs);
+}
+
+/** What the page shows that must equal the CLI's JSON. */
+export async function pageFacts(page) {
+  return page.evaluate(() => ({
+    headline: document.getElementById('headline-text').textContent,
+    verdict: document.getElementById('headline').dataset.verdict,
+    module: document.getElementById('module-name').textContent,
+    file: document.getElementById('file-name').textContent,
+    modules: [...document.querySelectorAll('#module-table tbody tr')].filter((tr) => tr.querySelector('button')).map((tr) => ({ label: tr.querySelector('button').textContent, executions: tr.cells[1].textContent })),
+    diagnosis: [...document.querySelectorAll('#diagnosis-cards .card')].map((c) => c.dataset.id),
+    status: document.getElementById('status').textContent,
+  }));
+}
+
+// The page's display rules (www/format.js), for comparing with the raw JSON.
+const DANGEROUS = /[\u0000-\u001f\u007f-\u009f\u200e\u200f\u202a-\u202e\u2066-\u2069\ufeff]/gu;
+export function clean(s, max = 300) {
+  const chars = Array.from(s ?? '');
+  const cut = chars.length > max;
+  return (cut ? chars.slice(0, max) : chars).join('').replace(DANGEROUS, (c) => `\\u{${c.codePointAt(0).toString(16)}}`) + (cut ? '…' : '');
+}
+
+export function thousands(n) {
+  return String(n).replace(/\B(?=(\d{3})+(?!\d))/g, ',');
+}
+
+/** What the page must show for a CLI report. */
+export function expectedFacts(json) {
+  return {
+    headline: clean(json.headline.text, 400),
+    verdict: json.headline.verdict,
+    module: json.selected_module ? clean(json.selected_module, 200) : 'none',
+    modules: json.modules.map((m) => ({ label: clean(m.label, 200), executions: thousands(m.executions) })),
+    diagnosis: json.diagnosis.map((d) => d.id),
+  };
+}

@@ -1,0 +1,479 @@
+// The page, end to end in Chromium: every capture dropped on it must show what the CLI
+// reports (headline, module table, diagnosis ids); the page must fetch nothing outside
+// its own origin; hostile strings from a capture must stay text. Screenshots go to
+// test-results/ for a human look.
+//
+//   npm run build && npm test
+
+import assert from 'node:assert/strict';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+
+import { hostileCapture, HOSTILE, writeLargeCapture } from './captures.mjs';
+import {
+  RESULTS,
+  SHARED,
+  allCaptures,
+  cli,
+  cliJson,
+  dropUrl,
+  expectedFacts,
+  foreignRequests,
+  launch,
+  openPage,
+  pageFacts,
+  runsSoFar,
+  skipReason,
+  startServer,
+  waitForRun,
+} from './helpers.mjs';
+
+const skip = skipReason();
+if (skip) console.log(`# SKIP: ${skip}`);
+
+describe('oomlens page', { skip: skip || false }, () => {
+  let server;
+  let origin;
+  let browser;
+
+  before(async () => {
+    mkdirSync(RESULTS, { recursive: true });
+    writeFileSync(join(RESULTS, 'hostile.xplane.pb'), hostileCapture());
+    const s = await startServer();
+    server = s.server;
+    origin = s.url.replace(/\/$/, '');
+    browser = await launch();
+  });
+
+  after(async () => {
+    if (browser) await browser.close();
+    if (server) server.close();
+  });
+
+  async function open(path = '', options = {}) {
+    const { page, log } = await openPage(browser.context, `${origin}/${path}`, options);
+    return { page, log };
+  }
+
+  function clean(log) {
+    assert.deepEqual(foreignRequests(log, origin), [], 'requests outside the page origin');
+    assert.deepEqual(log.errors, [], 'console errors');
+    assert.deepEqual(log.dialogs, [], 'dialogs');
+  }
+
+  test('the page loads with its Content-Security-Policy and nothing from elsewhere', async () => {
+    const { page, log } = await open();
+    const csp = await page.getAttribute('meta[http-equiv="Content-Security-Policy"]', 'content');
+    assert.match(csp, /default-src 'self'/);
+    assert.match(csp, /script-src 'self' 'wasm-unsafe-eval'/);
+    assert.doesNotMatch(csp, /unsafe-inline|https?:/);
+    await page.screenshot({ path: join(RESULTS, 'empty.png') });
+    clean(log);
+    await page.close();
+  });
+
+  const captures = skip ? [] : allCaptures();
+  for (const c of captures) {
+    test(`drop ${c.name}: the page shows what the CLI reports`, async () => {
+      const json = cliJson(c.path);
+      const { page, log } = await open();
+      const state = await dropUrl(page, c.url, c.name);
+      const facts = await pageFacts(page);
+      if (json.error) {
+        assert.equal(state, 'error', `the CLI refused ${c.name}; the page must too`);
+      } else {
+        assert.equal(state, 'done', facts.status);
+        const want = expectedFacts(json);
+        assert.equal(facts.headline, want.headline, 'headline');
+        assert.equal(facts.verdict, want.verdict, 'verdict');
+        assert.equal(facts.module, want.module, 'selected module');
+        assert.deepEqual(facts.modules, want.modules, 'module table: labels, order, executions');
+        assert.deepEqual(facts.diagnosis, want.diagnosis, 'diagnosis ids');
+      }
+      const stem = c.name.replace(/\.xplane\.pb$/, '');
+      await page.screenshot({ path: join(RESULTS, `${stem}-diagnosis.png`), fullPage: true });
+      for (const tab of ['plan', 'runtime', 'modules']) {
+        await page.click(`#tab-${tab}`);
+        await page.screenshot({ path: join(RESULTS, `${stem}-${tab}.png`), fullPage: true });
+      }
+      clean(log);
+      await page.close();
+    });
+  }
+
+  const conv = join(SHARED, 'tracelens_jax08_conv_tw003.xplane.pb');
+  const gemm = join(SHARED, 'tracelens_jax08_gemm_tw003.xplane.pb');
+  const haveShared = existsSync(conv) && existsSync(gemm);
+
+  test('choosing a module in the table re-runs the analysis for it; the URL keeps it', { skip: !haveShared && 'needs ../shared/captures' }, async () => {
+    const { page, log } = await open();
+    await dropUrl(page, '__shared__/tracelens_jax08_conv_tw003.xplane.pb', 'tracelens_jax08_conv_tw003.xplane.pb');
+    await page.click('#tab-modules');
+    let headers = await page.$$eval('#module-table thead th button', (b) => b.map((x) => x.textContent));
+    assert.deepEqual(headers, ['module', 'executions', 'peak', 'temp', 'parameters', 'donated']);
+    // Sorting by executions puts the executed module first, without re-running.
+    const runs = await runsSoFar(page);
+    await page.click('#module-table thead button[data-sort="executions"]');
+    const first = await page.$eval('#module-table tbody tr button', (b) => b.textContent);
+    assert.equal(first, 'jit_forward_3d_conv(15)');
+    assert.equal(await runsSoFar(page), runs);
+    await page.click('#module-table tbody button[data-label="jit__multi_slice(13)"]');
+    assert.equal(await waitForRun(page, runs), 'done');
+    const json = cliJson(conv, ['--module', 'jit__multi_slice(13)']);
+    const facts = await pageFacts(page);
+    const want = expectedFacts(json);
+    assert.equal(facts.module, 'jit__multi_slice(13)');
+    assert.equal(facts.headline, want.headline);
+    assert.deepEqual(facts.diagnosis, want.diagnosis);
+    const hash = await page.evaluate(() => location.hash);
+    assert.match(decodeURIComponent(hash), /module=jit__multi_slice\(13\)/);
+    assert.match(hash, /tab=modules/);
+    assert.equal(await page.getAttribute('#panel-modules', 'hidden'), null);
+    await page.screenshot({ path: join(RESULTS, 'module-switched.png'), fullPage: true });
+    clean(log);
+    await page.close();
+  });
+
+  test('?url= loads a same-origin capture, and the hash picks the module and tab', { skip: !haveShared && 'needs ../shared/captures' }, async () => {
+    const { page, log } = await open(`?url=__shared__/tracelens_jax08_gemm_tw003.xplane.pb#module=${encodeURIComponent('jit_dot(79)')}&tab=plan`);
+    assert.equal(await waitForRun(page, 0), 'done');
+    const facts = await pageFacts(page);
+    assert.equal(facts.module, 'jit_dot(79)');
+    assert.equal(facts.headline, expectedFacts(cliJson(gemm, ['--module', 'jit_dot(79)'])).headline);
+    assert.equal(await page.getAttribute('#tab-plan', 'aria-selected'), 'true');
+    assert.equal(await page.getAttribute('#panel-plan', 'hidden'), null);
+    // The program-order chart and the live-buffer chart are drawn.
+    assert.ok((await page.$$('#panel-plan svg.chart')).length >= 2);
+    await page.screenshot({ path: join(RESULTS, 'url-plan.png'), fullPage: true });
+    clean(log);
+    await page.close();
+    // A module the capture does not have: the default module, and a notice saying so.
+    const second = await open(`?url=__shared__/tracelens_jax08_gemm_tw003.xplane.pb#module=jit_nope(1)`);
+    assert.equal(await waitForRun(second.page, 0), 'done');
+    const facts2 = await pageFacts(second.page);
+    assert.equal(facts2.module, cliJson(gemm).selected_module);
+    assert.match(facts2.status, /no module named "jit_nope\(1\)".*showing the default module instead/);
+    assert.doesNotMatch(await second.page.evaluate(() => location.hash), /module=/);
+    clean(second.log);
+    await second.page.close();
+  });
+
+  test('a buffer in the live-at-peak chart shows its details on focus', { skip: !haveShared && 'needs ../shared/captures' }, async () => {
+    const { page, log } = await open();
+    await dropUrl(page, '__shared__/tracelens_jax08_gemm_tw003.xplane.pb', 'tracelens_jax08_gemm_tw003.xplane.pb');
+    await page.click('#tab-plan');
+    await page.focus('#live-table tbody tr:nth-child(2)');
+    const detail = await page.$eval('.detail', (d) => d.textContent);
+    const json = cliJson(gemm);
+    const b = json.modules.find((m) => m.label === json.selected_module).plan.live_at_peak[1];
+    assert.ok(detail.includes(b.shape), detail);
+    assert.ok(detail.includes(b.op_name), detail);
+    assert.ok(detail.includes(b.category));
+    // Keyboard: the bars chart takes arrow keys.
+    const bars = await page.$$('#panel-plan svg.chart');
+    await bars[bars.length - 1].focus();
+    await page.keyboard.press('ArrowDown');
+    const detail2 = await page.$eval('.detail', (d) => d.textContent);
+    const b0 = json.modules.find((m) => m.label === json.selected_module).plan.live_at_peak[0];
+    assert.ok(detail2.includes(b0.shape), detail2);
+    await page.screenshot({ path: join(RESULTS, 'buffer-detail.png'), fullPage: false });
+    clean(log);
+    await page.close();
+  });
+
+  test('tabs work from the keyboard and are kept in the URL', { skip: !haveShared && 'needs ../shared/captures' }, async () => {
+    const { page, log } = await open();
+    await dropUrl(page, '__shared__/tracelens_jax08_gemm_tw003.xplane.pb', 'tracelens_jax08_gemm_tw003.xplane.pb');
+    await page.focus('#tab-diagnosis');
+    await page.keyboard.press('ArrowRight');
+    assert.equal(await page.evaluate(() => document.activeElement.id), 'tab-plan');
+    await page.keyboard.press('ArrowRight');
+    assert.equal(await page.getAttribute('#tab-runtime', 'aria-selected'), 'true');
+    assert.match(await page.evaluate(() => location.hash), /tab=runtime/);
+    await page.keyboard.press('End');
+    assert.equal(await page.getAttribute('#tab-modules', 'aria-selected'), 'true');
+    clean(log);
+    await page.close();
+  });
+
+  test('the pasted error is matched in the worker and shown', { skip: !haveShared && 'needs ../shared/captures' }, async () => {
+    const message = 'jaxlib.xla_extension.XlaRuntimeError: RESOURCE_EXHAUSTED: Out of memory while trying to allocate 79691776 bytes.';
+    const tmp = mkdtempSync(join(RESULTS, 'err-'));
+    const errFile = join(tmp, 'error.txt');
+    writeFileSync(errFile, message);
+    const json = cliJson(gemm, ['--error-text', errFile]);
+    rmSync(tmp, { recursive: true, force: true });
+    const { page, log } = await open();
+    await dropUrl(page, '__shared__/tracelens_jax08_gemm_tw003.xplane.pb', 'tracelens_jax08_gemm_tw003.xplane.pb');
+    await page.click('#error-box summary');
+    await page.fill('#error-text', message);
+    const runs = await runsSoFar(page);
+    await page.click('#error-apply');
+    assert.equal(await waitForRun(page, runs), 'done');
+    const shown = await page.$eval('#error-result', (e) => e.textContent);
+    assert.ok(json.error, 'the CLI parsed the error');
+    assert.ok(shown.includes(json.error.kind), shown);
+    if (json.error.matched) assert.ok(shown.includes(json.error.matched), shown);
+    assert.deepEqual((await pageFacts(page)).diagnosis, json.diagnosis.map((d) => d.id));
+    await page.screenshot({ path: join(RESULTS, 'error-text.png'), fullPage: true });
+    clean(log);
+    await page.close();
+  });
+
+  test('Copy as Markdown and Download JSON give what the CLI gives', { skip: !haveShared && 'needs ../shared/captures' }, async () => {
+    const { page, log } = await open();
+    await browser.context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin });
+    await dropUrl(page, '__shared__/tracelens_jax08_conv_tw003.xplane.pb', 'tracelens_jax08_conv_tw003.xplane.pb');
+    await page.click('#copy-md');
+    await page.waitForFunction(() => document.getElementById('status').textContent.includes('clipboard'));
+    const md = await page.evaluate(() => navigator.clipboard.readText());
+    assert.equal(md, cli(conv, ['--format', 'markdown', '--top', '20']).stdout);
+    const [download] = await Promise.all([page.waitForEvent('download'), page.click('#download-json')]);
+    const saved = JSON.parse(readFileSync(await download.path(), 'utf8'));
+    assert.deepEqual(saved, cliJson(conv));
+    clean(log);
+    await page.close();
+  });
+
+  test('the npm wrapper: analyze(bytes) resolves to the CLI report; a bad file is an AnalysisError', { skip: !haveShared && 'needs ../shared/captures' }, async () => {
+    const { page, log } = await open();
+    const got = await page.evaluate(async () => {
+      const { analyze, AnalysisError } = await import('./analyze.js');
+      const bytes = new Uint8Array(await (await fetch('__shared__/tracelens_jax08_conv_tw003.xplane.pb')).arrayBuffer());
+      const phases = new Set();
+      const report = await analyze(bytes, { file_name: 'tracelens_jax08_conv_tw003.xplane.pb', onProgress: (p) => phases.add(p.phase) });
+      let error = null;
+      try {
+        await analyze(new Blob(['{"not": "a capture"}']));
+      } catch (e) {
+        error = { isAnalysisError: e instanceof AnalysisError, kind: e.kind, message: e.message };
+      }
+      return { report, phases: [...phases], error };
+    });
+    assert.deepEqual(got.report, cliJson(conv));
+    assert.ok(got.phases.includes('done'), got.phases.join());
+    assert.equal(got.error.isAnalysisError, true);
+    assert.equal(got.error.kind, 'not_a_capture');
+    clean(log);
+    await page.close();
+  });
+
+  test('a capture folder with several hosts gets a host picker', { skip: !haveShared && 'needs ../shared/captures' }, async () => {
+    const dir = mkdtempSync(join(RESULTS, 'folder-'));
+    const run = join(dir, 'logdir/plugins/profile/2025_01_01_00_00_00');
+    const old = join(dir, 'logdir/plugins/profile/2024_01_01_00_00_00');
+    mkdirSync(run, { recursive: true });
+    mkdirSync(old, { recursive: true });
+    copyFileSync(conv, join(run, 'host-a.xplane.pb'));
+    copyFileSync(gemm, join(run, 'host-b.xplane.pb'));
+    copyFileSync(gemm, join(old, 'host-old.xplane.pb'));
+    const { page, log } = await open();
+    let runs = await runsSoFar(page);
+    await page.setInputFiles('#folder-input', join(dir, 'logdir'));
+    assert.equal(await waitForRun(page, runs), 'done');
+    const hosts = await page.$$eval('#host-select option', (o) => o.map((x) => x.textContent));
+    assert.deepEqual(hosts, ['host-a', 'host-b'], 'the newest run only');
+    assert.equal(await page.isVisible('#host-picker'), true);
+    assert.equal((await pageFacts(page)).headline, expectedFacts(cliJson(conv)).headline);
+    runs = await runsSoFar(page);
+    await page.selectOption('#host-select', '1');
+    assert.equal(await waitForRun(page, runs), 'done');
+    assert.equal((await pageFacts(page)).headline, expectedFacts(cliJson(gemm)).headline);
+    assert.match(await page.evaluate(() => location.hash), /host=host-b/);
+    await page.screenshot({ path: join(RESULTS, 'hosts.png') });
+    rmSync(dir, { recursive: true, force: true });
+    clean(log);
+    await page.close();
+  });
+
+  test('an iframe embedder: ready, ping/pong, then a posted buffer is analyzed', { skip: !haveShared && 'needs ../shared/captures' }, async () => {
+    writeFileSync(
+      join(RESULTS, 'embed.html'),
+      `<!doctype html><meta charset="utf-8"><title>embed</title><link rel="icon" href="../favicon.svg">
+<iframe id="f" src="../index.html" width="1200" height="700"></iframe>
+<script>
+window.log = [];
+const frame = document.getElementById('f');
+window.addEventListener('message', async (e) => {
+  if (e.source !== frame.contentWindow) return;
+  window.log.push(e.data);
+  if (e.data && e.data.oomlens === 'ready') frame.contentWindow.postMessage('ping', '*');
+  if (e.data === 'pong') {
+    const buffer = await (await fetch('../__shared__/tracelens_jax08_conv_tw003.xplane.pb')).arrayBuffer();
+    frame.contentWindow.postMessage({ oomlens: { buffer, title: 'tracelens_jax08_conv_tw003.xplane.pb' } }, '*', [buffer]);
+  }
+});
+</script>`,
+    );
+    const { page, log } = await open('__results__/embed.html', { waitReady: false });
+    await page.waitForFunction(() => window.log.some((m) => m && m.oomlens === 'analyzed'), null, { timeout: 60000 });
+    const messages = await page.evaluate(() => window.log);
+    assert.deepEqual(messages[0], { oomlens: 'ready' });
+    assert.equal(messages[1], 'pong');
+    assert.equal(messages[2].oomlens, 'received');
+    const json = cliJson(conv);
+    const analyzed = messages.find((m) => m && m.oomlens === 'analyzed');
+    assert.equal(analyzed.text, json.headline.text);
+    const frame = page.frames().find((f) => f.url().endsWith('/index.html'));
+    assert.equal((await pageFacts(frame)).headline, expectedFacts(json).headline);
+    clean(log);
+    await page.close();
+  });
+
+  test('hostile strings from a capture stay text: no element, attribute or script is injected', async () => {
+    const file = join(RESULTS, 'hostile.xplane.pb');
+    const json = cliJson(file);
+    assert.ok(!json.error, json.error);
+    const { page, log } = await open();
+    await page.evaluate(() => {
+      window.__injected = 0;
+      window.alert = () => {
+        window.__injected++;
+      };
+    });
+    assert.equal(await dropUrl(page, '__results__/hostile.xplane.pb', 'hostile.xplane.pb'), 'done');
+    const facts = await pageFacts(page);
+    const want = expectedFacts(json);
+    assert.equal(facts.headline, want.headline);
+    assert.equal(facts.module, want.module);
+    assert.deepEqual(facts.modules, want.modules);
+    assert.deepEqual(facts.diagnosis, want.diagnosis);
+    for (const tab of ['plan', 'runtime', 'modules', 'diagnosis']) {
+      await page.click(`#tab-${tab}`);
+      if (tab !== 'diagnosis') await page.screenshot({ path: join(RESULTS, `hostile-${tab}.png`), fullPage: true });
+    }
+    // Hover and focus everything that reacts, so every detail view is rendered too.
+    await page.click('#tab-plan');
+    for (const row of await page.$$('#live-table tbody tr')) await row.focus();
+    const dom = await page.evaluate(() => {
+      const all = [...document.querySelectorAll('*')];
+      const texts = [];
+      const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+      while (walker.nextNode()) texts.push(walker.currentNode.nodeValue);
+      return {
+        imgs: document.querySelectorAll('img').length,
+        scripts: [...document.scripts].map((s) => s.getAttribute('src')),
+        handlers: all.flatMap((el) => [...el.attributes].filter((a) => /^on/i.test(a.name)).map((a) => `${el.tagName} ${a.name}`)),
+        iframes: document.querySelectorAll('iframe, object, embed, foreignObject').length,
+        longest: Math.max(...texts.map((t) => t.length)),
+        body: document.body.textContent,
+        injected: window.__injected,
+        moduleName: document.getElementById('module-name').textContent,
+      };
+    });
+    assert.equal(dom.imgs, 0, 'no <img> element');
+    assert.deepEqual(dom.scripts, ['app.js'], 'only the page script');
+    assert.deepEqual(dom.handlers, [], 'no event-handler attributes');
+    assert.equal(dom.iframes, 0);
+    assert.equal(dom.injected, 0, 'alert() was never called');
+    assert.ok(dom.moduleName.includes(HOSTILE.img), 'markup shows as text');
+    assert.ok(dom.moduleName.includes('\\u{202e}'), 'bidi override shown escaped');
+    for (const c of ['\u202e', '\u2066', '\u200f', '\u0007', '\u0000', '\u001b']) assert.ok(!dom.body.includes(c), `no raw U+${c.codePointAt(0).toString(16)}`);
+    assert.ok(dom.longest < 5000, `the 100 KB string is cut (longest text ${dom.longest})`);
+    clean(log);
+    await page.close();
+  });
+
+  test('a large capture is read in slices with bounded memory; a second drop cancels the running analysis', { skip: !haveShared && 'needs ../shared/captures' }, async () => {
+    const big = join(RESULTS, 'large.xplane.pb');
+    const size = writeLargeCapture(join(SHARED, 'tracelens_jax08_attention_tw003.xplane.pb'), big, Number(process.env.OOMLENS_LARGE_MB || 300) * 1e6);
+    const { page, log } = await open();
+    // A first, small analysis starts the engine's worker; then count its reads.
+    await dropUrl(page, '__shared__/tracelens_jax08_gemm_tw003.xplane.pb', 'tracelens_jax08_gemm_tw003.xplane.pb');
+    assert.equal(page.workers().length, 1, 'one engine worker');
+    await page.workers()[0].evaluate(() => {
+      const read = FileReaderSync.prototype.readAsArrayBuffer;
+      self.slices = { count: 0, max: 0, total: 0 };
+      FileReaderSync.prototype.readAsArrayBuffer = function (blob) {
+        self.slices.count++;
+        self.slices.max = Math.max(self.slices.max, blob.size);
+        self.slices.total += blob.size;
+        return read.call(this, blob);
+      };
+    });
+    let runs = await runsSoFar(page);
+    const started = Date.now();
+    await page.setInputFiles('#file-input', big);
+    const seen = new Set();
+    while (await page.evaluate(() => document.documentElement.dataset.state === 'running')) {
+      seen.add(await page.$eval('#progress-text', (e) => e.textContent));
+      await page.waitForTimeout(100);
+    }
+    assert.equal(await waitForRun(page, runs, 300000), 'done');
+    const seconds = (Date.now() - started) / 1000;
+    const slices = await page.workers()[0].evaluate(() => self.slices);
+    const memory = Number(await page.evaluate(() => document.getElementById('engine-info').dataset.memory));
+    console.log(`# large capture: ${(size / 1e6).toFixed(0)} MB in ${seconds.toFixed(1)} s; ${slices.count} slices of at most ${(slices.max / 1048576).toFixed(1)} MiB, ${(slices.total / 1e6).toFixed(0)} MB read; engine memory ${(memory / 1e6).toFixed(1)} MB; ${seen.size} progress texts`);
+    assert.ok(slices.max <= 16 * 1048576, `slices of at most 16 MiB (largest ${slices.max})`);
+    assert.ok(slices.total >= size * 0.9, 'the whole file was read, slice by slice');
+    // The engine keeps bounded state (capped allocation and execution records), not the file.
+    assert.ok(memory < Math.min(size * 0.75, 256 * 1048576), `engine memory ${memory} stays bounded, below the file size ${size}`);
+    assert.ok(seen.size >= 2, `progress was shown (${[...seen].join(' | ')})`);
+    await page.screenshot({ path: join(RESULTS, 'large.png') });
+    // Cancel: start the large one again, then drop a small one at once.
+    runs = await runsSoFar(page);
+    await page.setInputFiles('#file-input', big);
+    await page.waitForSelector('#progress:not([hidden])');
+    await dropUrl(page, '__shared__/tracelens_jax08_conv_tw003.xplane.pb', 'tracelens_jax08_conv_tw003.xplane.pb');
+    assert.equal((await pageFacts(page)).file, 'tracelens_jax08_conv_tw003.xplane.pb');
+    assert.equal((await pageFacts(page)).headline, expectedFacts(cliJson(conv)).headline);
+    rmSync(big, { force: true });
+    clean(log);
+    await page.close();
+  });
+
+  test('a file that is not a capture gets the engine\'s message, as the CLI does', async () => {
+    const tmp = mkdtempSync(join(RESULTS, 'bad-'));
+    const bad = join(tmp, 'trace.json.gz');
+    writeFileSync(bad, Buffer.from([0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 3]));
+    const want = cli(bad);
+    const { page, log } = await open();
+    const runs = await runsSoFar(page);
+    await page.setInputFiles('#file-input', bad);
+    assert.equal(await waitForRun(page, runs), 'error');
+    const shown = (await pageFacts(page)).status;
+    assert.ok(want.error, 'the CLI refuses it');
+    assert.match(shown, /gzip-compressed/);
+    assert.ok(want.error.includes('gzip-compressed'), want.error);
+    await page.screenshot({ path: join(RESULTS, 'not-a-capture.png') });
+    rmSync(tmp, { recursive: true, force: true });
+    clean(log);
+    await page.close();
+  });
+
+  test('the site works under a sub-path: every URL is relative', async () => {
+    const { page, log } = await open('deep/sub/path/');
+    const hasSample = await page.evaluate(async () => (await fetch('sample.xplane.pb', { method: 'HEAD' })).ok);
+    if (hasSample) {
+      const runs = await runsSoFar(page);
+      await page.click('#try-sample');
+      assert.equal(await waitForRun(page, runs), 'done');
+    } else {
+      await dropUrl(page, '../../../__results__/hostile.xplane.pb', 'hostile.xplane.pb');
+    }
+    const outside = log.requests.filter((u) => u.startsWith(origin) && !u.startsWith(`${origin}/deep/sub/path/`) && !u.includes('/__results__/'));
+    assert.deepEqual(outside, [], 'requests outside the sub-path');
+    assert.ok(log.requests.some((u) => u.endsWith('/deep/sub/path/oomlens_bg.wasm')), 'the engine came from the sub-path');
+    clean(log);
+    await page.close();
+  });
+
+  test('dark mode and the sample', async () => {
+    const { page, log } = await open();
+    await page.emulateMedia({ colorScheme: 'dark' });
+    const hasSample = await page.evaluate(async () => (await fetch('sample.xplane.pb', { method: 'HEAD' })).ok);
+    if (hasSample) {
+      const runs = await runsSoFar(page);
+      await page.click('#try-sample');
+      assert.equal(await waitForRun(page, runs), 'done');
+      await page.click('#tab-plan');
+    } else {
+      console.log('# SKIP: no sample bundled in dist/ (set OOMLENS_SAMPLE or add the attention_train fixture)');
+      await dropUrl(page, '__results__/hostile.xplane.pb', 'hostile.xplane.pb');
+    }
+    await page.screenshot({ path: join(RESULTS, 'dark.png'), fullPage: true });
+    clean(log);
+    await page.close();
+  });
+});

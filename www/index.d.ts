@@ -1,0 +1,91 @@
+// Types for the oomlens npm package (index.js). The report model is documented in
+// src/report/model.rs; its JSON form is the same object `oomlens FILE --format json` prints.
+
+export type Label = 'measured' | 'read' | 'estimated';
+
+export interface AnalyzeOptions {
+  /** Report on this module: a label like `jit_step(12)` or a name like `jit_step`. */
+  module?: string;
+  /** The out-of-memory error text the user got, matched to the plan. */
+  error_text?: string;
+  /** The host name to record (default: the file name without `.xplane.pb`). */
+  host?: string;
+  /** The file name to record (default: the File's name). */
+  file_name?: string;
+}
+
+export interface Progress {
+  /** `open`, `index`, `plan`, `runtime` or `done`. */
+  phase: string;
+  /** How far the current pass is through the file, in bytes. */
+  done: number;
+  /** The file's size in bytes. */
+  total: number;
+  /** Bytes read so far over all passes. */
+  read: number;
+}
+
+export interface Headline {
+  verdict: 'does_not_fit' | 'leak' | 'ran_out' | 'fits' | 'plan_only' | 'runtime_only' | 'empty' | string;
+  text: string;
+  figures: { name: string; bytes: number; shown: string; label: Label }[];
+}
+
+export interface Diagnosis {
+  id: string;
+  label: Label;
+  text: string;
+  cause: string;
+  fix: string | null;
+  saving_bytes: number | null;
+  cost: string | null;
+  fits_after: boolean | null;
+  check: string | null;
+}
+
+/** The report model of one host (schema `oomlens/1`); see src/report/model.rs. */
+export interface Report {
+  schema: string;
+  tool: string;
+  host: string;
+  file: string;
+  file_bytes: number;
+  headline: Headline;
+  modules: { name: string; program_id: string; label: string; executions: number; plan: Record<string, unknown> }[];
+  selected_module: string | null;
+  selection_reason: string;
+  runtime: Record<string, unknown> | null;
+  capacity_bytes: number | null;
+  diagnosis: Diagnosis[];
+  error: Record<string, unknown> | null;
+  notes: { id: string; text: string }[];
+  planes: { name: string; bytes: number; lines: number }[];
+  [key: string]: unknown;
+}
+
+export class AbortError extends Error {}
+export class AnalysisError extends Error {
+  /** `not_a_capture`, `corrupt`, `empty`, `unknown_module`, `read`, `engine`, … */
+  kind: string;
+}
+
+/**
+ * Analyzes one capture (`*.xplane.pb`) in a fresh web worker and resolves to its report.
+ * A File or Blob is read in slices, never whole.
+ */
+export function analyze(
+  fileOrBytes: Blob | ArrayBuffer | ArrayBufferView,
+  options?: AnalyzeOptions & { onProgress?: (p: Progress) => void; signal?: AbortSignal; workerUrl?: string | URL },
+): Promise<Report>;
+
+/** One worker for several analyses; a new analysis cancels the running one. */
+export class Analyzer {
+  constructor(config?: { workerUrl?: string | URL });
+  run(
+    input: Blob | ArrayBuffer | ArrayBufferView,
+    options?: AnalyzeOptions,
+    hooks?: { onProgress?: (p: Progress) => void; signal?: AbortSignal },
+  ): Promise<{ report: Report; markdown: string; ms: number; memoryBytes: number; version: string }>;
+  cancel(): void;
+  terminate(): void;
+}
