@@ -193,8 +193,15 @@ fn main() {
         if have_xprof && bytes <= XPROF_MAX_BYTES {
             {
                 for tool in ["get_memory_profile", "get_peak_allocations"] {
-                    let Ok(dir) = xprof_dir(&capture) else { continue };
-                    let m = measure(Command::new("xprof").arg(tool).arg(&dir).arg("--bypass_cache=True"));
+                    let Ok(dir) = xprof_dir(&capture) else {
+                        continue;
+                    };
+                    let m = measure(
+                        Command::new("xprof")
+                            .arg(tool)
+                            .arg(&dir)
+                            .arg("--bypass_cache=True"),
+                    );
                     println!(
                         "{}",
                         row(&label, bytes, &m).replacen(

@@ -192,10 +192,10 @@ pub fn analyze(
             ),
         });
     }
-    progress("diagnosis", 0, total);
     // What the capture itself lacks (a cut tail, damaged planes), known now that every
     // plane has been read, goes first.
     report.notes.splice(0..0, capture.notes());
+    progress("diagnosis", 0, total);
     report.error = options
         .error_text
         .as_deref()
@@ -365,11 +365,15 @@ fn select_module(
         // out — if it waited for memory (AllocatorRetry), or if its plan allocates
         // anything worth a kernel (a module of aliases and bitcasts launches none).
         let mut last: Vec<(&str, &runtime::scan::ExecutionRecord)> = Vec::new();
+        let mut slot_of: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
         for (e, l) in scan.executions.iter().zip(labels) {
             let Some(l) = l.as_deref() else { continue };
-            match last.iter_mut().find(|(x, _)| *x == l) {
-                Some(slot) => slot.1 = e,
-                None => last.push((l, e)),
+            let at = *slot_of.entry(l).or_insert_with(|| {
+                last.push((l, e));
+                last.len() - 1
+            });
+            if let Some(slot) = last.get_mut(at) {
+                slot.1 = e;
             }
         }
         let adds = |label: &str| {

@@ -62,6 +62,10 @@ impl<T: ByteSource + ?Sized> ByteSource for &T {
     fn read_at(&self, offset: u64, buf: &mut [u8]) -> io::Result<usize> {
         (**self).read_at(offset, buf)
     }
+
+    fn share(&self) -> Option<Box<dyn ByteSource + Send + Sync>> {
+        (**self).share()
+    }
 }
 
 impl ByteSource for Vec<u8> {

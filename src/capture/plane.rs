@@ -341,7 +341,12 @@ impl Plane {
         let end = self.offset.saturating_add(self.len);
         let mut reader = StreamReader::over(src, READ_CHUNK, self.offset, end);
         for (i, &(offset, len)) in self.lines.iter().enumerate().skip(first).take(count) {
-            visit_line(&mut reader, offset, offset.saturating_add(len), i, visitor)?;
+            if let Err(e) = visit_line(&mut reader, offset, offset.saturating_add(len), i, visitor)
+            {
+                // As in `visit_events`: stop at the damage, keep what came before.
+                self.damage.record(&e);
+                break;
+            }
         }
         Ok(())
     }
@@ -368,7 +373,7 @@ fn visit_line(
     let mut pos = start;
     while pos < end {
         let mut jump = None;
-        let want = end.saturating_sub(pos).min(READ_CHUNK as u64) as usize;
+        let want = usize::try_from(end.saturating_sub(pos).min(READ_CHUNK as u64)).unwrap_or(0);
         let window = reader.window_at(pos, want)?;
         let complete = window.len() as u64 >= end.saturating_sub(pos);
         let mut fields = Fields::new(window);
@@ -461,7 +466,7 @@ fn visit_line(
                 Some(_) => {}
                 None => break,
             }
-            consumed = reader.position().saturating_sub(pos) as usize;
+            consumed = usize::try_from(reader.position().saturating_sub(pos)).unwrap_or(usize::MAX);
         }
         // A walk that consumed nothing would never end: treat it as damage.
         if consumed == 0 {

@@ -462,7 +462,7 @@ fn largest_group(p: &crate::report::model::Plan, role: Role) -> Option<String> {
         {
             Some(g) => {
                 g.2 += 1;
-                g.3 += x.bytes;
+                g.3 = g.3.saturating_add(x.bytes);
             }
             None => groups.push((&x.shape, &x.source, 1, x.bytes, &x.op_name)),
         }
@@ -504,7 +504,7 @@ fn donatable_bytes(p: &crate::report::model::Plan) -> u64 {
         .filter(|x| x.category == Category::Parameter && x.memory_space == 0)
         .map(|x| (x.shape.as_str(), x.bytes))
         .collect();
-    let mut saving = 0;
+    let mut saving: u64 = 0;
     for out in p
         .live_at_peak
         .iter()
@@ -514,7 +514,7 @@ fn donatable_bytes(p: &crate::report::model::Plan) -> u64 {
             .iter()
             .position(|(shape, bytes)| *shape == out.shape && *bytes == out.bytes)
         {
-            saving += params.swap_remove(i).1;
+            saving = saving.saturating_add(params.swap_remove(i).1);
         }
     }
     saving
@@ -611,7 +611,7 @@ fn growth_line(b: &mut Builder<'_>, rt: &Runtime) {
     // A steady growth: three executions or more, most steps growing by about as much.
     let steady = starts
         .windows(2)
-        .filter(|w| (w[1] as i64 - w[0] as i64) * 2 >= growth)
+        .filter(|w| (w[1] as i64).saturating_sub(w[0] as i64).saturating_mul(2) >= growth)
         .count();
     if starts.len() < 3
         || growth < NOTEWORTHY as i64
@@ -679,16 +679,18 @@ fn other_arrays_line(b: &mut Builder<'_>, rt: &Runtime) {
         .filter(|(bytes, _)| *bytes > 0)
         .collect();
     other.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(b.1)));
-    let total: u64 = other.iter().map(|o| o.0).sum();
+    let total: u64 = other.iter().map(|o| o.0).fold(0, u64::saturating_add);
     let inputs: u64 = rt
         .live_at_last_execution
         .iter()
         .map(|g| g.input_bytes)
-        .sum();
+        .fold(0, u64::saturating_add);
     let (Some(&(largest, origin)), Some(capacity)) = (other.first(), b.capacity) else {
         return;
     };
-    if total < NOTEWORTHY || !(total * 10 >= capacity || (b.pressure && total > b.needs() / 4)) {
+    if total < NOTEWORTHY
+        || !(total.saturating_mul(10) >= capacity || (b.pressure && total > b.needs() / 4))
+    {
         return;
     }
     let text = format!(

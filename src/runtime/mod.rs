@@ -280,7 +280,7 @@ fn median_step(values: &[u64]) -> Option<i64> {
     }
     let mut steps: Vec<i64> = values
         .windows(2)
-        .map(|w| w[1] as i64 - w[0] as i64)
+        .map(|w| (w[1] as i64).saturating_sub(w[0] as i64))
         .collect();
     steps.sort_unstable();
     // The lower median: with as many flat steps as growing ones, no steady growth.
@@ -604,7 +604,10 @@ fn live_groups(
     // earlier outputs (state it returned and gets back, when not donated).
     let mut wanted: Vec<u64> = plan.parameter_sizes.clone();
     let mut input = vec![false; live.len()];
-    let known: u64 = live.iter().map(|(_, l)| l.size).sum();
+    let known: u64 = live
+        .iter()
+        .map(|(_, l)| l.size)
+        .fold(0, u64::saturating_add);
     let before = allocated.unwrap_or(0).saturating_sub(known);
     let mut absorbed_before = 0u64;
     let matches = |l: &Live, p: u64| {
@@ -643,10 +646,10 @@ fn live_groups(
     let mut groups: HashMap<GroupKey, (u64, u64, u64, Vec<usize>)> = HashMap::new();
     for (k, (_, l)) in live.iter().enumerate() {
         let g = groups.entry(key_of(l)).or_insert((0, 0, 0, Vec::new()));
-        g.0 += l.size;
+        g.0 = g.0.saturating_add(l.size);
         g.1 += 1;
         if input[k] {
-            g.2 += l.size;
+            g.2 = g.2.saturating_add(l.size);
         }
         if let Origin::Execution(i) = l.origin {
             let n = ordinals.get(i as usize).copied().unwrap_or(0);
