@@ -10,7 +10,7 @@ use crate::capture::{Event, EventVisitor, LineInfo, Plane, StatRef};
 
 /// Allocator events kept for the timeline and the live-array analysis. Beyond this the
 /// peaks stay exact (they are streamed) but the per-event history stops.
-pub const MAX_ALLOCATION_RECORDS: usize = 1 << 19;
+pub const MAX_ALLOCATION_RECORDS: usize = 5 << 16;
 /// How often (in visited events of a line) the scan leaves a checkpoint.
 pub const CHECKPOINT_EVERY: u32 = 4096;
 /// Launches kept; further ones are counted only.
@@ -174,14 +174,16 @@ pub struct RuntimeScan {
 }
 
 impl RuntimeScan {
-    /// Allocator events this scan keeps (its share of [`MAX_ALLOCATION_RECORDS`]).
+    /// Allocator events this scan keeps. Each thread may keep the whole cap, so that
+    /// below it a split scan keeps exactly what one thread would (the merge keeps the
+    /// first events in file order).
     pub fn record_cap(&self) -> usize {
-        MAX_ALLOCATION_RECORDS / self.share_of_caps.max(1)
+        MAX_ALLOCATION_RECORDS
     }
 
-    /// Launches this scan keeps (its share of [`MAX_EXECUTIONS`]).
+    /// Launches this scan keeps (whole cap per thread, as for records).
     pub fn execution_cap(&self) -> usize {
-        MAX_EXECUTIONS / self.share_of_caps.max(1)
+        MAX_EXECUTIONS
     }
 
     pub fn intern_module(&mut self, name: &str) -> u32 {
@@ -247,13 +249,15 @@ impl RuntimeScan {
                 };
                 r
             }));
+        let launch_room = MAX_EXECUTIONS.saturating_sub(self.executions.len());
+        self.executions_dropped +=
+            other.executions_dropped + other.executions.len().saturating_sub(launch_room) as u64;
         self.executions
-            .extend(other.executions.into_iter().map(|mut e| {
+            .extend(other.executions.into_iter().take(launch_room).map(|mut e| {
                 e.module = module(e.module);
                 e.module_hint = module(e.module_hint);
                 e
             }));
-        self.executions_dropped += other.executions_dropped;
         self.transfers.extend(other.transfers);
         self.transfer_count += other.transfer_count;
         self.retries.extend(other.retries.into_iter().map(|mut r| {
