@@ -168,7 +168,12 @@ fn run(
     let report = report(vec![host_report]);
     let value = crate::report::json::to_value(&report);
     let serializer = serde_wasm_bindgen::Serializer::json_compatible();
-    serde::Serialize::serialize(&value, &serializer).map_err(|e| JsValue::from_str(&e.to_string()))
+    match serde::Serialize::serialize(&value, &serializer) {
+        Ok(js) => Ok(js),
+        // A figure above 2^53 (a capture with absurd sizes) has no exact JavaScript
+        // number: go through JSON text, as the CLI's JSON readers do, rather than fail.
+        Err(_) => js_sys::JSON::parse(&value.to_string()),
+    }
 }
 
 /// Analyzes a `File`/`Blob` (in a worker). `options`: `{module, error_text, host, file_name}`.

@@ -6,13 +6,15 @@
 //   npm run build && npm test
 
 import assert from 'node:assert/strict';
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 
 import { hostileCapture, HOSTILE, writeLargeCapture } from './captures.mjs';
 import {
+  FIXTURES,
   RESULTS,
+  ROOT,
   SHARED,
   allCaptures,
   cli,
@@ -437,6 +439,45 @@ window.addEventListener('message', async (e) => {
     assert.match(shown, /gzip-compressed/);
     assert.ok(want.error.includes('gzip-compressed'), want.error);
     await page.screenshot({ path: join(RESULTS, 'not-a-capture.png') });
+    rmSync(tmp, { recursive: true, force: true });
+    clean(log);
+    await page.close();
+  });
+
+  test('malformed inputs end on the page as they do in the CLI: the same one-line error, or a report', async () => {
+    const tmp = mkdtempSync(join(RESULTS, 'malformed-'));
+    const good = readFileSync(join(FIXTURES, 'leak_steps', 'leak_steps.xplane.pb'));
+    const cases = {
+      'empty.xplane.pb': Buffer.alloc(0),
+      'truncated.xplane.pb': good.subarray(0, Math.floor(good.length / 2)),
+      'image.xplane.pb': Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 13]),
+      'trace.json': Buffer.from('{"traceEvents": []}'),
+      'length-lie.xplane.pb': Buffer.from([0x0a, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x3f, 0x12, 0x01, 0x41]),
+    };
+    const files = Object.entries(cases).map(([name, bytes]) => {
+      const f = join(tmp, name);
+      writeFileSync(f, bytes);
+      return f;
+    });
+    const corpus = join(ROOT, 'tests', 'corpus', 'analyze');
+    if (existsSync(corpus)) {
+      for (const name of readdirSync(corpus)) files.push(join(corpus, name));
+    }
+    const { page, log } = await open();
+    for (const file of files) {
+      const want = cli(file);
+      const runs = await runsSoFar(page);
+      await page.setInputFiles('#file-input', file);
+      const state = await waitForRun(page, runs, 30000);
+      if (want.error) {
+        assert.equal(state, 'error', `${file}: the CLI refuses it (${want.error}), so must the page`);
+        const shown = (await pageFacts(page)).status;
+        const message = want.error.replace(/^oomlens: /, '');
+        assert.ok(shown.includes(message.slice(0, 60)), `${file}: page shows "${shown}", CLI said "${message}"`);
+      } else {
+        assert.equal(state, 'done', `${file}: the CLI reports on it, so must the page`);
+      }
+    }
     rmSync(tmp, { recursive: true, force: true });
     clean(log);
     await page.close();
