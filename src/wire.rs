@@ -170,26 +170,32 @@ pub enum StreamValue {
 const TRUNCATED: &str = "the file ends inside a message (truncated capture)";
 const TOO_LARGE: &str = "a message is larger than 256 MiB";
 
-/// Reads `[offset, offset + len)` of `src` into a new buffer, after checking that the
-/// range lies inside the file and is not larger than [`MAX_INLINE_MESSAGE`]: a
-/// hostile length never becomes an allocation.
-pub fn read_payload(src: &dyn ByteSource, offset: u64, len: u64) -> Result<Vec<u8>, Error> {
+/// Checks a payload `[offset, offset + len)` before anything is allocated for it: no
+/// larger than [`MAX_INLINE_MESSAGE`] and inside the data (which ends at `end`).
+fn checked_payload_len(offset: u64, len: u64, end: u64) -> Result<usize, Error> {
     if len > MAX_INLINE_MESSAGE as u64 {
         return Err(Error::Corrupt {
             offset,
             what: TOO_LARGE,
         });
     }
-    if offset.checked_add(len).is_none_or(|end| end > src.len()) {
+    if offset.checked_add(len).is_none_or(|e| e > end) {
         return Err(Error::Corrupt {
             offset,
             what: TRUNCATED,
         });
     }
-    let n = usize::try_from(len).map_err(|_| Error::Corrupt {
+    usize::try_from(len).map_err(|_| Error::Corrupt {
         offset,
         what: TOO_LARGE,
-    })?;
+    })
+}
+
+/// Reads `[offset, offset + len)` of `src` into a new buffer, after checking that the
+/// range lies inside the file and is not larger than [`MAX_INLINE_MESSAGE`]: a
+/// hostile length never becomes an allocation.
+pub fn read_payload(src: &dyn ByteSource, offset: u64, len: u64) -> Result<Vec<u8>, Error> {
+    let n = checked_payload_len(offset, len, src.len())?;
     let mut buf = vec![0u8; n];
     let read = src.read_at(offset, &mut buf).map_err(|e| Error::Read {
         offset,
@@ -347,22 +353,7 @@ impl<'s> StreamReader<'s> {
     /// The length is checked against [`MAX_INLINE_MESSAGE`] and the end of the data
     /// before anything is allocated.
     pub fn bytes(&mut self, offset: u64, len: u64) -> Result<&[u8], Error> {
-        if len > MAX_INLINE_MESSAGE as u64 {
-            return Err(Error::Corrupt {
-                offset,
-                what: TOO_LARGE,
-            });
-        }
-        if offset.checked_add(len).is_none_or(|end| end > self.limit) {
-            return Err(Error::Corrupt {
-                offset,
-                what: TRUNCATED,
-            });
-        }
-        let n = usize::try_from(len).map_err(|_| Error::Corrupt {
-            offset,
-            what: TOO_LARGE,
-        })?;
+        let n = checked_payload_len(offset, len, self.limit)?;
         let saved = self.pos;
         self.pos = offset;
         // `ensure` may reload the window; read into it, then restore the cursor.
