@@ -110,8 +110,10 @@ pub fn analyze(
         });
     }
 
-    progress("runtime scan", 0, total);
-    let scan = runtime::scan(src, &planes, &device_planes)?;
+    progress("host plane", 0, total);
+    let scan = runtime::scan_host(src, &planes)?;
+    progress("device planes", 0, total);
+    let scan = runtime::scan_devices(src, &device_planes, scan)?;
     let mut device_lines = scan.device_line_counts.iter();
     for (p, lines) in capture.planes.iter().zip(line_counts) {
         let lines = lines.or_else(|| device_lines.next().copied()).unwrap_or(0);

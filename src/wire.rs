@@ -56,8 +56,20 @@ impl WireError {
     }
 }
 
-#[inline]
+#[inline(always)]
 fn decode_varint(buf: &[u8]) -> Result<(u64, usize), WireError> {
+    // Fast path, away from the end of the buffer: a fixed-size array the compiler
+    // unrolls without bounds checks.
+    if let Some(bytes) = buf.first_chunk::<10>() {
+        let mut value = 0u64;
+        for (i, &b) in bytes.iter().enumerate() {
+            value |= u64::from(b & 0x7f).wrapping_shl((i as u32).wrapping_mul(7));
+            if b < 0x80 {
+                return Ok((value, i.wrapping_add(1)));
+            }
+        }
+        return Err(WireError::BadVarint);
+    }
     let mut value = 0u64;
     let mut shift = 0u32;
     let mut used = 0usize;
@@ -119,7 +131,7 @@ impl<'a> Fields<'a> {
     }
 
     /// The next field number and value, `None` at the end of the message.
-    #[inline]
+    #[inline(always)]
     pub fn next_field(&mut self) -> Result<Option<(u32, Value<'a>)>, WireError> {
         if self.pos >= self.buf.len() {
             return Ok(None);
@@ -210,6 +222,9 @@ pub fn read_payload(src: &dyn ByteSource, offset: u64, len: u64) -> Result<Vec<u
     Ok(buf)
 }
 
+/// How much a stream reader reads after a jump forward (see `StreamReader::ensure`).
+const JUMP_READ: usize = 4096;
+
 /// Reads a large message from a [`ByteSource`] through a window buffer, so that
 /// walking a multi-gigabyte plane touches each byte once and holds one chunk.
 pub struct StreamReader<'s> {
@@ -266,7 +281,16 @@ impl<'s> StreamReader<'s> {
             self.pos >= self.window_start && self.pos.saturating_add(need as u64) <= window_end;
         if !covered {
             let available = self.limit.saturating_sub(self.pos);
-            let want = (need.max(self.chunk) as u64).min(available);
+            // Read ahead a whole chunk when the walk goes on from the window; after a
+            // jump (skipping a line's payload to reach the next field) read only a
+            // little, so skipping over a plane's lines does not read them.
+            let continues = self.pos >= self.window_start && self.pos <= window_end;
+            let ahead = if continues || self.window.is_empty() {
+                self.chunk
+            } else {
+                self.chunk.min(JUMP_READ)
+            };
+            let want = (need.max(ahead) as u64).min(available);
             // `want` is at most `need.max(chunk)`, a usize.
             let n = usize::try_from(want).unwrap_or(0);
             // Reuse the buffer: zero only what grows, not every refill.

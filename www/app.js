@@ -75,7 +75,10 @@ const PHASES = {
   download: 'Downloading',
   index: 'Indexing the planes',
   plan: 'Reading the compiled plans',
-  runtime: 'Scanning allocator and execution events',
+  'host plane': 'Scanning allocator and execution events',
+  'device planes': 'Matching kernels to launches',
+  'runtime summary': 'Summarizing the runtime',
+  diagnosis: 'Diagnosing',
   done: 'Rendering',
 };
 

@@ -17,6 +17,8 @@ const INLINE_BYTES_LIMIT: u64 = 4096;
 const MAX_STATS_KEPT: usize = 1 << 12;
 /// Lines whose positions a plane keeps (16 bytes each); real planes have thousands.
 pub const MAX_LINES_INDEXED: usize = 1 << 20;
+/// How much of a line is read before its visitor has decided whether to walk it.
+const LINE_HEADER_READ: usize = 4096;
 /// Longest plane or line name kept.
 const MAX_NAME: u64 = 4096;
 
@@ -82,11 +84,19 @@ impl<'a> Event<'a> {
             raw,
         };
         let mut fields = Fields::new(raw);
+        let mut timed = false;
         while let Some((field, value)) = fields.next_field()? {
             match (field, value) {
                 (1, Value::Varint(v)) => event.metadata_id = v as i64,
-                (2, Value::Varint(v)) => event.offset_ps = v as i64,
+                (2, Value::Varint(v)) => {
+                    event.offset_ps = v as i64;
+                    timed = true;
+                }
                 (3, Value::Varint(v)) => event.duration_ps = v as i64,
+                // Protobuf encoders write fields in number order, so at the first stat
+                // of a timed event the header is complete (`num_occurrences`, 5, is
+                // the alternative to `offset_ps` in a oneof): the stats are not walked.
+                (4, _) if timed => break,
                 (5, Value::Varint(v)) => event.num_occurrences = v as i64,
                 _ => {}
             }
@@ -109,6 +119,20 @@ impl<'a> Event<'a> {
                 Ok(None) | Err(_) => return None,
             }
         })
+    }
+
+    /// Calls `f` with each of the event's own stats, like [`Event::stats`] but as one
+    /// inlined loop: the form for the scan's hot path.
+    #[inline]
+    pub fn for_each_stat(&self, mut f: impl FnMut(u64, StatRef<'a>)) {
+        let mut fields = Fields::new(self.raw);
+        while let Ok(Some((field, value))) = fields.next_field() {
+            if let (4, Value::Bytes(b)) = (field, value) {
+                if let Ok(Some((id, v))) = parse_stat(b) {
+                    f(id, v);
+                }
+            }
+        }
     }
 
     /// Start time in picoseconds on the capture's clock.
@@ -148,6 +172,17 @@ pub trait EventVisitor {
     fn line_done(&mut self) -> bool {
         false
     }
+
+    /// Told after a line has been walked to its end: the starts of its first and last
+    /// events, wanted or not (not told for a line without events, skipped, or left early).
+    fn line_span(&mut self, _line: &LineInfo, _first_start_ps: i64, _last_start_ps: i64) {}
+}
+
+/// The start of an event from its wire bytes (0 when it cannot be read).
+fn start_of(raw: &[u8], line: &LineInfo) -> i64 {
+    Event::parse(raw)
+        .map(|e| e.start_ps(line))
+        .unwrap_or(line.timestamp_ns.saturating_mul(1000))
 }
 
 /// The metadata id of an event without decoding the rest: encoders write it first.
@@ -292,10 +327,10 @@ impl Plane {
     /// Walks every line's events in file order, without allocating per event. Corrupt
     /// bytes end the walk there: the events before them have been visited, and the
     /// damage is recorded for the report (see [`Damage`]).
-    pub fn visit_events(
+    pub fn visit_events<V: EventVisitor + ?Sized>(
         &self,
         src: &dyn ByteSource,
-        visitor: &mut dyn EventVisitor,
+        visitor: &mut V,
     ) -> Result<(), Error> {
         if let Err(e) = self.walk_lines(src, visitor) {
             self.damage.record(&e);
@@ -303,10 +338,10 @@ impl Plane {
         Ok(())
     }
 
-    fn walk_lines(
+    fn walk_lines<V: EventVisitor + ?Sized>(
         &self,
         src: &dyn ByteSource,
-        visitor: &mut dyn EventVisitor,
+        visitor: &mut V,
     ) -> Result<(), Error> {
         let end = self.offset.saturating_add(self.len);
         let mut reader = StreamReader::over(src, READ_CHUNK, self.offset, end);
@@ -331,16 +366,29 @@ impl Plane {
     /// Walks the lines `first..first + count` (by their place in [`Plane::lines`]),
     /// giving them their plane-wide ordinals: a part of [`Plane::visit_events`] that
     /// another thread can do at the same time.
-    pub fn visit_lines(
+    pub fn visit_lines<V: EventVisitor + ?Sized>(
         &self,
         src: &dyn ByteSource,
         first: usize,
         count: usize,
-        visitor: &mut dyn EventVisitor,
+        visitor: &mut V,
+    ) -> Result<(), Error> {
+        let last = first.saturating_add(count);
+        self.visit_lines_where(src, |i| i >= first && i < last, visitor)
+    }
+
+    /// Walks the indexed lines whose place in [`Plane::lines`] passes `wanted`, without
+    /// reading the others at all.
+    pub fn visit_lines_where<V: EventVisitor + ?Sized>(
+        &self,
+        src: &dyn ByteSource,
+        wanted: impl Fn(usize) -> bool,
+        visitor: &mut V,
     ) -> Result<(), Error> {
         let end = self.offset.saturating_add(self.len);
         let mut reader = StreamReader::over(src, READ_CHUNK, self.offset, end);
-        for (i, &(offset, len)) in self.lines.iter().enumerate().skip(first).take(count) {
+        let lines = self.lines.iter().enumerate().filter(|&(i, _)| wanted(i));
+        for (i, &(offset, len)) in lines {
             if let Err(e) = visit_line(&mut reader, offset, offset.saturating_add(len), i, visitor)
             {
                 // As in `visit_events`: stop at the damage, keep what came before.
@@ -358,22 +406,33 @@ impl Plane {
 ///
 /// The hot loop parses events straight from the reader's window with the slice
 /// parser; only a field that straddles the window's end is re-read.
-fn visit_line(
+fn visit_line<V: EventVisitor + ?Sized>(
     reader: &mut StreamReader<'_>,
     start: u64,
     end: u64,
     ordinal: usize,
-    visitor: &mut dyn EventVisitor,
+    visitor: &mut V,
 ) -> Result<(), Error> {
     let mut line = LineInfo {
         ordinal,
         ..LineInfo::default()
     };
     let mut announced: Option<bool> = None;
+    // Starts of the first and of the latest event: the last event's bytes are kept
+    // while they are in the window and decoded when it moves or the line ends.
+    let mut first_start: Option<i64> = None;
+    let mut last_start: Option<i64> = None;
     let mut pos = start;
     while pos < end {
         let mut jump = None;
-        let want = usize::try_from(end.saturating_sub(pos).min(READ_CHUNK as u64)).unwrap_or(0);
+        let mut last_raw: Option<&[u8]> = None;
+        // Until the visitor has seen the header, read only a little: it may skip the line.
+        let chunk = if announced.is_some() {
+            READ_CHUNK
+        } else {
+            LINE_HEADER_READ
+        };
+        let want = usize::try_from(end.saturating_sub(pos).min(chunk as u64)).unwrap_or(0);
         let window = reader.window_at(pos, want)?;
         let complete = window.len() as u64 >= end.saturating_sub(pos);
         let mut fields = Fields::new(window);
@@ -400,6 +459,10 @@ fn visit_line(
                 (3, Value::Varint(v)) => line.timestamp_ns = v as i64,
                 (4, Value::Bytes(raw)) => {
                     let here = pos.saturating_add(consumed as u64);
+                    if first_start.is_none() {
+                        first_start = Some(start_of(raw, &line));
+                    }
+                    last_raw = Some(raw);
                     let wanted = match announced {
                         Some(w) => w,
                         None => {
@@ -440,7 +503,12 @@ fn visit_line(
             }
             consumed = fields.position();
         }
+        if let Some(raw) = last_raw {
+            last_start = Some(start_of(raw, &line));
+        }
         if let Some(target) = jump {
+            // The events skipped over are not seen: the line's span is unknown.
+            first_start = Some(i64::MIN);
             pos = target;
             continue;
         }
@@ -452,6 +520,9 @@ fn visit_line(
                     let wanted = *announced.get_or_insert_with(|| visitor.line(&line));
                     if wanted {
                         let raw = reader.bytes(offset, len)?;
+                        let at = start_of(raw, &line);
+                        first_start.get_or_insert(at);
+                        last_start = Some(at);
                         let mut event = Event::parse(raw).map_err(|e| Error::Corrupt {
                             offset,
                             what: e.describe(),
@@ -476,6 +547,11 @@ fn visit_line(
             });
         }
         pos = pos.saturating_add(consumed as u64);
+    }
+    if let (Some(first), Some(last)) = (first_start, last_start) {
+        if first != i64::MIN {
+            visitor.line_span(&line, first, last);
+        }
     }
     Ok(())
 }

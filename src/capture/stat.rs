@@ -97,6 +97,7 @@ pub struct OwnedStat {
 }
 
 /// Decodes one XStat message from its wire bytes. A stat without a value is `None`.
+#[inline(always)]
 pub fn parse_stat(bytes: &[u8]) -> Result<Option<(u64, StatRef<'_>)>, WireError> {
     let mut fields = Fields::new(bytes);
     let mut id = 0u64;

@@ -14,7 +14,7 @@ use crate::report::model::{
 };
 use crate::source::ByteSource;
 use names::{classify, EventKind};
-use scan::{DeviceVisitor, ExecutionRecord, HostVisitor, Origin, RuntimeScan};
+use scan::{DeviceVisitor, ExecutionRecord, HostVisitor, LineMarks, Origin, RuntimeScan};
 
 pub const HOST_PLANE: &str = "/host:CPU";
 /// Device planes: `/device:GPU:0`, `/device:TPU:3`, …
@@ -26,18 +26,25 @@ const EXECUTIONS_LISTED: usize = 500;
 /// Distinct host-event names kept between two launches.
 const HOST_EVENT_NAMES: usize = 2000;
 
-/// Pass one: scans the host plane, then each device plane.
-pub fn scan(
-    src: &dyn ByteSource,
-    planes: &[Plane],
-    device_planes: &[PlaneRef],
-) -> Result<RuntimeScan, Error> {
+/// Pass one over the host plane: allocator events, launches, transfers, retries.
+/// Then [`scan_devices`] adds what the device planes say about those launches.
+pub fn scan_host(src: &dyn ByteSource, planes: &[Plane]) -> Result<RuntimeScan, Error> {
     let mut result = RuntimeScan::default();
     for plane in planes.iter().filter(|p| p.name == HOST_PLANE) {
-        result.checkpoints.push(Vec::new());
+        result.line_marks.push(Vec::new());
         result = scan_host_plane(src, plane, result)?;
     }
     result.finish_host();
+    Ok(result)
+}
+
+/// Pass one over each device plane: which launches ran kernels, and on TPU the
+/// launches themselves.
+pub fn scan_devices(
+    src: &dyn ByteSource,
+    device_planes: &[PlaneRef],
+    mut result: RuntimeScan,
+) -> Result<RuntimeScan, Error> {
     // Launches are in time order now.
     let order: Vec<u32> = (0..result.executions.len() as u32).collect();
     let mut first_tpu = true;
@@ -120,7 +127,7 @@ fn scan_host_plane(
             scan.share_of_caps = 2;
             let mut later = RuntimeScan::default();
             later.share_of_caps = 2;
-            later.checkpoints.push(Vec::new());
+            later.line_marks.push(Vec::new());
             let (first, later) = std::thread::scope(|scope| {
                 let worker = scope.spawn(|| {
                     let mut visitor = HostVisitor::new(plane, later);
@@ -471,7 +478,7 @@ pub fn summarize(
     if starts.len() >= 2 {
         let (from, to) = (starts[starts.len() - 2], starts[starts.len() - 1]);
         runtime.host_events_between_last_executions =
-            host_events_between(src, planes, &scan.checkpoints, from, to)?;
+            host_events_between(src, planes, &scan.line_marks, from, to)?;
     }
     Ok(runtime)
 }
@@ -699,23 +706,37 @@ fn live_groups(
 fn host_events_between(
     src: &dyn ByteSource,
     planes: &[Plane],
-    checkpoints: &[Vec<Vec<(i64, u64)>>],
+    line_marks: &[Vec<LineMarks>],
     from: i64,
     to: i64,
 ) -> Result<Vec<HostEventGroup>, Error> {
     struct Window<'p> {
-        checkpoints: &'p [Vec<(i64, u64)>],
+        marks: &'p [LineMarks],
         from: i64,
         to: i64,
         past_window: bool,
         groups: HashMap<i64, (u64, i64)>,
     }
+    impl Window<'_> {
+        /// Whether the line can have events in the window: not when all its events
+        /// start outside it.
+        fn may_overlap(&self, line: usize) -> bool {
+            match self.marks.get(line).and_then(|m| m.span) {
+                Some((first, last)) => last >= self.from && first < self.to,
+                None => true,
+            }
+        }
+    }
     impl EventVisitor for Window<'_> {
+        fn line(&mut self, line: &LineInfo) -> bool {
+            self.may_overlap(line.ordinal)
+        }
+
         // Lines are in time order: start at the last checkpoint before the window and
         // stop at the first event after it.
         fn resume_at(&mut self, line: &LineInfo) -> Option<u64> {
             self.past_window = false;
-            let points = self.checkpoints.get(line.ordinal)?;
+            let points = &self.marks.get(line.ordinal)?.checkpoints;
             let i = points.partition_point(|&(t, _)| t <= self.from);
             points.get(i.checked_sub(1)?).map(|&(_, offset)| offset)
         }
@@ -746,13 +767,21 @@ fn host_events_between(
     let mut out: Vec<HostEventGroup> = Vec::new();
     for (k, plane) in planes.iter().filter(|p| p.name == HOST_PLANE).enumerate() {
         let mut window = Window {
-            checkpoints: checkpoints.get(k).map(Vec::as_slice).unwrap_or_default(),
+            marks: line_marks.get(k).map(Vec::as_slice).unwrap_or_default(),
             from,
             to,
             past_window: false,
             groups: HashMap::new(),
         };
-        plane.visit_events(src, &mut window)?;
+        if plane.lines.len() == plane.line_count {
+            let overlapping: Vec<bool> = (0..plane.line_count)
+                .map(|i| window.may_overlap(i))
+                .collect();
+            let wanted = |i: usize| overlapping.get(i).copied().unwrap_or(true);
+            plane.visit_lines_where(src, wanted, &mut window)?;
+        } else {
+            plane.visit_events(src, &mut window)?;
+        }
         for (id, (count, total)) in window.groups {
             let name = plane
                 .event_metadata

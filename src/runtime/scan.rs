@@ -41,7 +41,90 @@ struct StatIds {
     shape: Option<u64>,
 }
 
+/// What a stat of an allocator event is, by stat metadata id: a dense table, so that
+/// decoding an allocator event costs one lookup per stat.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum MemoryStat {
+    Ignored,
+    BytesAllocated,
+    BytesReserved,
+    BytesAvailable,
+    Fragmentation,
+    PeakBytesInUse,
+    Addr,
+    AllocationBytes,
+    RequestedBytes,
+    AllocatorName,
+    Device,
+}
+
+/// Stat metadata ids at or above this are looked up by comparison instead.
+const DENSE_STAT_IDS: u64 = 1 << 16;
+
+fn memory_stat_table(ids: &StatIds) -> Vec<MemoryStat> {
+    let mut table = Vec::new();
+    let mut set = |id: Option<u64>, what: MemoryStat| {
+        if let Some(i) = id.filter(|&i| i < DENSE_STAT_IDS) {
+            let i = i as usize;
+            if table.len() <= i {
+                table.resize(i + 1, MemoryStat::Ignored);
+            }
+            // The first name wins, as in the comparison chain it replaces.
+            if table[i] == MemoryStat::Ignored {
+                table[i] = what;
+            }
+        }
+    };
+    set(ids.bytes_allocated, MemoryStat::BytesAllocated);
+    set(ids.bytes_reserved, MemoryStat::BytesReserved);
+    set(ids.bytes_available, MemoryStat::BytesAvailable);
+    set(ids.fragmentation, MemoryStat::Fragmentation);
+    set(ids.peak_bytes_in_use, MemoryStat::PeakBytesInUse);
+    set(ids.addr, MemoryStat::Addr);
+    set(ids.allocation_bytes, MemoryStat::AllocationBytes);
+    set(ids.requested_bytes, MemoryStat::RequestedBytes);
+    set(ids.allocator_name, MemoryStat::AllocatorName);
+    set(ids.index_on_host, MemoryStat::Device);
+    set(ids.device_ordinal, MemoryStat::Device);
+    table
+}
+
 impl StatIds {
+    /// What stat `id` is to an allocator event.
+    #[inline]
+    fn memory_stat(&self, table: &[MemoryStat], id: u64) -> MemoryStat {
+        if id < DENSE_STAT_IDS {
+            return table
+                .get(id as usize)
+                .copied()
+                .unwrap_or(MemoryStat::Ignored);
+        }
+        let id = Some(id);
+        if id == self.bytes_allocated {
+            MemoryStat::BytesAllocated
+        } else if id == self.bytes_reserved {
+            MemoryStat::BytesReserved
+        } else if id == self.bytes_available {
+            MemoryStat::BytesAvailable
+        } else if id == self.fragmentation {
+            MemoryStat::Fragmentation
+        } else if id == self.peak_bytes_in_use {
+            MemoryStat::PeakBytesInUse
+        } else if id == self.addr {
+            MemoryStat::Addr
+        } else if id == self.allocation_bytes {
+            MemoryStat::AllocationBytes
+        } else if id == self.requested_bytes {
+            MemoryStat::RequestedBytes
+        } else if id == self.allocator_name {
+            MemoryStat::AllocatorName
+        } else if id == self.index_on_host || id == self.device_ordinal {
+            MemoryStat::Device
+        } else {
+            MemoryStat::Ignored
+        }
+    }
+
     fn resolve(plane: &Plane) -> Self {
         let mut ids = StatIds::default();
         for (&id, name) in &plane.stat_names {
@@ -141,6 +224,15 @@ pub struct RetryRecord {
     pub run: Option<i64>,
 }
 
+/// What pass one learned about one host line, for a later walk over a time window.
+#[derive(Debug, Clone, Default)]
+pub struct LineMarks {
+    /// Starts of the line's first and last events (all of them, visited or not).
+    pub span: Option<(i64, i64)>,
+    /// (event start, event file offset) every [`CHECKPOINT_EVERY`] visited events.
+    pub checkpoints: Vec<(i64, u64)>,
+}
+
 /// Everything the runtime scan keeps.
 #[derive(Debug, Default)]
 pub struct RuntimeScan {
@@ -161,9 +253,9 @@ pub struct RuntimeScan {
     pub device_executions: Vec<ExecutionRecord>,
     pub host_lines: usize,
     pub host_events: u64,
-    /// Per host plane, per line: (event start, event file offset) every
-    /// [`CHECKPOINT_EVERY`] visited events, so a later walk can start near a time.
-    pub checkpoints: Vec<Vec<Vec<(i64, u64)>>>,
+    /// Per host plane, per line: where a later walk for a time window can start or
+    /// whether it can skip the line.
+    pub line_marks: Vec<Vec<LineMarks>>,
     module_index: HashMap<String, u32>,
     run_modules: HashMap<i64, u32>,
     run_programs: HashMap<i64, u64>,
@@ -274,13 +366,13 @@ impl RuntimeScan {
         for (run, p) in other.run_programs {
             self.run_programs.entry(run).or_insert(p);
         }
-        // Checkpoints: each thread filled the lines it walked.
-        for (mine, theirs) in self.checkpoints.iter_mut().zip(other.checkpoints) {
+        // Line marks: each thread filled the lines it walked.
+        for (mine, theirs) in self.line_marks.iter_mut().zip(other.line_marks) {
             if mine.len() < theirs.len() {
-                mine.resize(theirs.len(), Vec::new());
+                mine.resize(theirs.len(), LineMarks::default());
             }
             for (m, t) in mine.iter_mut().zip(theirs) {
-                if m.is_empty() {
+                if m.span.is_none() && m.checkpoints.is_empty() {
                     *m = t;
                 }
             }
@@ -389,6 +481,25 @@ impl RuntimeScan {
     }
 }
 
+/// Event-metadata ids below this are routed through a dense table.
+const DENSE_IDS: usize = 1 << 20;
+
+/// What the host scan does with an event type, decided once per type so that the
+/// scan skips most events after reading their metadata id.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Route {
+    /// Not classified by name: read once to see whether it is a CPU thunk (an event
+    /// named after its HLO op that carries `hlo_module`, `program_id` and `run_id`).
+    Probe,
+    /// Nothing to learn from it: a plain event, or a Python frame of library code
+    /// (only the user's frames name a transfer).
+    Skip,
+    /// A CPU thunk: read for the run id it names.
+    Thunk,
+    /// A kind the scan handles.
+    Read,
+}
+
 #[derive(Debug, Clone, Copy)]
 enum Span {
     Execution(u32),
@@ -405,6 +516,7 @@ pub struct HostVisitor<'p> {
     plane: &'p Plane,
     kinds: KindTable,
     ids: StatIds,
+    memory_stats: Vec<MemoryStat>,
     pub scan: RuntimeScan,
     stack: Vec<(i64, Span)>,
     allocator_by_ref: HashMap<u64, u16>,
@@ -416,9 +528,9 @@ pub struct HostVisitor<'p> {
     user_frames: HashSet<i64>,
     /// `PjitFunction(<fn>)` → interned `jit_<fn>`, by metadata id.
     jit_modules: HashMap<i64, Option<u32>>,
-    /// Per event-metadata id: 0 not looked at yet, 1 plain, 2 a CPU thunk (an event
-    /// named after its HLO op that carries `hlo_module`, `program_id` and `run_id`).
-    thunk_state: Vec<u8>,
+    /// What to do with an event, by metadata id (ids below [`DENSE_IDS`]; larger ones
+    /// are read): see [`Route`].
+    routes: Vec<Route>,
     /// `hlo_module` ref → interned module.
     module_by_ref: HashMap<u64, u32>,
     /// Events visited on the current line, for checkpoints.
@@ -440,9 +552,25 @@ impl<'p> HostVisitor<'p> {
             .map(|m| m.id)
             .collect();
         let ids = StatIds::resolve(plane);
+        let mut routes = Vec::new();
+        for m in plane.event_metadata.values() {
+            let Some(slot) = usize::try_from(m.id).ok().filter(|&i| i < DENSE_IDS) else {
+                continue;
+            };
+            let route = match kinds.get(m.id) {
+                EventKind::Other => continue,
+                EventKind::Python if !is_user_frame(&m.name) => Route::Skip,
+                _ => Route::Read,
+            };
+            if routes.len() <= slot {
+                routes.resize(slot + 1, Route::Probe);
+            }
+            routes[slot] = route;
+        }
         Self {
             plane,
             kinds,
+            memory_stats: memory_stat_table(&ids),
             ids,
             scan,
             stack: Vec::with_capacity(64),
@@ -452,7 +580,7 @@ impl<'p> HostVisitor<'p> {
             transfer_by_metadata: HashMap::default(),
             user_frames,
             jit_modules: HashMap::default(),
-            thunk_state: Vec::new(),
+            routes,
             module_by_ref: HashMap::default(),
             line_events: 0,
         }
@@ -462,16 +590,16 @@ impl<'p> HostVisitor<'p> {
     /// `hlo_module`, `program_id` and `run_id` on each thunk, `xla/backends/cpu/runtime/thunk.cc`).
     /// Each event type is probed once; only thunk types are read after that.
     fn thunk_event(&mut self, event: &Event<'_>) {
-        let Ok(slot) = usize::try_from(event.metadata_id) else {
+        let Some(slot) = usize::try_from(event.metadata_id)
+            .ok()
+            .filter(|&i| i < DENSE_IDS)
+        else {
             return;
         };
-        if slot >= 1 << 20 {
-            return;
+        if self.routes.len() <= slot {
+            self.routes.resize(slot + 1, Route::Probe);
         }
-        if self.thunk_state.len() <= slot {
-            self.thunk_state.resize(slot + 1, 0);
-        }
-        if self.thunk_state[slot] == 1 {
+        if self.routes[slot] == Route::Skip {
             return;
         }
         let ids = self.ids;
@@ -487,10 +615,10 @@ impl<'p> HostVisitor<'p> {
             }
         }
         if module.is_none() && program.is_none() {
-            self.thunk_state[slot] = 1;
+            self.routes[slot] = Route::Skip;
             return;
         }
-        self.thunk_state[slot] = 2;
+        self.routes[slot] = Route::Thunk;
         let Some(run) = run else { return };
         if self.scan.run_modules.contains_key(&run) {
             return;
@@ -614,44 +742,35 @@ impl<'p> HostVisitor<'p> {
         let (mut reserved, mut allocated, mut available, mut peak_lifetime) =
             (0u64, 0u64, 0u64, 0u64);
         let (mut fragmentation, mut addr, mut size, mut requested) = (0f64, 0u64, 0u64, 0u64);
-        let mut allocator: Option<u16> = None;
+        let mut allocator: Option<StatRef<'_>> = None;
         let mut device: Option<u64> = None;
-        for (id, v) in event.stats() {
-            let id = Some(id);
-            if id == ids.bytes_allocated {
-                allocated = v.as_u64().unwrap_or(0);
-            } else if id == ids.bytes_reserved {
-                reserved = v.as_u64().unwrap_or(0);
-            } else if id == ids.bytes_available {
-                available = v.as_u64().unwrap_or(0);
-            } else if id == ids.fragmentation {
-                fragmentation = v.as_f64().unwrap_or(0.0);
-            } else if id == ids.peak_bytes_in_use {
-                peak_lifetime = v.as_u64().unwrap_or(0);
-            } else if id == ids.addr {
-                addr = v.as_u64().unwrap_or(0);
-            } else if id == ids.allocation_bytes {
-                size = v.as_u64().unwrap_or(0);
-            } else if id == ids.requested_bytes {
-                requested = v.as_u64().unwrap_or(0);
-            } else if id == ids.allocator_name {
-                allocator = match v {
-                    StatRef::Ref(r) => match self.allocator_by_ref.get(&r) {
-                        Some(&i) => Some(i),
-                        None => {
-                            let name = self.plane.stat_name(r).unwrap_or("?").to_owned();
-                            let i = self.allocator_named(&name);
-                            self.allocator_by_ref.insert(r, i);
-                            Some(i)
-                        }
-                    },
-                    StatRef::Str(s) => Some(self.allocator_named(&String::from_utf8_lossy(s))),
-                    _ => None,
-                };
-            } else if id == ids.index_on_host || id == ids.device_ordinal {
-                device = v.as_u64();
-            }
-        }
+        let table = &self.memory_stats;
+        event.for_each_stat(|id, v| match ids.memory_stat(table, id) {
+            MemoryStat::BytesAllocated => allocated = v.as_u64().unwrap_or(0),
+            MemoryStat::BytesReserved => reserved = v.as_u64().unwrap_or(0),
+            MemoryStat::BytesAvailable => available = v.as_u64().unwrap_or(0),
+            MemoryStat::Fragmentation => fragmentation = v.as_f64().unwrap_or(0.0),
+            MemoryStat::PeakBytesInUse => peak_lifetime = v.as_u64().unwrap_or(0),
+            MemoryStat::Addr => addr = v.as_u64().unwrap_or(0),
+            MemoryStat::AllocationBytes => size = v.as_u64().unwrap_or(0),
+            MemoryStat::RequestedBytes => requested = v.as_u64().unwrap_or(0),
+            MemoryStat::AllocatorName => allocator = Some(v),
+            MemoryStat::Device => device = v.as_u64(),
+            MemoryStat::Ignored => {}
+        });
+        let allocator = allocator.and_then(|v| match v {
+            StatRef::Ref(r) => Some(match self.allocator_by_ref.get(&r) {
+                Some(&i) => i,
+                None => {
+                    let name = self.plane.stat_name(r).unwrap_or("?").to_owned();
+                    let i = self.allocator_named(&name);
+                    self.allocator_by_ref.insert(r, i);
+                    i
+                }
+            }),
+            StatRef::Str(s) => Some(self.allocator_named(&String::from_utf8_lossy(s))),
+            _ => None,
+        });
         let allocator = match allocator {
             Some(a) => a,
             // TPU: the memory id is `index_on_host` (or TF's `device_ordinal`), named as
@@ -708,17 +827,31 @@ impl<'p> HostVisitor<'p> {
     }
 }
 
-impl EventVisitor for HostVisitor<'_> {
-    fn wants(&mut self, metadata_id: i64) -> bool {
-        // Python frames are kept: they name the code that made a transfer.
-        match self.kinds.get(metadata_id) {
-            EventKind::Other => {
-                // Plain events are skipped once probed; possible CPU thunks are read.
-                let slot = usize::try_from(metadata_id).unwrap_or(usize::MAX);
-                self.thunk_state.get(slot).copied().unwrap_or(0) != 1
-            }
-            _ => true,
+impl HostVisitor<'_> {
+    /// The current plane's marks for `line` (none past the indexed lines).
+    fn marks(&mut self, line: &LineInfo) -> Option<&mut LineMarks> {
+        if line.ordinal >= crate::capture::plane::MAX_LINES_INDEXED {
+            return None;
         }
+        let plane = self.scan.line_marks.last_mut()?;
+        if plane.len() <= line.ordinal {
+            plane.resize(line.ordinal + 1, LineMarks::default());
+        }
+        plane.get_mut(line.ordinal)
+    }
+}
+
+impl EventVisitor for HostVisitor<'_> {
+    fn line_span(&mut self, line: &LineInfo, first_start_ps: i64, last_start_ps: i64) {
+        if let Some(marks) = self.marks(line) {
+            marks.span = Some((first_start_ps, last_start_ps));
+        }
+    }
+
+    #[inline]
+    fn wants(&mut self, metadata_id: i64) -> bool {
+        let slot = usize::try_from(metadata_id).unwrap_or(usize::MAX);
+        self.routes.get(slot) != Some(&Route::Skip)
     }
 
     fn line(&mut self, _line: &LineInfo) -> bool {
@@ -731,14 +864,10 @@ impl EventVisitor for HostVisitor<'_> {
     fn event(&mut self, line: &LineInfo, event: &Event<'_>) {
         self.scan.host_events += 1;
         if self.line_events % CHECKPOINT_EVERY == 0 {
-            let indexed = line.ordinal < crate::capture::plane::MAX_LINES_INDEXED;
-            if let Some(plane) = self.scan.checkpoints.last_mut().filter(|_| indexed) {
-                if plane.len() <= line.ordinal {
-                    plane.resize(line.ordinal + 1, Vec::new());
-                }
-                if let Some(points) = plane.get_mut(line.ordinal) {
-                    points.push((event.start_ps(line), event.file_offset));
-                }
+            if let Some(marks) = self.marks(line) {
+                marks
+                    .checkpoints
+                    .push((event.start_ps(line), event.file_offset));
             }
         }
         self.line_events = self.line_events.wrapping_add(1);
@@ -926,6 +1055,21 @@ pub struct DeviceVisitor<'p, 's> {
     order: &'s [u32],
     on_modules_line: bool,
     collect_device_executions: bool,
+    /// Interned module by the stat-metadata id its name is interned as.
+    module_by_ref: HashMap<u64, u32>,
+    /// Module and program an event type's own stats name, by metadata id.
+    by_metadata: HashMap<i64, (Option<u32>, Option<u64>)>,
+    /// The last kernel's match: kernels of the same module and program starting in
+    /// `[from, to)` (between the same two launches) belong to the same launch.
+    last_match: Option<KernelMatch>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct KernelMatch {
+    from: i64,
+    to: i64,
+    module: Option<u32>,
+    program: Option<u64>,
 }
 
 impl<'p, 's> DeviceVisitor<'p, 's> {
@@ -942,30 +1086,64 @@ impl<'p, 's> DeviceVisitor<'p, 's> {
             order,
             on_modules_line: false,
             collect_device_executions,
+            module_by_ref: HashMap::default(),
+            by_metadata: HashMap::default(),
+            last_match: None,
         }
     }
 
-    fn module_and_program(&self, event: &Event<'_>) -> (Option<String>, Option<u64>) {
+    fn module_of(&mut self, value: &StatRef<'_>) -> Option<u32> {
+        match *value {
+            StatRef::Ref(r) => {
+                if let Some(&m) = self.module_by_ref.get(&r) {
+                    return Some(m);
+                }
+                let m = self.scan.intern_module(self.plane.stat_name(r)?);
+                self.module_by_ref.insert(r, m);
+                Some(m)
+            }
+            StatRef::Str(s) => Some(self.scan.intern_module(&String::from_utf8_lossy(s))),
+            _ => None,
+        }
+    }
+
+    fn module_and_program(&mut self, event: &Event<'_>) -> (Option<u32>, Option<u64>) {
         let (mut module, mut program) = (None, None);
-        for (id, v) in event.stats() {
-            if Some(id) == self.ids.hlo_module {
-                module = self.plane.stat_str(&v).map(|s| s.into_owned());
-            } else if Some(id) == self.ids.program_id {
+        let ids = self.ids;
+        event.for_each_stat(|id, v| {
+            if Some(id) == ids.hlo_module {
+                module = Some(v);
+            } else if Some(id) == ids.program_id {
                 program = v.as_u64();
             }
-        }
+        });
+        let mut module = module.and_then(|v| self.module_of(&v));
         if module.is_none() {
-            if let Some(meta) = self.plane.event_metadata.get(&event.metadata_id) {
-                for s in &meta.stats {
-                    if Some(s.metadata_id) == self.ids.hlo_module {
-                        module = s
-                            .value
-                            .as_ref()
-                            .and_then(|v| self.plane.stat_str(&v).map(|x| x.into_owned()));
-                    } else if Some(s.metadata_id) == self.ids.program_id && program.is_none() {
-                        program = s.value.as_ref().and_then(|v| v.as_u64());
-                    }
+            let (m, p) = match self.by_metadata.get(&event.metadata_id) {
+                Some(&known) => known,
+                None => {
+                    let known = self.metadata_module_and_program(event.metadata_id);
+                    self.by_metadata.insert(event.metadata_id, known);
+                    known
                 }
+            };
+            module = m;
+            program = program.or(p);
+        }
+        (module, program)
+    }
+
+    fn metadata_module_and_program(&mut self, metadata_id: i64) -> (Option<u32>, Option<u64>) {
+        let plane = self.plane;
+        let Some(meta) = plane.event_metadata.get(&metadata_id) else {
+            return (None, None);
+        };
+        let (mut module, mut program) = (None, None);
+        for s in &meta.stats {
+            if Some(s.metadata_id) == self.ids.hlo_module {
+                module = s.value.as_ref().and_then(|v| self.module_of(&v));
+            } else if Some(s.metadata_id) == self.ids.program_id && program.is_none() {
+                program = s.value.as_ref().and_then(|v| v.as_u64());
             }
         }
         (module, program)
@@ -987,13 +1165,10 @@ impl EventVisitor for DeviceVisitor<'_, '_> {
         if self.on_modules_line {
             if self.collect_device_executions && self.scan.device_executions.len() < MAX_EXECUTIONS
             {
-                let name = module.or_else(|| {
-                    self.plane
-                        .event_metadata
-                        .get(&event.metadata_id)
-                        .map(|m| m.name.clone())
+                let module = module.or_else(|| {
+                    let name = self.plane.event_metadata.get(&event.metadata_id)?;
+                    Some(self.scan.intern_module(&name.name))
                 });
-                let module = name.map(|n| self.scan.intern_module(&n));
                 self.scan.device_executions.push(ExecutionRecord {
                     start_ps: start,
                     end_ps: event.end_ps(line),
@@ -1008,15 +1183,30 @@ impl EventVisitor for DeviceVisitor<'_, '_> {
             return;
         }
         self.scan.kernels += 1;
+        if let Some(m) = self.last_match {
+            if m.module == module && m.program == program && m.from <= start && start < m.to {
+                return;
+            }
+        }
         // The launch this kernel belongs to: the latest one of its module started
         // before it (kernels run after their launch begins).
-        let module = module.map(|m| self.scan.intern_module(&m));
         let executions = &mut self.scan.executions;
-        let upto = self.order.partition_point(|&i| {
-            executions
-                .get(i as usize)
-                .map(|e| e.start_ps <= start)
-                .unwrap_or(false)
+        let start_of = |i: Option<&u32>| {
+            i.and_then(|&i| executions.get(i as usize))
+                .map(|e| e.start_ps)
+        };
+        let upto = self
+            .order
+            .partition_point(|&i| start_of(Some(&i)).is_some_and(|s| s <= start));
+        // Every kernel between the same two launches finds the same one.
+        let from =
+            start_of(upto.checked_sub(1).and_then(|i| self.order.get(i))).unwrap_or(i64::MIN);
+        let to = start_of(self.order.get(upto)).unwrap_or(i64::MAX);
+        self.last_match = Some(KernelMatch {
+            from,
+            to,
+            module,
+            program,
         });
         for &i in self.order[..upto].iter().rev().take(256) {
             let Some(e) = executions.get_mut(i as usize) else {
