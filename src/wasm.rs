@@ -70,13 +70,64 @@ impl<'f> Reporter<'f> {
 }
 
 /// A `Blob` (a dropped `File`) read with synchronous slices; only valid in a worker.
-/// The engine reads through windows of a few MiB, so memory stays flat whatever the
-/// file's size.
+/// Slices are whole aligned blocks, and the last few are kept: each `FileReaderSync`
+/// call costs far more than a `pread`, so the engine's small reads (a field key after
+/// skipping a line) must not each become one. Memory stays flat whatever the file's
+/// size: [`CACHED_BLOCKS`] × [`BLOCK`].
 struct BlobSource<'r> {
     blob: Blob,
     reader: FileReaderSync,
     len: u64,
     reporter: &'r Reporter<'r>,
+    /// (block number, its bytes), most recently used last.
+    blocks: RefCell<Vec<(u64, Vec<u8>)>>,
+}
+
+/// Size of one slice read from the blob.
+const BLOCK: u64 = 4 << 20;
+/// Blocks kept: a window straddles at most two, plus one for a jump back.
+const CACHED_BLOCKS: usize = 3;
+
+impl BlobSource<'_> {
+    fn read_block(&self, number: u64) -> io::Result<Vec<u8>> {
+        let start = number * BLOCK;
+        let end = (start + BLOCK).min(self.len);
+        let slice = self
+            .blob
+            .slice_with_f64_and_f64(start as f64, end as f64)
+            .map_err(|e| io::Error::other(format!("{e:?}")))?;
+        let array = self
+            .reader
+            .read_as_array_buffer(&slice)
+            .map_err(|e| io::Error::other(format!("{e:?}")))?;
+        let bytes = js_sys::Uint8Array::new(&array).to_vec();
+        self.reporter.read(end, bytes.len() as u64);
+        Ok(bytes)
+    }
+
+    /// Copies what block `number` holds of `[offset, offset + buf.len())` into `buf`.
+    fn copy_from_block(&self, number: u64, offset: u64, buf: &mut [u8]) -> io::Result<usize> {
+        let mut blocks = self.blocks.borrow_mut();
+        let at = match blocks.iter().position(|(n, _)| *n == number) {
+            Some(i) => {
+                let hit = blocks.remove(i);
+                blocks.push(hit);
+                blocks.len() - 1
+            }
+            None => {
+                if blocks.len() >= CACHED_BLOCKS {
+                    blocks.remove(0);
+                }
+                blocks.push((number, self.read_block(number)?));
+                blocks.len() - 1
+            }
+        };
+        let block = &blocks[at].1;
+        let from = (offset - number * BLOCK) as usize;
+        let n = buf.len().min(block.len().saturating_sub(from));
+        buf[..n].copy_from_slice(&block[from..from + n]);
+        Ok(n)
+    }
 }
 
 impl ByteSource for BlobSource<'_> {
@@ -86,22 +137,18 @@ impl ByteSource for BlobSource<'_> {
 
     fn read_at(&self, offset: u64, buf: &mut [u8]) -> io::Result<usize> {
         let end = (offset + buf.len() as u64).min(self.len);
-        if offset >= end {
-            return Ok(0);
+        let mut done = 0usize;
+        let mut at = offset;
+        while at < end {
+            let want = (end - at) as usize;
+            let n = self.copy_from_block(at / BLOCK, at, &mut buf[done..done + want])?;
+            if n == 0 {
+                break;
+            }
+            done += n;
+            at += n as u64;
         }
-        let slice = self
-            .blob
-            .slice_with_f64_and_f64(offset as f64, end as f64)
-            .map_err(|e| io::Error::other(format!("{e:?}")))?;
-        let array = self
-            .reader
-            .read_as_array_buffer(&slice)
-            .map_err(|e| io::Error::other(format!("{e:?}")))?;
-        let view = js_sys::Uint8Array::new(&array);
-        let n = (view.length() as usize).min(buf.len());
-        view.subarray(0, n as u32).copy_to(&mut buf[..n]);
-        self.reporter.read(offset + n as u64, n as u64);
-        Ok(n)
+        Ok(done)
     }
 }
 
@@ -178,7 +225,8 @@ fn run(
 
 /// Analyzes a `File`/`Blob` (in a worker). `options`: `{module, error_text, host, file_name}`.
 /// `progress(phase, done, total, read)` is called as the analysis goes: `phase` is
-/// `index`, `plan`, `runtime` or `done`; `done` how far that pass is through the file's
+/// `index`, `plan`, `host plane`, `device planes`, `runtime summary`, `diagnosis` or
+/// `done`; `done` how far that pass is through the file's
 /// `total` bytes; `read` the bytes read so far over all passes.
 #[wasm_bindgen(js_name = analyzeBlob)]
 pub fn analyze_blob(
@@ -194,6 +242,7 @@ pub fn analyze_blob(
         reader,
         len,
         reporter: &reporter,
+        blocks: RefCell::new(Vec::with_capacity(CACHED_BLOCKS)),
     };
     run(&src, options, &reporter)
 }

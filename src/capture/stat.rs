@@ -99,6 +99,14 @@ pub struct OwnedStat {
 /// Decodes one XStat message from its wire bytes. A stat without a value is `None`.
 #[inline(always)]
 pub fn parse_stat(bytes: &[u8]) -> Result<Option<(u64, StatRef<'_>)>, WireError> {
+    if let Some(stat) = parse_common_stat(bytes) {
+        return Ok(Some(stat));
+    }
+    parse_any_stat(bytes)
+}
+
+/// The general decoder behind [`parse_stat`]: any field order, any id length.
+fn parse_any_stat(bytes: &[u8]) -> Result<Option<(u64, StatRef<'_>)>, WireError> {
     let mut fields = Fields::new(bytes);
     let mut id = 0u64;
     let mut value = None;
@@ -118,4 +126,117 @@ pub fn parse_stat(bytes: &[u8]) -> Result<Option<(u64, StatRef<'_>)>, WireError>
         };
     }
     Ok(value.map(|v| (id, v)))
+}
+
+/// The shape nearly every stat has: a one-byte id, then one numeric or reference value
+/// that ends the message. Anything else (a string, a long id, more fields) is `None`
+/// and goes through the general decoder, which gives the same answer for these.
+#[inline(always)]
+fn parse_common_stat(bytes: &[u8]) -> Option<(u64, StatRef<'_>)> {
+    let [0x08, id @ 0..=0x7f, key, rest @ ..] = bytes else {
+        return None;
+    };
+    let value = match *key {
+        // double_value, fixed64
+        0x11 => StatRef::Double(f64::from_le_bytes(*rest.first_chunk::<8>()?)),
+        // uint64_value, int64_value, ref_value
+        0x18 => StatRef::Uint(whole_varint(rest)?),
+        0x20 => StatRef::Int(whole_varint(rest)? as i64),
+        0x38 => StatRef::Ref(whole_varint(rest)?),
+        _ => return None,
+    };
+    if *key == 0x11 && rest.len() != 8 {
+        return None;
+    }
+    Some((u64::from(*id), value))
+}
+
+/// A varint of at most 9 bytes that is all of `bytes`.
+#[inline(always)]
+fn whole_varint(bytes: &[u8]) -> Option<u64> {
+    let mut value = 0u64;
+    for (i, &b) in bytes.iter().take(9).enumerate() {
+        value |= u64::from(b & 0x7f).wrapping_shl((i as u32).wrapping_mul(7));
+        if b < 0x80 {
+            return (bytes.len() == i.wrapping_add(1)).then_some(value);
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+#[allow(
+    clippy::unwrap_used,
+    clippy::indexing_slicing,
+    clippy::arithmetic_side_effects
+)]
+mod tests {
+    use super::*;
+
+    fn varint(mut v: u64) -> Vec<u8> {
+        let mut out = Vec::new();
+        loop {
+            let b = (v & 0x7f) as u8;
+            v >>= 7;
+            if v == 0 {
+                out.push(b);
+                return out;
+            }
+            out.push(b | 0x80);
+        }
+    }
+
+    fn same(a: Option<(u64, StatRef<'_>)>, b: Option<(u64, StatRef<'_>)>) -> bool {
+        format!("{a:?}") == format!("{b:?}")
+    }
+
+    /// The fast path answers exactly as the general decoder wherever it answers.
+    #[test]
+    fn the_common_stat_shape_decodes_as_the_general_decoder_does() {
+        let values = [0u64, 1, 127, 128, 300, 1 << 35, u64::MAX >> 1, u64::MAX];
+        let mut cases: Vec<Vec<u8>> = Vec::new();
+        for id in [0u64, 1, 5, 127, 128, 4000] {
+            for v in values {
+                for key in [0x18u8, 0x20, 0x38] {
+                    let mut b = vec![0x08];
+                    b.extend(varint(id));
+                    b.push(key);
+                    b.extend(varint(v));
+                    cases.push(b.clone());
+                    // A second value, a truncated value, a trailing byte.
+                    let mut two = b.clone();
+                    two.extend([0x18, 0x07]);
+                    cases.push(two);
+                    cases.push(b[..b.len() - 1].to_vec());
+                    let mut tail = b.clone();
+                    tail.push(0x00);
+                    cases.push(tail);
+                }
+                let mut d = vec![0x08];
+                d.extend(varint(id));
+                d.push(0x11);
+                d.extend((v as f64).to_le_bytes());
+                cases.push(d.clone());
+                cases.push(d[..d.len() - 3].to_vec());
+            }
+        }
+        cases.push(vec![0x08, 0x03, 0x2a, 0x02, b'h', b'i']);
+        cases.push(vec![0x18, 0x05, 0x08, 0x03]);
+        let mut fast_answers = 0;
+        for case in &cases {
+            let general = parse_any_stat(case).ok().flatten();
+            if let Some(fast) = parse_common_stat(case) {
+                fast_answers += 1;
+                assert!(same(Some(fast), general), "{case:02x?}");
+            }
+            assert!(
+                same(parse_stat(case).ok().flatten(), general),
+                "{case:02x?}"
+            );
+        }
+        assert!(
+            fast_answers > 100,
+            "the fast path answered {fast_answers} cases"
+        );
+    }
 }
