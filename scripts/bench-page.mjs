@@ -52,6 +52,8 @@ try {
     const seconds = (Date.now() - started) / 1000;
     clearInterval(sampler);
     const memory = Number(await page.evaluate(() => document.getElementById('engine-info').dataset.memory || 0));
+    const phases = JSON.parse(await page.evaluate(() => document.getElementById('engine-info').dataset.phases || '[]'));
+    console.error(`phases: ${phases.map(([name, ms]) => `${name} ${(ms / 1000).toFixed(2)} s`).join(', ')}`);
     console.log(`| ${(size / 1e9).toFixed(2)} GB | ${state === 'done' ? seconds.toFixed(2) + ' s' : state} | ${(size / 1e6 / seconds).toFixed(0)} MB/s | ${(memory / 1048576).toFixed(1)} MiB | ${(peak.renderer / 1048576).toFixed(0)} MiB | ${(peak.all / 1048576).toFixed(0)} MiB |`);
   }
 } finally {

@@ -279,6 +279,11 @@ fn attention_plan_too_big_needs_more_than_the_pool() {
         assert_eq!(rt.retry.longest_ns, (10 * S / 1000) as f64);
         assert_eq!(rt.retry.total_ns, (10 * S / 1000) as f64);
         assert!(!rt.retry.any_execution_started_after);
+        assert_eq!(rt.retry.waits.len(), 1);
+        assert_eq!(
+            rt.retry.waits[0].execution.as_deref(),
+            Some("jit_train_step(5) execution 1")
+        );
 
         let fraction = a.line("mem_fraction_set");
         assert_eq!(fraction.label, Label::Measured);
@@ -802,6 +807,17 @@ fn runtime_json_has_the_issue_3_keys() {
         let total: i64 = s.retries.iter().map(|r| r.1).sum();
         assert_eq!(retry["longest_ns"].as_f64(), Some((longest / 1000) as f64));
         assert_eq!(retry["total_ns"].as_f64(), Some((total / 1000) as f64));
+        // Each wait is placed on the timeline's clock, in time order.
+        let waits = retry["waits"].as_array().expect("waits");
+        assert_eq!(waits.len(), s.retries.len().min(200), "{name}");
+        for (w, r) in waits.iter().zip(&s.retries) {
+            assert_eq!(w["start_ns"].as_f64(), Some(r.2 as f64 / 1000.0), "{name}");
+            assert_eq!(
+                w["duration_ns"].as_f64(),
+                Some(r.1 as f64 / 1000.0),
+                "{name}"
+            );
+        }
         assert!(rt.get("growth_per_execution_bytes").is_some());
         assert!(rt.get("growth_ratio_to_outputs").is_some());
         for g in rt["live_at_last_execution"].as_array().expect("live") {

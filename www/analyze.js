@@ -71,7 +71,7 @@ export class Analyzer {
     this.pending = null;
     if (p.signal) p.signal.removeEventListener('abort', p.abort);
     if (msg.type === 'result') {
-      p.resolve({ report: msg.report, markdown: msg.markdown, ms: msg.ms, memoryBytes: msg.memoryBytes, version: msg.version });
+      p.resolve({ report: msg.report, markdown: msg.markdown, ms: msg.ms, phases: msg.phases || [], memoryBytes: msg.memoryBytes, version: msg.version });
     } else {
       // After a panic the engine's memory may be inconsistent: start afresh next time.
       if (msg.kind === 'panic') this._drop();
@@ -80,7 +80,7 @@ export class Analyzer {
   }
 
   /**
-   * Analyzes a capture; resolves to `{report, markdown, ms, memoryBytes, version}`.
+   * Analyzes a capture; resolves to `{report, markdown, ms, phases, memoryBytes, version}`.
    * @param {Blob|ArrayBuffer|ArrayBufferView} input
    * @param {{module?: string, error_text?: string, host?: string, file_name?: string}} [options]
    * @param {{onProgress?: Function, signal?: AbortSignal}} [hooks]

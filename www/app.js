@@ -377,6 +377,8 @@ function render() {
   const res = state.result;
   text($('engine-info'), `analyzed in ${res.ms < 1000 ? `${res.ms.toFixed(0)} ms` : `${(res.ms / 1000).toFixed(2)} s`} by ${res.version}`);
   $('engine-info').dataset.memory = String(res.memoryBytes || 0);
+  $('engine-info').dataset.phases = JSON.stringify(res.phases || []);
+  $('engine-info').title = (res.phases || []).map(([name, ms]) => `${name}: ${(ms / 1000).toFixed(2)} s`).join(', ');
   text($('version'), res.version);
   for (const id of ['copy-md', 'download-json']) $(id).disabled = false;
   state.mounts = {};
@@ -696,6 +698,7 @@ function renderRuntime(r) {
         timeline: a.timeline,
         capacity: a.capacity_bytes,
         executions: rt.executions || [],
+        waits: (rt.retry && rt.retry.waits) || [],
         selected,
         width,
         onCursor: (i) => fill(readout, `${clean(a.name, 80)} at ${duration(a.timeline[i][0] / 1000)}: `, h('strong', null, mib(a.timeline[i][1])), ' in use'),
@@ -712,7 +715,7 @@ function renderRuntime(r) {
     parts.push(
       h('h3', null, 'Bytes in use over time', label('measured')),
       withEvents.length > 1 ? h('div', { class: 'alloc-pick' }, h('label', { for: 'allocator-select' }, 'Allocator'), pick) : h('p', { class: 'mono' }, clean(withEvents[0].name, 120)),
-      h('p', { class: 'muted' }, 'Vertical lines and bands: executions, from start to end (blue: the selected module; red: launched no kernel; grey: other modules). Dashed: the allocator capacity.'),
+      h('p', { class: 'muted' }, 'Vertical lines and bands: executions, from start to end (blue: the selected module; red: launched no kernel; grey: other modules). Orange bands: AllocatorRetry waits (the allocator had no free memory and waited). Dashed: the allocator capacity.'),
       readout,
       box,
     );

@@ -189,6 +189,7 @@ function attachCursor(svg, n, m, plotH, x, yOf, onCursor, fromX, jump) {
  */
 export function runtimeChart(o) {
   const { timeline, capacity, executions, selected, width } = o;
+  const waits = o.waits || [];
   const height = o.height || 210;
   const m = { left: 72, right: 18, top: 22, bottom: 34 };
   const plotW = width - m.left - m.right;
@@ -197,7 +198,7 @@ export function runtimeChart(o) {
   const n = pts.length;
   let t0 = n ? pts[0][0] : 0;
   let t1 = n ? pts[n - 1][0] : 1;
-  for (const e of executions) {
+  for (const e of [...executions, ...waits]) {
     t0 = Math.min(t0, e.start_ns);
     t1 = Math.max(t1, e.start_ns + (e.duration_ns || 0));
   }
@@ -207,7 +208,7 @@ export function runtimeChart(o) {
   const yMax = Math.max(1, maxBytes, capOnScale ? capacity : 0) * 1.08;
   const x = (t) => m.left + ((t - t0) / (t1 - t0)) * plotW;
   const y = (b) => m.top + plotH - (b / yMax) * plotH;
-  const svg = frame(width, height, `Bytes in use over time: ${n} points, ${executions.length} executions marked. Use the arrow keys to read points.`);
+  const svg = frame(width, height, `Bytes in use over time: ${n} points, ${executions.length} executions and ${waits.length} AllocatorRetry waits marked. Use the arrow keys to read points.`);
   yAxis(svg, m, plotW, y, byteTicks(yMax));
   svg.append(s('line', { class: 'axis', x1: m.left, x2: m.left + plotW, y1: m.top + plotH, y2: m.top + plotH }));
   const tStep = niceStep(t1 - t0, 6, 1);
@@ -226,6 +227,14 @@ export function runtimeChart(o) {
     const w = x(e.start_ns + (e.duration_ns || 0)) - ex;
     if (w >= 2) svg.append(s('rect', { class: `span ${cls.slice(1).join(' ')}`, x: ex.toFixed(1), y: m.top, width: w.toFixed(1), height: plotH }, s('title', null, title)));
     svg.append(s('line', { class: cls.join(' '), x1: ex, x2: ex, y1: m.top, y2: m.top + plotH }, s('title', null, title)));
+  }
+  // AllocatorRetry waits: the allocator had no free memory and waited for some.
+  for (const w of waits) {
+    const wx = x(w.start_ns);
+    const ww = Math.max(2, x(w.start_ns + (w.duration_ns || 0)) - wx);
+    const title = `AllocatorRetry: waited ${duration(w.duration_ns || 0)} for memory at ${duration(w.start_ns)}${w.execution ? ` in ${clean(w.execution, 200)}` : ''}`;
+    svg.append(s('rect', { class: 'retry', x: wx.toFixed(1), y: m.top, width: ww.toFixed(1), height: plotH }, s('title', null, title)));
+    svg.append(s('line', { class: 'retry-edge', x1: wx, x2: wx, y1: m.top, y2: m.top + plotH }, s('title', null, title)));
   }
   if (n > 0) {
     let d = `M${x(pts[0][0]).toFixed(1)},${y(0)}`;

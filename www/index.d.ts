@@ -85,7 +85,7 @@ export class Analyzer {
     input: Blob | ArrayBuffer | ArrayBufferView,
     options?: AnalyzeOptions,
     hooks?: { onProgress?: (p: Progress) => void; signal?: AbortSignal },
-  ): Promise<{ report: Report; markdown: string; ms: number; memoryBytes: number; version: string }>;
+  ): Promise<{ report: Report; markdown: string; ms: number; phases: [string, number][]; memoryBytes: number; version: string }>;
   cancel(): void;
   terminate(): void;
 }

@@ -5,7 +5,8 @@
 // Protocol (one analysis at a time; to cancel, the page terminates the worker):
 //   in:  {id, blob, options}            options: {module, error_text, host, file_name}
 //   out: {id, type: 'progress', phase, done, total, read}
-//        {id, type: 'result', report, markdown, ms, memoryBytes, version}
+//        {id, type: 'result', report, markdown, ms, phases, memoryBytes, version}
+//        (phases: [name, ms] in order)
 //        {id, type: 'error', message, kind}
 
 import init, { analyzeBlob, reportMarkdown, version } from './oomlens.js';
@@ -26,8 +27,18 @@ self.onmessage = async (event) => {
     return;
   }
   const started = performance.now();
+  // How long each phase took (for benchmarks and the page's footer).
+  const phases = [];
+  let phaseStart = started;
+  let phaseName = 'open';
   try {
     const report = analyzeBlob(blob, options || {}, (phase, done, total, read) => {
+      if (phase !== phaseName) {
+        const now = performance.now();
+        phases.push([phaseName, now - phaseStart]);
+        phaseName = phase;
+        phaseStart = now;
+      }
       self.postMessage({ id, type: 'progress', phase, done, total, read });
     });
     let markdown = '';
@@ -42,6 +53,7 @@ self.onmessage = async (event) => {
       report,
       markdown,
       ms: performance.now() - started,
+      phases,
       memoryBytes: wasm.memory.buffer.byteLength,
       version: version(),
     });

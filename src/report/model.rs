@@ -326,6 +326,20 @@ pub struct Retry {
     /// The executions that waited, as `<module label> execution <n>`.
     #[serde(default)]
     pub waiting_executions: Vec<String>,
+    /// The longest waits (up to 200), in time order, for the timeline.
+    #[serde(default)]
+    pub waits: Vec<RetryWait>,
+}
+
+/// One `AllocatorRetry` wait: the allocator found no free memory and waited for some
+/// to be freed (**measured**).
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
+pub struct RetryWait {
+    /// On the clock of [`Execution::start_ns`] and the allocator timelines.
+    pub start_ns: f64,
+    pub duration_ns: f64,
+    /// The execution it waited in, as `<module label> execution <n>`, when known.
+    pub execution: Option<String>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]

@@ -10,7 +10,7 @@ use std::collections::HashMap;
 use crate::capture::{Event, EventVisitor, LineInfo, Plane, PlaneRef};
 use crate::error::Error;
 use crate::report::model::{
-    AllocatorSummary, Execution, HostEventGroup, LiveGroup, Retry, Runtime,
+    AllocatorSummary, Execution, HostEventGroup, LiveGroup, Retry, RetryWait, Runtime,
 };
 use crate::source::ByteSource;
 use names::{classify, EventKind};
@@ -23,6 +23,8 @@ pub const DEVICE_PLANE_PREFIX: &str = "/device:";
 const TIMELINE_POINTS: usize = 2000;
 /// Launches listed in the report (all are counted).
 const EXECUTIONS_LISTED: usize = 500;
+/// `AllocatorRetry` waits listed for the timeline (the longest).
+const RETRY_WAITS_LISTED: usize = 200;
 /// Distinct host-event names kept between two launches.
 const HOST_EVENT_NAMES: usize = 2000;
 
@@ -405,46 +407,52 @@ pub fn summarize(
         });
     }
 
-    let retry_total: i64 = scan
-        .retries
-        .iter()
-        .map(|r| r.duration_ps.max(0))
-        .fold(0, i64::saturating_add);
     let ordinals = execution_ordinals(labels);
-    let mut waiting: Vec<String> = Vec::new();
-    for r in &scan.retries {
-        let Some(i) = r.execution else { continue };
+    let execution_name = |i: u32| {
         let i = i as usize;
         let label = labels
             .get(i)
             .cloned()
             .flatten()
             .unwrap_or_else(|| "?".into());
-        let name = format!(
+        format!(
             "{label} execution {}",
             ordinals.get(i).copied().unwrap_or(0)
-        );
+        )
+    };
+    let mut waiting: Vec<String> = Vec::new();
+    for r in &scan.retries {
+        let Some(i) = r.execution else { continue };
+        let name = execution_name(i);
         if !waiting.contains(&name) {
             waiting.push(name);
         }
     }
+    // The longest waits, in time order, for the timeline.
+    let mut longest: Vec<&scan::RetryRecord> = scan.retries.iter().collect();
+    longest.sort_by_key(|r| std::cmp::Reverse(r.duration_ps));
+    longest.truncate(RETRY_WAITS_LISTED);
+    longest.sort_by_key(|r| r.start_ps);
+    let totals = scan.retry_totals;
     runtime.retry = Retry {
         waiting_executions: waiting,
-        count: scan.retries.len() as u64,
-        longest_ns: scan
-            .retries
-            .iter()
-            .map(|r| r.duration_ps)
-            .max()
-            .unwrap_or(0) as f64
-            / 1000.0,
-        total_ns: retry_total as f64 / 1000.0,
+        count: totals.count,
+        longest_ns: totals.longest_ps as f64 / 1000.0,
+        total_ns: totals.total_ps as f64 / 1000.0,
         any_execution_started_after: scan.retries.iter().any(|r| {
             r.execution
                 .and_then(|i| scan.executions.get(i as usize))
                 .map(|e| e.launched_kernels)
                 .unwrap_or(false)
         }),
+        waits: longest
+            .into_iter()
+            .map(|r| RetryWait {
+                start_ns: r.start_ps as f64 / 1000.0,
+                duration_ns: r.duration_ps as f64 / 1000.0,
+                execution: r.execution.map(execution_name),
+            })
+            .collect(),
     };
 
     // Growth across the selected module's launches.

@@ -15,6 +15,8 @@ pub const MAX_ALLOCATION_RECORDS: usize = 5 << 16;
 pub const CHECKPOINT_EVERY: u32 = 4096;
 /// Launches kept; further ones are counted only.
 pub const MAX_EXECUTIONS: usize = 1 << 18;
+/// `AllocatorRetry` waits kept; all are counted and timed (see [`RetryTotals`]).
+pub const MAX_RETRY_RECORDS: usize = 1 << 16;
 
 /// Stat metadata ids of the stats we read, resolved once per plane.
 #[derive(Debug, Default, Clone, Copy)]
@@ -233,6 +235,22 @@ pub struct LineMarks {
     pub checkpoints: Vec<(i64, u64)>,
 }
 
+/// All `AllocatorRetry` waits, streamed: count, summed and longest duration.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct RetryTotals {
+    pub count: u64,
+    pub total_ps: i64,
+    pub longest_ps: i64,
+}
+
+impl RetryTotals {
+    fn add(&mut self, other: RetryTotals) {
+        self.count += other.count;
+        self.total_ps = self.total_ps.saturating_add(other.total_ps);
+        self.longest_ps = self.longest_ps.max(other.longest_ps);
+    }
+}
+
 /// Everything the runtime scan keeps.
 #[derive(Debug, Default)]
 pub struct RuntimeScan {
@@ -246,6 +264,8 @@ pub struct RuntimeScan {
     pub transfers: Vec<String>,
     pub transfer_count: u64,
     pub retries: Vec<RetryRecord>,
+    /// Every wait, kept or not.
+    pub retry_totals: RetryTotals,
     pub kernels: u64,
     pub device_memory_bytes: Option<u64>,
     /// Launches seen on a device's `XLA Modules` line (TPU), used when host events
@@ -352,10 +372,13 @@ impl RuntimeScan {
             }));
         self.transfers.extend(other.transfers);
         self.transfer_count += other.transfer_count;
-        self.retries.extend(other.retries.into_iter().map(|mut r| {
-            r.execution = r.execution.map(|i| i + executions_before);
-            r
-        }));
+        self.retry_totals.add(other.retry_totals);
+        let retry_room = MAX_RETRY_RECORDS.saturating_sub(self.retries.len());
+        self.retries
+            .extend(other.retries.into_iter().take(retry_room).map(|mut r| {
+                r.execution = r.execution.map(|i| i + executions_before);
+                r
+            }));
         self.host_lines += other.host_lines;
         self.host_events += other.host_events;
         for (run, m) in other.run_modules {
@@ -915,12 +938,20 @@ impl EventVisitor for HostVisitor<'_> {
                 } else {
                     None
                 };
-                self.scan.retries.push(RetryRecord {
-                    start_ps: start,
-                    duration_ps: event.duration_ps,
-                    execution,
-                    run,
+                let duration_ps = event.duration_ps.max(0);
+                self.scan.retry_totals.add(RetryTotals {
+                    count: 1,
+                    total_ps: duration_ps,
+                    longest_ps: duration_ps,
                 });
+                if self.scan.retries.len() < MAX_RETRY_RECORDS {
+                    self.scan.retries.push(RetryRecord {
+                        start_ps: start,
+                        duration_ps,
+                        execution,
+                        run,
+                    });
+                }
             }
             EventKind::Execute => {
                 // A launch wrapped in another on the same thread (the PJRT C API around

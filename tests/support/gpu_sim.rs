@@ -80,6 +80,7 @@ pub struct ExecutionLog {
 #[derive(Debug, Clone)]
 pub struct RetryLog {
     pub requested: u64,
+    pub start_ps: i64,
     pub duration_ps: i64,
 }
 
@@ -294,6 +295,7 @@ impl GpuSim {
                     .event(alloc_line, "AllocatorRetry::AllocateRaw", t, retry_ps, &[]);
                 self.retries.push(RetryLog {
                     requested: req,
+                    start_ps: t,
                     duration_ps: retry_ps,
                 });
                 t += retry_ps + 5 * US;

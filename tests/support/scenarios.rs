@@ -20,8 +20,8 @@ pub struct Scenario {
     /// (label, facts) of every module, in the order added.
     pub modules: Vec<(String, Facts)>,
     pub executions: Vec<ExecutionLog>,
-    /// (requested bytes, wait in ps) of each AllocatorRetry.
-    pub retries: Vec<(u64, i64)>,
+    /// (requested bytes, wait in ps, start in ps) of each AllocatorRetry.
+    pub retries: Vec<(u64, i64, i64)>,
     /// (event name, enclosing Python frame, bytes) of each transfer.
     pub transfers: Vec<(String, String, u64)>,
     /// Bytes held before the capture started (no allocator events).
@@ -61,7 +61,7 @@ fn finish(sim: GpuSim, layout: MetadataLayout, preexisting: u64) -> Scenario {
     let retries = sim
         .retries
         .iter()
-        .map(|r| (r.requested, r.duration_ps))
+        .map(|r| (r.requested, r.duration_ps, r.start_ps))
         .collect();
     let transfers = sim
         .transfers

@@ -98,6 +98,14 @@ describe('oomlens page', { skip: skip || false }, () => {
       for (const tab of ['plan', 'runtime', 'modules']) {
         await page.click(`#tab-${tab}`);
         await page.screenshot({ path: join(RESULTS, `${stem}-${tab}.png`), fullPage: true });
+        if (tab === 'runtime' && !json.error) {
+          // Every AllocatorRetry wait the report lists is shaded on the timeline.
+          const rt = json.runtime;
+          const charted = rt && rt.allocators.some((a) => a.timeline.length);
+          const want = charted ? rt.retry.waits.length : 0;
+          const shaded = await page.evaluate(() => document.querySelectorAll('#runtime-content svg rect.retry').length);
+          assert.equal(shaded, want, 'retry waits shaded on the runtime timeline');
+        }
       }
       clean(log);
       await page.close();
