@@ -33,7 +33,7 @@ const HOST_EVENT_NAMES: usize = 2000;
 pub fn scan_host(src: &dyn ByteSource, planes: &[Plane]) -> Result<RuntimeScan, Error> {
     let mut result = RuntimeScan::default();
     for plane in planes.iter().filter(|p| p.name == HOST_PLANE) {
-        result.line_marks.push(Vec::new());
+        result.line_marks.push(LineMarks::default());
         result = scan_host_plane(src, plane, result)?;
     }
     result.finish_host();
@@ -129,7 +129,7 @@ fn scan_host_plane(
             scan.share_of_caps = 2;
             let mut later = RuntimeScan::default();
             later.share_of_caps = 2;
-            later.line_marks.push(Vec::new());
+            later.line_marks.push(LineMarks::default());
             let (first, later) = std::thread::scope(|scope| {
                 let worker = scope.spawn(|| {
                     let mut visitor = HostVisitor::new(plane, later);
@@ -714,12 +714,12 @@ fn live_groups(
 fn host_events_between(
     src: &dyn ByteSource,
     planes: &[Plane],
-    line_marks: &[Vec<LineMarks>],
+    line_marks: &[LineMarks],
     from: i64,
     to: i64,
 ) -> Result<Vec<HostEventGroup>, Error> {
     struct Window<'p> {
-        marks: &'p [LineMarks],
+        marks: Option<&'p LineMarks>,
         from: i64,
         to: i64,
         past_window: bool,
@@ -729,10 +729,8 @@ fn host_events_between(
         /// Whether the line can have events in the window: not when all its events
         /// start outside it.
         fn may_overlap(&self, line: usize) -> bool {
-            match self.marks.get(line).and_then(|m| m.span) {
-                Some((first, last)) => last >= self.from && first < self.to,
-                None => true,
-            }
+            self.marks
+                .is_none_or(|m| m.may_overlap(line, self.from, self.to))
         }
     }
     impl EventVisitor for Window<'_> {
@@ -744,9 +742,7 @@ fn host_events_between(
         // stop at the first event after it.
         fn resume_at(&mut self, line: &LineInfo) -> Option<u64> {
             self.past_window = false;
-            let points = &self.marks.get(line.ordinal)?.checkpoints;
-            let i = points.partition_point(|&(t, _)| t <= self.from);
-            points.get(i.checked_sub(1)?).map(|&(_, offset)| offset)
+            self.marks?.resume_point(line.ordinal, self.from)
         }
 
         fn line_done(&mut self) -> bool {
@@ -775,7 +771,7 @@ fn host_events_between(
     let mut out: Vec<HostEventGroup> = Vec::new();
     for (k, plane) in planes.iter().filter(|p| p.name == HOST_PLANE).enumerate() {
         let mut window = Window {
-            marks: line_marks.get(k).map(Vec::as_slice).unwrap_or_default(),
+            marks: line_marks.get(k),
             from,
             to,
             past_window: false,

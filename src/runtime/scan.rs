@@ -226,13 +226,69 @@ pub struct RetryRecord {
     pub run: Option<i64>,
 }
 
-/// What pass one learned about one host line, for a later walk over a time window.
+/// What pass one learned about a host plane's lines, for a later walk over a time
+/// window: which lines it can skip and where in a line it can start. Compact, since a
+/// plane may have up to a million lines: 16 bytes a line, plus one checkpoint per
+/// [`CHECKPOINT_EVERY`] visited events.
 #[derive(Debug, Clone, Default)]
 pub struct LineMarks {
-    /// Starts of the line's first and last events (all of them, visited or not).
-    pub span: Option<(i64, i64)>,
-    /// (event start, event file offset) every [`CHECKPOINT_EVERY`] visited events.
-    pub checkpoints: Vec<(i64, u64)>,
+    /// Per line: starts of its first and last events (all of them, visited or not);
+    /// [`LineMarks::UNKNOWN`] for a line not walked to its end.
+    spans: Vec<(i64, i64)>,
+    /// (line, event start, event file offset) after every [`CHECKPOINT_EVERY`] visited
+    /// events of a line (its start is the first resume point), in line order.
+    checkpoints: Vec<(u32, i64, u64)>,
+}
+
+impl LineMarks {
+    /// A span that overlaps every window.
+    const UNKNOWN: (i64, i64) = (i64::MIN, i64::MAX);
+
+    fn set_span(&mut self, line: usize, span: (i64, i64)) {
+        if line >= crate::capture::plane::MAX_LINES_INDEXED {
+            return;
+        }
+        if self.spans.len() <= line {
+            self.spans.resize(line + 1, Self::UNKNOWN);
+        }
+        self.spans[line] = span;
+    }
+
+    fn add_checkpoint(&mut self, line: usize, start_ps: i64, file_offset: u64) {
+        if let Ok(line) = u32::try_from(line) {
+            self.checkpoints.push((line, start_ps, file_offset));
+        }
+    }
+
+    /// Whether `line` may have events starting in `[from, to)`.
+    pub fn may_overlap(&self, line: usize, from: i64, to: i64) -> bool {
+        let (first, last) = self.spans.get(line).copied().unwrap_or(Self::UNKNOWN);
+        last >= from && first < to
+    }
+
+    /// The file offset of the last checkpoint of `line` at or before `from`, if any.
+    pub fn resume_point(&self, line: usize, from: i64) -> Option<u64> {
+        let line = u32::try_from(line).ok()?;
+        let lo = self.checkpoints.partition_point(|c| c.0 < line);
+        let hi = self.checkpoints.partition_point(|c| c.0 <= line);
+        let points = self.checkpoints.get(lo..hi)?;
+        let i = points.partition_point(|c| c.1 <= from);
+        points.get(i.checked_sub(1)?).map(|c| c.2)
+    }
+
+    /// Adds what another scanner learned about other lines of the same plane.
+    fn absorb(&mut self, other: LineMarks) {
+        if self.spans.len() < other.spans.len() {
+            self.spans.resize(other.spans.len(), Self::UNKNOWN);
+        }
+        for (mine, theirs) in self.spans.iter_mut().zip(other.spans) {
+            if *mine == Self::UNKNOWN {
+                *mine = theirs;
+            }
+        }
+        self.checkpoints.extend(other.checkpoints);
+        self.checkpoints.sort_by_key(|c| c.0);
+    }
 }
 
 /// All `AllocatorRetry` waits, streamed: count, summed and longest duration.
@@ -275,7 +331,7 @@ pub struct RuntimeScan {
     pub host_events: u64,
     /// Per host plane, per line: where a later walk for a time window can start or
     /// whether it can skip the line.
-    pub line_marks: Vec<Vec<LineMarks>>,
+    pub line_marks: Vec<LineMarks>,
     module_index: HashMap<String, u32>,
     run_modules: HashMap<i64, u32>,
     run_programs: HashMap<i64, u64>,
@@ -391,14 +447,7 @@ impl RuntimeScan {
         }
         // Line marks: each thread filled the lines it walked.
         for (mine, theirs) in self.line_marks.iter_mut().zip(other.line_marks) {
-            if mine.len() < theirs.len() {
-                mine.resize(theirs.len(), LineMarks::default());
-            }
-            for (m, t) in mine.iter_mut().zip(theirs) {
-                if m.span.is_none() && m.checkpoints.is_empty() {
-                    *m = t;
-                }
-            }
+            mine.absorb(theirs);
         }
     }
 
@@ -850,24 +899,10 @@ impl<'p> HostVisitor<'p> {
     }
 }
 
-impl HostVisitor<'_> {
-    /// The current plane's marks for `line` (none past the indexed lines).
-    fn marks(&mut self, line: &LineInfo) -> Option<&mut LineMarks> {
-        if line.ordinal >= crate::capture::plane::MAX_LINES_INDEXED {
-            return None;
-        }
-        let plane = self.scan.line_marks.last_mut()?;
-        if plane.len() <= line.ordinal {
-            plane.resize(line.ordinal + 1, LineMarks::default());
-        }
-        plane.get_mut(line.ordinal)
-    }
-}
-
 impl EventVisitor for HostVisitor<'_> {
     fn line_span(&mut self, line: &LineInfo, first_start_ps: i64, last_start_ps: i64) {
-        if let Some(marks) = self.marks(line) {
-            marks.span = Some((first_start_ps, last_start_ps));
+        if let Some(marks) = self.scan.line_marks.last_mut() {
+            marks.set_span(line.ordinal, (first_start_ps, last_start_ps));
         }
     }
 
@@ -886,14 +921,12 @@ impl EventVisitor for HostVisitor<'_> {
 
     fn event(&mut self, line: &LineInfo, event: &Event<'_>) {
         self.scan.host_events += 1;
+        self.line_events = self.line_events.wrapping_add(1);
         if self.line_events % CHECKPOINT_EVERY == 0 {
-            if let Some(marks) = self.marks(line) {
-                marks
-                    .checkpoints
-                    .push((event.start_ps(line), event.file_offset));
+            if let Some(marks) = self.scan.line_marks.last_mut() {
+                marks.add_checkpoint(line.ordinal, event.start_ps(line), event.file_offset);
             }
         }
-        self.line_events = self.line_events.wrapping_add(1);
         let kind = self.kinds.get(event.metadata_id);
         if kind == EventKind::Other {
             self.thunk_event(event);
