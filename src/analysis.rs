@@ -32,6 +32,71 @@ pub fn analyze(
     options: &Options,
     progress: Progress<'_>,
 ) -> Result<HostReport, Error> {
+    let prepared = prepare(src, host, file, progress)?;
+    progress("host plane", 0, src.len());
+    let scan = runtime::scan_host(src, &prepared.planes)?;
+    prepared.finish(src, scan, options, progress)
+}
+
+/// A capture indexed and its plans read: everything before the runtime scan. It
+/// borrows nothing, so a caller that scans the host plane in parts elsewhere (the
+/// page's second worker) can keep it between steps.
+pub struct Prepared {
+    capture: CaptureIndex,
+    report: HostReport,
+    /// Plan and host planes, metadata only.
+    planes: Vec<Plane>,
+    /// Opened one at a time by the device scan.
+    device_planes: Vec<PlaneRef>,
+    line_counts: Vec<Option<usize>>,
+}
+
+impl Prepared {
+    /// The planes whose metadata has been read (all but the device planes).
+    pub fn planes(&self) -> &[Plane] {
+        &self.planes
+    }
+
+    /// The rest of the pipeline, given pass one over the host planes (from
+    /// [`runtime::scan_host`], or its parts merged): device planes, the runtime
+    /// summary, module selection and diagnosis.
+    pub fn finish(
+        self,
+        src: &dyn ByteSource,
+        scan: runtime::scan::RuntimeScan,
+        options: &Options,
+        progress: Progress<'_>,
+    ) -> Result<HostReport, Error> {
+        let Prepared {
+            capture,
+            report,
+            planes,
+            device_planes,
+            line_counts,
+        } = self;
+        let total = src.len();
+        progress("device planes", 0, total);
+        let scan = runtime::scan_devices(src, &device_planes, scan)?;
+        finish_report(
+            src,
+            &capture,
+            report,
+            &planes,
+            line_counts,
+            scan,
+            options,
+            progress,
+        )
+    }
+}
+
+/// Indexes the capture and reads its plans.
+pub fn prepare(
+    src: &dyn ByteSource,
+    host: &str,
+    file: &str,
+    progress: Progress<'_>,
+) -> Result<Prepared, Error> {
     let total = src.len();
     progress("index", 0, total);
     let capture = CaptureIndex::scan(src)?;
@@ -110,10 +175,27 @@ pub fn analyze(
         });
     }
 
-    progress("host plane", 0, total);
-    let scan = runtime::scan_host(src, &planes)?;
-    progress("device planes", 0, total);
-    let scan = runtime::scan_devices(src, &device_planes, scan)?;
+    Ok(Prepared {
+        capture,
+        report,
+        planes,
+        device_planes,
+        line_counts,
+    })
+}
+
+#[allow(clippy::too_many_arguments)]
+fn finish_report(
+    src: &dyn ByteSource,
+    capture: &CaptureIndex,
+    mut report: HostReport,
+    planes: &[Plane],
+    line_counts: Vec<Option<usize>>,
+    scan: runtime::scan::RuntimeScan,
+    options: &Options,
+    progress: Progress<'_>,
+) -> Result<HostReport, Error> {
+    let total = src.len();
     let mut device_lines = scan.device_line_counts.iter();
     for (p, lines) in capture.planes.iter().zip(line_counts) {
         let lines = lines.or_else(|| device_lines.next().copied()).unwrap_or(0);
@@ -175,7 +257,7 @@ pub fn analyze(
     };
     let has_runtime = !scan.executions.is_empty() || !scan.allocators.is_empty();
     if has_runtime {
-        let rt = runtime::summarize(src, &planes, &scan, &labels, &plan)?;
+        let rt = runtime::summarize(src, planes, &scan, &labels, &plan)?;
         if let Some(text) = runtime::xprof_capacity_note(&rt) {
             report.notes.push(Note {
                 id: "xprof_capacity".into(),
@@ -203,7 +285,7 @@ pub fn analyze(
         .as_deref()
         .map(|t| diagnosis::error_text::parse(t, &report));
     report.capacity_bytes = diagnosis::capacity(&report);
-    report.diagnosis = diagnosis::diagnose(&report, &capture);
+    report.diagnosis = diagnosis::diagnose(&report, capture);
     report.headline = headline(&report);
     progress("done", total, total);
     Ok(report)

@@ -4,19 +4,22 @@
 
 use std::cell::{Cell, RefCell};
 use std::io;
+use std::rc::Rc;
 
 use serde::Deserialize;
 use wasm_bindgen::prelude::*;
 use web_sys::{Blob, FileReaderSync};
 
+use crate::analysis::{prepare, Prepared};
+use crate::runtime::{self, scan::RuntimeScan, HostSplit};
 use crate::source::ByteSource;
-use crate::{analyze, report, Options};
+use crate::{analyze, report, Error, HostReport, Options};
 
 /// Progress reports to the page: `progress(phase, done, total, read)` — the pass's
 /// position in the file, its size, and the bytes read so far in all — at most every
 /// [`PROGRESS_EVERY_MS`] while reading, and at every phase change.
-struct Reporter<'f> {
-    callback: &'f js_sys::Function,
+struct Reporter {
+    callback: js_sys::Function,
     phase: RefCell<String>,
     /// End offset of the last read in this phase: how far the pass has got.
     position: Cell<u64>,
@@ -28,8 +31,8 @@ struct Reporter<'f> {
 
 const PROGRESS_EVERY_MS: f64 = 50.0;
 
-impl<'f> Reporter<'f> {
-    fn new(callback: &'f js_sys::Function, total: u64) -> Self {
+impl Reporter {
+    fn new(callback: js_sys::Function, total: u64) -> Self {
         Self {
             callback,
             phase: RefCell::new("open".into()),
@@ -74,11 +77,11 @@ impl<'f> Reporter<'f> {
 /// call costs far more than a `pread`, so the engine's small reads (a field key after
 /// skipping a line) must not each become one. Memory stays flat whatever the file's
 /// size: at most [`CACHED_BLOCKS`] × [`BLOCK`].
-struct BlobSource<'r> {
+struct BlobSource {
     blob: Blob,
     reader: FileReaderSync,
     len: u64,
-    reporter: &'r Reporter<'r>,
+    reporter: Rc<Reporter>,
     /// (start offset, its bytes), most recently used last.
     blocks: RefCell<Vec<(u64, Vec<u8>)>>,
     /// Where the last slice read from the blob ended.
@@ -97,7 +100,7 @@ const FAR: u64 = 2 << 20;
 /// Blocks kept: a window straddles at most two, plus one for a jump back.
 const CACHED_BLOCKS: usize = 3;
 
-impl BlobSource<'_> {
+impl BlobSource {
     fn read_slice(&self, start: u64, end: u64) -> io::Result<Vec<u8>> {
         let slice = self
             .blob
@@ -150,7 +153,7 @@ impl BlobSource<'_> {
     }
 }
 
-impl ByteSource for BlobSource<'_> {
+impl ByteSource for BlobSource {
     fn len(&self) -> u64 {
         self.len
     }
@@ -173,12 +176,12 @@ impl ByteSource for BlobSource<'_> {
 }
 
 /// Bytes already in memory, with the same progress reports.
-struct BytesSource<'r> {
+struct BytesSource {
     bytes: Vec<u8>,
-    reporter: &'r Reporter<'r>,
+    reporter: Rc<Reporter>,
 }
 
-impl ByteSource for BytesSource<'_> {
+impl ByteSource for BytesSource {
     fn len(&self) -> u64 {
         self.bytes.len() as u64
     }
@@ -197,41 +200,57 @@ struct JsOptions {
     error_text: Option<String>,
     host: Option<String>,
     file_name: Option<String>,
+    /// Host planes at least this large are scanned by two workers (default 32 MiB).
+    parallel_from_bytes: Option<u64>,
 }
 
-fn run(
-    src: &dyn ByteSource,
-    options: JsValue,
-    reporter: &Reporter<'_>,
-) -> Result<JsValue, JsValue> {
-    let options: JsOptions = if options.is_undefined() || options.is_null() {
-        JsOptions::default()
-    } else {
+impl JsOptions {
+    fn from_js(options: JsValue) -> Result<Self, JsValue> {
+        if options.is_undefined() || options.is_null() {
+            return Ok(Self::default());
+        }
         serde_wasm_bindgen::from_value(options)
-            .map_err(|e| JsValue::from_str(&format!("bad options: {e}")))?
-    };
-    let file = options
-        .file_name
-        .clone()
-        .unwrap_or_else(|| "capture.xplane.pb".into());
-    let host = options
-        .host
-        .clone()
-        .unwrap_or_else(|| file.trim_end_matches(".xplane.pb").to_owned());
-    let opts = Options {
-        module: options.module,
-        error_text: options.error_text,
-    };
-    let mut on_progress = |phase: &str, _done: u64, _total: u64| reporter.phase(phase);
-    let host_report = analyze(src, &host, &file, &opts, &mut on_progress).map_err(|e| {
-        let err = js_sys::Error::new(&e.to_string());
-        let _ = js_sys::Reflect::set(
-            &err,
-            &JsValue::from_str("kind"),
-            &JsValue::from_str(e.kind()),
-        );
-        JsValue::from(err)
-    })?;
+            .map_err(|e| JsValue::from_str(&format!("bad options: {e}")))
+    }
+
+    /// (host, file) names for the report.
+    fn names(&self) -> (String, String) {
+        let file = self
+            .file_name
+            .clone()
+            .unwrap_or_else(|| "capture.xplane.pb".into());
+        let host = self
+            .host
+            .clone()
+            .unwrap_or_else(|| file.trim_end_matches(".xplane.pb").to_owned());
+        (host, file)
+    }
+
+    fn analysis(&self) -> Options {
+        Options {
+            module: self.module.clone(),
+            error_text: self.error_text.clone(),
+        }
+    }
+
+    fn parallel_from_bytes(&self) -> u64 {
+        self.parallel_from_bytes
+            .unwrap_or(runtime::PARALLEL_FROM_BYTES)
+    }
+}
+
+/// An engine error as a JavaScript `Error` with a `kind` (see [`Error::kind`]).
+fn js_error(e: Error) -> JsValue {
+    let err = js_sys::Error::new(&e.to_string());
+    let _ = js_sys::Reflect::set(
+        &err,
+        &JsValue::from_str("kind"),
+        &JsValue::from_str(e.kind()),
+    );
+    JsValue::from(err)
+}
+
+fn js_report(host_report: HostReport) -> Result<JsValue, JsValue> {
     let report = report(vec![host_report]);
     let value = crate::report::json::to_value(&report);
     let serializer = serde_wasm_bindgen::Serializer::json_compatible();
@@ -243,28 +262,41 @@ fn run(
     }
 }
 
-/// Analyzes a `File`/`Blob` (in a worker). `options`: `{module, error_text, host, file_name}`.
-/// `progress(phase, done, total, read)` is called as the analysis goes: `phase` is
-/// `index`, `plan`, `host plane`, `device planes`, `runtime summary`, `diagnosis` or
-/// `done`; `done` how far that pass is through the file's
-/// `total` bytes; `read` the bytes read so far over all passes.
+fn run(src: &dyn ByteSource, options: JsValue, reporter: &Reporter) -> Result<JsValue, JsValue> {
+    let options = JsOptions::from_js(options)?;
+    let (host, file) = options.names();
+    let mut on_progress = |phase: &str, _done: u64, _total: u64| reporter.phase(phase);
+    let host_report =
+        analyze(src, &host, &file, &options.analysis(), &mut on_progress).map_err(js_error)?;
+    js_report(host_report)
+}
+
+fn blob_source(blob: Blob, progress: js_sys::Function) -> Result<BlobSource, JsValue> {
+    let reader = FileReaderSync::new()?;
+    let len = blob.size() as u64;
+    Ok(BlobSource {
+        blob,
+        reader,
+        len,
+        reporter: Rc::new(Reporter::new(progress, len)),
+        blocks: RefCell::new(Vec::with_capacity(CACHED_BLOCKS)),
+        last_end: Cell::new(0),
+    })
+}
+
+/// Analyzes a `File`/`Blob` (in a worker), all in this worker. `options`:
+/// `{module, error_text, host, file_name}`. `progress(phase, done, total, read)` is
+/// called as the analysis goes: `phase` is `index`, `plan`, `host plane`,
+/// `device planes`, `runtime summary`, `diagnosis` or `done`; `done` how far that pass
+/// is through the file's `total` bytes; `read` the bytes read so far over all passes.
 #[wasm_bindgen(js_name = analyzeBlob)]
 pub fn analyze_blob(
     blob: Blob,
     options: JsValue,
     progress: js_sys::Function,
 ) -> Result<JsValue, JsValue> {
-    let reader = FileReaderSync::new()?;
-    let len = blob.size() as u64;
-    let reporter = Reporter::new(&progress, len);
-    let src = BlobSource {
-        blob,
-        reader,
-        len,
-        reporter: &reporter,
-        blocks: RefCell::new(Vec::with_capacity(CACHED_BLOCKS)),
-        last_end: Cell::new(0),
-    };
+    let src = blob_source(blob, progress)?;
+    let reporter = Rc::clone(&src.reporter);
     run(&src, options, &reporter)
 }
 
@@ -275,12 +307,139 @@ pub fn analyze_bytes(
     options: JsValue,
     progress: js_sys::Function,
 ) -> Result<JsValue, JsValue> {
-    let reporter = Reporter::new(&progress, bytes.len() as u64);
+    let reporter = Rc::new(Reporter::new(progress, bytes.len() as u64));
     let src = BytesSource {
         bytes,
-        reporter: &reporter,
+        reporter: Rc::clone(&reporter),
     };
     run(&src, options, &reporter)
+}
+
+/// One analysis of a `File`/`Blob` in steps, so that a second worker can scan half of
+/// a large host plane meanwhile (the browser gives a page no threads it could share
+/// memory between without special headers; two workers are the second core):
+///
+/// ```js
+/// const a = new Analysis(blob, options, progress);     // index and plans
+/// const split = a.scanFirstPart((work) => other.postMessage({blob, work}));
+/// const report = a.finish(split ? await secondPart : undefined);
+/// ```
+///
+/// where the other worker answers with `scanHostPart(blob, work)`.
+#[wasm_bindgen]
+pub struct Analysis {
+    src: BlobSource,
+    options: JsOptions,
+    prepared: Option<Prepared>,
+    /// The host plane's split, its plane's place in the prepared planes, and the first
+    /// part's scan.
+    first_part: Option<(HostSplit, usize, RuntimeScan)>,
+}
+
+#[wasm_bindgen]
+impl Analysis {
+    /// Indexes the capture and reads its plans.
+    #[wasm_bindgen(constructor)]
+    pub fn new(
+        blob: Blob,
+        options: JsValue,
+        progress: js_sys::Function,
+    ) -> Result<Analysis, JsValue> {
+        let src = blob_source(blob, progress)?;
+        let options = JsOptions::from_js(options)?;
+        let (host, file) = options.names();
+        let reporter = Rc::clone(&src.reporter);
+        let mut on_progress = |phase: &str, _done: u64, _total: u64| reporter.phase(phase);
+        let prepared = prepare(&src, &host, &file, &mut on_progress).map_err(js_error)?;
+        Ok(Analysis {
+            src,
+            options,
+            prepared: Some(prepared),
+            first_part: None,
+        })
+    }
+
+    /// Scans the first part of the host plane when it is large enough for two workers,
+    /// and returns whether it did. Before scanning, `send_work` is called with the
+    /// second part's work (bytes for `scanHostPart` in the other worker).
+    #[wasm_bindgen(js_name = scanFirstPart)]
+    pub fn scan_first_part(&mut self, send_work: &js_sys::Function) -> Result<bool, JsValue> {
+        let Some(prepared) = &self.prepared else {
+            return Ok(false);
+        };
+        let from_bytes = self.options.parallel_from_bytes();
+        let Some((index, split)) = runtime::host_split(prepared.planes(), from_bytes) else {
+            return Ok(false);
+        };
+        let Some(plane) = prepared.planes().get(index) else {
+            return Ok(false);
+        };
+        let work = runtime::encode_host_work(&split, plane).map_err(|e| JsValue::from_str(&e))?;
+        send_work.call1(&JsValue::NULL, &js_sys::Uint8Array::from(work.as_slice()))?;
+        self.src.reporter.phase("host plane");
+        let first =
+            runtime::scan_host_lines(&self.src, plane, 0, split.second_from).map_err(js_error)?;
+        self.first_part = Some((split, index, first));
+        Ok(true)
+    }
+
+    /// Finishes the analysis and returns the report. `second` is the other worker's
+    /// part (from `scanHostSecondPart`) after `scanFirstPart` returned true; when it is
+    /// missing or is not this plane's, the rest of the plane is scanned here.
+    pub fn finish(&mut self, second: Option<Vec<u8>>) -> Result<JsValue, JsValue> {
+        let prepared = self
+            .prepared
+            .take()
+            .ok_or_else(|| JsValue::from_str("this analysis has finished already"))?;
+        let reporter = Rc::clone(&self.src.reporter);
+        let mut on_progress = |phase: &str, _done: u64, _total: u64| reporter.phase(phase);
+        let scan = match self.first_part.take() {
+            Some((split, index, first)) => {
+                let theirs = second
+                    .as_deref()
+                    .and_then(runtime::decode_host_part)
+                    .filter(|(s, _)| *s == split)
+                    .map(|(_, scan)| scan);
+                let second = match (theirs, prepared.planes().get(index)) {
+                    (Some(scan), _) => scan,
+                    (None, Some(plane)) => runtime::scan_host_lines(
+                        &self.src,
+                        plane,
+                        split.second_from,
+                        split.lines - split.second_from,
+                    )
+                    .map_err(js_error)?,
+                    (None, None) => RuntimeScan::default(),
+                };
+                runtime::merge_host_parts(first, second)
+            }
+            None => {
+                reporter.phase("host plane");
+                runtime::scan_host(&self.src, prepared.planes()).map_err(js_error)?
+            }
+        };
+        let options = self.options.analysis();
+        let host_report = prepared
+            .finish(&self.src, scan, &options, &mut on_progress)
+            .map_err(js_error)?;
+        js_report(host_report)
+    }
+}
+
+/// The second part of a large host plane's scan, for [`Analysis::finish`] in another
+/// worker: `work` is what [`Analysis::scan_first_part`] sent. Returns the encoded part.
+#[wasm_bindgen(js_name = scanHostPart)]
+pub fn scan_host_part(blob: Blob, work: Vec<u8>) -> Result<Vec<u8>, JsValue> {
+    let (split, plane) = runtime::decode_host_work(&work)
+        .ok_or_else(|| JsValue::from_str("not a host scan part's work"))?;
+    let src = blob_source(blob, js_sys::Function::new_no_args(""))?;
+    if plane.offset().saturating_add(plane.byte_len()) > src.len() {
+        return Err(JsValue::from_str("the work is for another file"));
+    }
+    let count = split.lines - split.second_from;
+    let scan =
+        runtime::scan_host_lines(&src, &plane, split.second_from, count).map_err(js_error)?;
+    runtime::encode_host_part(&split, &scan).map_err(|e| JsValue::from_str(&e))
 }
 
 /// Renders a report (as returned by the analysis) as Markdown, for "Copy as Markdown".

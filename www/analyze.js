@@ -71,7 +71,7 @@ export class Analyzer {
     this.pending = null;
     if (p.signal) p.signal.removeEventListener('abort', p.abort);
     if (msg.type === 'result') {
-      p.resolve({ report: msg.report, markdown: msg.markdown, ms: msg.ms, phases: msg.phases || [], memoryBytes: msg.memoryBytes, version: msg.version });
+      p.resolve({ report: msg.report, markdown: msg.markdown, ms: msg.ms, phases: msg.phases || [], memoryBytes: msg.memoryBytes, version: msg.version, workers: msg.workers || 1 });
     } else {
       // After a panic the engine's memory may be inconsistent: start afresh next time.
       if (msg.kind === 'panic') this._drop();
@@ -80,9 +80,12 @@ export class Analyzer {
   }
 
   /**
-   * Analyzes a capture; resolves to `{report, markdown, ms, phases, memoryBytes, version}`.
+   * Analyzes a capture; resolves to `{report, markdown, ms, phases, memoryBytes, version,
+   * workers}` (`workers`: 2 when a second worker scanned half of the host plane).
    * @param {Blob|ArrayBuffer|ArrayBufferView} input
-   * @param {{module?: string, error_text?: string, host?: string, file_name?: string}} [options]
+   * @param {{module?: string, error_text?: string, host?: string, file_name?: string,
+   *          parallel_from_bytes?: number}} [options] `parallel_from_bytes`: host planes
+   *          at least this large are scanned by two workers (default 32 MiB)
    * @param {{onProgress?: Function, signal?: AbortSignal}} [hooks]
    */
   run(input, options = {}, hooks = {}) {
@@ -93,6 +96,7 @@ export class Analyzer {
     const fileName = options.file_name || (typeof File !== 'undefined' && blob instanceof File ? blob.name : undefined);
     const opts = {};
     for (const k of ['module', 'error_text', 'host']) if (options[k] != null && options[k] !== '') opts[k] = String(options[k]);
+    if (Number.isFinite(options.parallel_from_bytes) && options.parallel_from_bytes >= 0) opts.parallel_from_bytes = options.parallel_from_bytes;
     if (fileName) opts.file_name = fileName;
     return new Promise((resolve, reject) => {
       const p = { id, resolve, reject, onProgress: hooks.onProgress, signal: hooks.signal };

@@ -76,6 +76,7 @@ const PHASES = {
   index: 'Indexing the planes',
   plan: 'Reading the compiled plans',
   'host plane': 'Scanning allocator and execution events',
+  'waiting for the second worker': 'Waiting for the second worker',
   'device planes': 'Matching kernels to launches',
   'runtime summary': 'Summarizing the runtime',
   diagnosis: 'Diagnosing',
@@ -375,7 +376,8 @@ function render() {
   text($('file-name'), clean(r.file, 200));
   text($('file-size'), `${thousands(r.file_bytes || 0)} bytes`);
   const res = state.result;
-  text($('engine-info'), `analyzed in ${res.ms < 1000 ? `${res.ms.toFixed(0)} ms` : `${(res.ms / 1000).toFixed(2)} s`} by ${res.version}`);
+  text($('engine-info'), `analyzed in ${res.ms < 1000 ? `${res.ms.toFixed(0)} ms` : `${(res.ms / 1000).toFixed(2)} s`} by ${res.version}${res.workers > 1 ? ` on ${res.workers} workers` : ''}`);
+  $('engine-info').dataset.workers = String(res.workers || 1);
   $('engine-info').dataset.memory = String(res.memoryBytes || 0);
   $('engine-info').dataset.phases = JSON.stringify(res.phases || []);
   $('engine-info').title = (res.phases || []).map(([name, ms]) => `${name}: ${(ms / 1000).toFixed(2)} s`).join(', ');

@@ -12,10 +12,13 @@ export interface AnalyzeOptions {
   host?: string;
   /** The file name to record (default: the File's name). */
   file_name?: string;
+  /** Host planes at least this large are scanned by two workers (default 32 MiB). */
+  parallel_from_bytes?: number;
 }
 
 export interface Progress {
-  /** `open`, `index`, `plan`, `runtime` or `done`. */
+  /** `open`, `index`, `plan`, `host plane`, `waiting for the second worker`,
+   * `device planes`, `runtime summary`, `diagnosis` or `done`. */
   phase: string;
   /** How far the current pass is through the file, in bytes. */
   done: number;
@@ -85,7 +88,7 @@ export class Analyzer {
     input: Blob | ArrayBuffer | ArrayBufferView,
     options?: AnalyzeOptions,
     hooks?: { onProgress?: (p: Progress) => void; signal?: AbortSignal },
-  ): Promise<{ report: Report; markdown: string; ms: number; phases: [string, number][]; memoryBytes: number; version: string }>;
+  ): Promise<{ report: Report; markdown: string; ms: number; phases: [string, number][]; memoryBytes: number; version: string; workers: number }>;
   cancel(): void;
   terminate(): void;
 }

@@ -2,19 +2,94 @@
 // it is given (a File or Blob) in slices through FileReaderSync — never as one
 // ArrayBuffer — and posts progress and the finished report model. The page only renders.
 //
-// Protocol (one analysis at a time; to cancel, the page terminates the worker):
-//   in:  {id, blob, options}            options: {module, error_text, host, file_name}
+// For a large capture it starts a second copy of itself (the page's second core): that
+// one scans the second half of the host plane while this one scans the first, and
+// hands its part back as bytes. Without it (no nested workers, or it fails) this
+// worker scans the whole plane itself: the report is the same either way.
+//
+// Protocol (one analysis at a time; to cancel, the page terminates the worker, and
+// with it the second one):
+//   in:  {id, blob, options}            options: {module, error_text, host, file_name,
+//                                                 parallel_from_bytes}
 //   out: {id, type: 'progress', phase, done, total, read}
-//        {id, type: 'result', report, markdown, ms, phases, memoryBytes, version}
+//        {id, type: 'result', report, markdown, ms, phases, memoryBytes, version, workers}
 //        (phases: [name, ms] in order)
 //        {id, type: 'error', message, kind}
+// Between the two workers (the first sends the work once it has indexed the file):
+//   out: {type: 'ready'}                     the second worker's engine has loaded
+//   in:  {type: 'second-part', blob, work}   work: the split and the host plane's metadata
+//   out: {type: 'second-part', bytes}        the encoded part, or null if it failed
 
-import init, { analyzeBlob, reportMarkdown, version } from './oomlens.js';
+import init, { Analysis, reportMarkdown, scanHostPart, version } from './oomlens.js';
 
 const ready = init();
+// The engine's default for `parallel_from_bytes`: smaller host planes are not split.
+const PARALLEL_FROM_BYTES = 32 * 1024 * 1024;
+// How long to wait for the second worker's engine to load before going on alone.
+const SECOND_WORKER_WAIT_MS = 5000;
+// A second worker says when its engine has loaded.
+if (self.name === 'oomlens-engine-2') {
+  ready.then(
+    () => self.postMessage({ type: 'ready' }),
+    () => self.close(),
+  );
+}
+
+/**
+ * Starts the second worker and waits until its engine has loaded (at most
+ * `SECOND_WORKER_WAIT_MS`): a nested worker's scripts are loaded through this worker,
+ * which cannot serve them once it is busy in the engine. Returns `{worker, part}`,
+ * where `part` resolves to the worker's part (or null), or null without a worker.
+ */
+async function startSecondWorker() {
+  let worker;
+  try {
+    worker = new Worker(new URL(import.meta.url), { type: 'module', name: 'oomlens-engine-2' });
+  } catch {
+    return null;
+  }
+  let loaded;
+  const ready = new Promise((resolve) => {
+    loaded = resolve;
+  });
+  const part = new Promise((resolve) => {
+    worker.onmessage = (event) => {
+      const msg = event.data || {};
+      if (msg.type === 'ready') loaded(true);
+      else resolve(msg.bytes || null);
+    };
+    worker.onerror = (event) => {
+      event.preventDefault();
+      loaded(false);
+      resolve(null);
+    };
+  });
+  const timeout = new Promise((resolve) => setTimeout(() => resolve(false), SECOND_WORKER_WAIT_MS));
+  if (!(await Promise.race([ready, timeout]))) {
+    worker.terminate();
+    return null;
+  }
+  return { worker, part };
+}
+
+async function secondPart(blob, work) {
+  let bytes = null;
+  try {
+    await ready;
+    bytes = scanHostPart(blob, work);
+  } catch {
+    bytes = null; // the first worker then scans the whole plane
+  }
+  self.postMessage({ type: 'second-part', bytes }, bytes ? [bytes.buffer] : []);
+}
 
 self.onmessage = async (event) => {
-  const { id, blob, options } = event.data || {};
+  const msg = event.data || {};
+  if (msg.type === 'second-part') {
+    await secondPart(msg.blob, msg.work);
+    return;
+  }
+  const { id, blob, options } = msg;
   let wasm;
   try {
     wasm = await ready;
@@ -31,16 +106,37 @@ self.onmessage = async (event) => {
   const phases = [];
   let phaseStart = started;
   let phaseName = 'open';
+  let lastRead = 0;
+  const progress = (phase, done, total, read) => {
+    lastRead = read;
+    if (phase !== phaseName) {
+      const now = performance.now();
+      phases.push([phaseName, now - phaseStart]);
+      phaseName = phase;
+      phaseStart = now;
+    }
+    self.postMessage({ id, type: 'progress', phase, done, total, read });
+  };
+  const opts = options || {};
+  // A second worker pays where there are cores for it beside the browser's own work
+  // (reading the file costs the browser process as much CPU as the engine's scan): not
+  // on a 2-core machine, where it measured no faster. `parallel_from_bytes` forces it.
+  const forced = Number.isFinite(opts.parallel_from_bytes);
+  const cores = (self.navigator && self.navigator.hardwareConcurrency) || 1;
+  const threshold = forced ? opts.parallel_from_bytes : PARALLEL_FROM_BYTES;
+  const second = blob.size >= threshold && (forced || cores >= 4) ? await startSecondWorker() : null;
+  let analysis = null;
   try {
-    const report = analyzeBlob(blob, options || {}, (phase, done, total, read) => {
-      if (phase !== phaseName) {
-        const now = performance.now();
-        phases.push([phaseName, now - phaseStart]);
-        phaseName = phase;
-        phaseStart = now;
-      }
-      self.postMessage({ id, type: 'progress', phase, done, total, read });
-    });
+    analysis = new Analysis(blob, opts, progress);
+    const send = (work) => second.worker.postMessage({ type: 'second-part', blob, work }, [work.buffer]);
+    const split = second ? analysis.scanFirstPart(send) : false;
+    if (second && !split) second.worker.terminate();
+    let part;
+    if (split) {
+      progress('waiting for the second worker', blob.size, blob.size, lastRead);
+      part = (await second.part) || undefined;
+    }
+    const report = analysis.finish(part);
     let markdown = '';
     try {
       markdown = reportMarkdown(report);
@@ -56,11 +152,21 @@ self.onmessage = async (event) => {
       phases,
       memoryBytes: wasm.memory.buffer.byteLength,
       version: version(),
+      workers: split && part ? 2 : 1,
     });
   } catch (e) {
     const message = e && e.message ? e.message : String(e);
     // A Rust panic surfaces as a RuntimeError; the page then drops this worker.
     const kind = e && e.kind ? e.kind : e instanceof WebAssembly.RuntimeError ? 'panic' : 'analysis';
     self.postMessage({ id, type: 'error', kind, message });
+  } finally {
+    if (second) second.worker.terminate();
+    if (analysis) {
+      try {
+        analysis.free();
+      } catch {
+        // already freed by a panic
+      }
+    }
   }
 };

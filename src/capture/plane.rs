@@ -23,7 +23,7 @@ const LINE_HEADER_READ: usize = 4096;
 const MAX_NAME: u64 = 4096;
 
 /// An event type: its name and the stats shared by all its events.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
 pub struct EventMetadata {
     pub id: i64,
     pub name: String,
@@ -32,7 +32,7 @@ pub struct EventMetadata {
 }
 
 /// A plane's metadata. Its lines are not held; see [`Plane::visit_events`].
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
 pub struct Plane {
     pub id: i64,
     pub name: String,
@@ -46,6 +46,8 @@ pub struct Plane {
     pub lines: Vec<(u64, u64)>,
     offset: u64,
     len: u64,
+    /// Not carried to another worker: damage is recorded where the reading happens.
+    #[serde(skip)]
     damage: Damage,
 }
 
@@ -291,6 +293,11 @@ impl Plane {
     /// The plane's size in the file.
     pub fn byte_len(&self) -> u64 {
         self.len
+    }
+
+    /// Where the plane starts in the file.
+    pub fn offset(&self) -> u64 {
+        self.offset
     }
 
     /// The name a stat metadata id stands for.

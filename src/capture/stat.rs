@@ -60,7 +60,7 @@ impl StatRef<'_> {
 }
 
 /// A stat value kept beyond the wire bytes it came from.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub enum StatValue {
     Int(i64),
     Uint(u64),
@@ -90,7 +90,7 @@ impl StatValue {
 }
 
 /// One stat as stored with metadata.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct OwnedStat {
     pub metadata_id: u64,
     pub value: StatValue,

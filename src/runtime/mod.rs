@@ -94,8 +94,113 @@ pub fn scan_devices(
     Ok(result)
 }
 
-/// Host planes above this size are walked by two threads where the source allows it.
-const PARALLEL_FROM_BYTES: u64 = 32 << 20;
+/// Host planes at least this large are scanned by two scanners (threads natively,
+/// workers in the page) where the source allows it.
+pub const PARALLEL_FROM_BYTES: u64 = 32 << 20;
+
+/// How a host plane divides between two scanners: lines `0..second_from` and
+/// `second_from..lines`, of about equal size. Both scanners compute it from the same
+/// plane, so they agree without talking; the merge checks that they did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct HostSplit {
+    /// Where the plane lies in the file, to tell it from another.
+    pub plane_offset: u64,
+    pub plane_bytes: u64,
+    pub lines: usize,
+    pub second_from: usize,
+}
+
+/// The split of a host plane of `from_bytes` or more (with all its lines indexed).
+pub fn plane_split(plane: &Plane, from_bytes: u64) -> Option<HostSplit> {
+    if plane.byte_len() < from_bytes
+        || plane.lines.len() != plane.line_count
+        || plane.line_count < 2
+    {
+        return None;
+    }
+    let total: u64 = plane.lines.iter().map(|&(_, len)| len).sum();
+    let mut acc = 0u64;
+    let second_from = plane
+        .lines
+        .iter()
+        .position(|&(_, len)| {
+            acc += len;
+            acc * 2 >= total
+        })
+        .map_or(1, |i| (i + 1).clamp(1, plane.line_count - 1));
+    Some(HostSplit {
+        plane_offset: plane.offset(),
+        plane_bytes: plane.byte_len(),
+        lines: plane.line_count,
+        second_from,
+    })
+}
+
+/// The split of the capture's host plane, when there is exactly one (as in every real
+/// capture) and it is worth splitting.
+pub fn host_split(planes: &[Plane], from_bytes: u64) -> Option<(usize, HostSplit)> {
+    let mut hosts = planes
+        .iter()
+        .enumerate()
+        .filter(|(_, p)| p.name == HOST_PLANE);
+    let (index, plane) = hosts.next()?;
+    if hosts.next().is_some() {
+        return None;
+    }
+    plane_split(plane, from_bytes).map(|split| (index, split))
+}
+
+/// Pass one over the lines `first..first + count` of a host plane, into a fresh scan:
+/// one part of [`scan_host`], for merging with [`merge_host_parts`].
+pub fn scan_host_lines(
+    src: &dyn ByteSource,
+    plane: &Plane,
+    first: usize,
+    count: usize,
+) -> Result<RuntimeScan, Error> {
+    let mut scan = RuntimeScan::default();
+    scan.line_marks.push(LineMarks::default());
+    let mut visitor = HostVisitor::new(plane, scan);
+    plane.visit_lines(src, first, count, &mut visitor)?;
+    Ok(visitor.scan)
+}
+
+/// Pass one over the host plane from its two parts, scanned apart (lines before and
+/// after the split), as [`scan_host`] would have found it.
+pub fn merge_host_parts(mut first: RuntimeScan, second: RuntimeScan) -> RuntimeScan {
+    first.absorb(second);
+    first.finish_host();
+    first
+}
+
+/// The second part of a split host scan, as bytes to hand from one worker to another
+/// (postcard: compact, and fast to read back).
+pub fn encode_host_part(split: &HostSplit, scan: &RuntimeScan) -> Result<Vec<u8>, String> {
+    postcard::to_stdvec(&(split, scan)).map_err(|e| e.to_string())
+}
+
+/// The second scanner's work: the split and the host plane's metadata (event and stat
+/// names, line positions), so that it starts scanning without reading the index.
+pub fn encode_host_work(split: &HostSplit, plane: &Plane) -> Result<Vec<u8>, String> {
+    postcard::to_stdvec(&(split, plane)).map_err(|e| e.to_string())
+}
+
+/// Reads back [`encode_host_work`]'s bytes; `None` if they are not such work or the
+/// plane is not the split's.
+pub fn decode_host_work(bytes: &[u8]) -> Option<(HostSplit, Plane)> {
+    let (split, plane): (HostSplit, Plane) = postcard::from_bytes(bytes).ok()?;
+    let matches = plane.offset() == split.plane_offset
+        && plane.byte_len() == split.plane_bytes
+        && plane.line_count == split.lines
+        && plane.lines.len() == split.lines
+        && split.second_from <= split.lines;
+    matches.then_some((split, plane))
+}
+
+/// Reads back [`encode_host_part`]'s bytes; `None` if they are not such a part.
+pub fn decode_host_part(bytes: &[u8]) -> Option<(HostSplit, RuntimeScan)> {
+    postcard::from_bytes(bytes).ok()
+}
 
 /// Walks one host plane into `scan`: natively, a large plane is split into two runs
 /// of whole lines of about equal size, walked at the same time and merged in order.
@@ -109,56 +214,28 @@ fn scan_host_plane(
     let parallel = std::env::var("OOMLENS_THREADS").map_or(true, |v| v.trim() != "1");
     #[cfg(target_arch = "wasm32")]
     let parallel = false;
-    if parallel
-        && plane.byte_len() >= PARALLEL_FROM_BYTES
-        && plane.lines.len() == plane.line_count
-        && plane.line_count >= 2
-    {
-        if let Some(second) = src.share() {
-            let total: u64 = plane.lines.iter().map(|&(_, len)| len).sum();
-            let mut acc = 0u64;
-            let split = plane
-                .lines
-                .iter()
-                .position(|&(_, len)| {
-                    acc += len;
-                    acc * 2 >= total
-                })
-                .map_or(1, |i| (i + 1).clamp(1, plane.line_count - 1));
-            let mut scan = scan;
-            scan.share_of_caps = 2;
-            let mut later = RuntimeScan::default();
-            later.share_of_caps = 2;
-            later.line_marks.push(LineMarks::default());
-            let (first, later) = std::thread::scope(|scope| {
-                let worker = scope.spawn(|| {
-                    let mut visitor = HostVisitor::new(plane, later);
-                    plane
-                        .visit_lines(
-                            second.as_ref(),
-                            split,
-                            plane.line_count - split,
-                            &mut visitor,
-                        )
-                        .map(|()| visitor.scan)
-                });
-                let mut visitor = HostVisitor::new(plane, scan);
-                let first = plane
-                    .visit_lines(src, 0, split, &mut visitor)
-                    .map(|()| visitor.scan);
-                let later = worker.join().unwrap_or_else(|_| {
-                    Err(Error::Read {
-                        offset: 0,
-                        message: "the second scan thread stopped".into(),
-                    })
-                });
-                (first, later)
+    let split = plane_split(plane, PARALLEL_FROM_BYTES).filter(|_| parallel);
+    if let (Some(split), Some(second)) = (split, src.share()) {
+        let (first, later) = std::thread::scope(|scope| {
+            let worker = scope.spawn(|| {
+                let count = split.lines - split.second_from;
+                scan_host_lines(second.as_ref(), plane, split.second_from, count)
             });
-            let mut first = first?;
-            first.absorb(later?);
-            first.share_of_caps = 1;
-            return Ok(first);
-        }
+            let mut visitor = HostVisitor::new(plane, scan);
+            let first = plane
+                .visit_lines(src, 0, split.second_from, &mut visitor)
+                .map(|()| visitor.scan);
+            let later = worker.join().unwrap_or_else(|_| {
+                Err(Error::Read {
+                    offset: 0,
+                    message: "the second scan thread stopped".into(),
+                })
+            });
+            (first, later)
+        });
+        let mut first = first?;
+        first.absorb(later?);
+        return Ok(first);
     }
     let mut visitor = HostVisitor::new(plane, scan);
     plane.visit_events(src, &mut visitor)?;
@@ -806,10 +883,12 @@ fn host_events_between(
             });
         }
     }
+    // Names break ties, so that the order does not depend on hashing.
     out.sort_by(|a, b| {
         b.total_ns
             .total_cmp(&a.total_ns)
             .then_with(|| b.count.cmp(&a.count))
+            .then_with(|| a.name.cmp(&b.name))
     });
     out.truncate(50);
     Ok(out)

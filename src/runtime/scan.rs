@@ -4,6 +4,7 @@
 
 // Fx hashing: these maps are keyed by small integers and looked up per event.
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
+use serde::{Deserialize, Serialize};
 
 use super::names::{is_user_frame, jit_module_name, module_in_name, EventKind, KindTable};
 use crate::capture::{Event, EventVisitor, LineInfo, Plane, StatRef};
@@ -164,7 +165,7 @@ impl StatIds {
 }
 
 /// Where an allocation came from: the launch or transfer enclosing it on its thread.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum Origin {
     Unknown,
     Execution(u32),
@@ -173,7 +174,7 @@ pub enum Origin {
     Run(i64),
 }
 
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, Serialize, Deserialize)]
 pub struct AllocationRecord {
     pub time_ps: i64,
     /// In use after the event (`bytes_allocated`), plus `bytes_reserved`.
@@ -190,7 +191,7 @@ pub struct AllocationRecord {
     pub origin: Origin,
 }
 
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct AllocatorState {
     pub name: String,
     pub capacity: u64,
@@ -202,7 +203,7 @@ pub struct AllocatorState {
     pub deallocations: u64,
 }
 
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct ExecutionRecord {
     pub start_ps: i64,
     pub end_ps: i64,
@@ -217,7 +218,7 @@ pub struct ExecutionRecord {
     pub module_hint: Option<u32>,
 }
 
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, Serialize, Deserialize)]
 pub struct RetryRecord {
     pub start_ps: i64,
     pub duration_ps: i64,
@@ -230,7 +231,7 @@ pub struct RetryRecord {
 /// window: which lines it can skip and where in a line it can start. Compact, since a
 /// plane may have up to a million lines: 16 bytes a line, plus one checkpoint per
 /// [`CHECKPOINT_EVERY`] visited events.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct LineMarks {
     /// Per line: starts of its first and last events (all of them, visited or not);
     /// [`LineMarks::UNKNOWN`] for a line not walked to its end.
@@ -292,7 +293,7 @@ impl LineMarks {
 }
 
 /// All `AllocatorRetry` waits, streamed: count, summed and longest duration.
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize)]
 pub struct RetryTotals {
     pub count: u64,
     pub total_ps: i64,
@@ -308,7 +309,7 @@ impl RetryTotals {
 }
 
 /// Everything the runtime scan keeps.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Serialize, Deserialize)]
 pub struct RuntimeScan {
     pub allocators: Vec<AllocatorState>,
     pub records: Vec<AllocationRecord>,
@@ -337,8 +338,6 @@ pub struct RuntimeScan {
     run_programs: HashMap<i64, u64>,
     /// Lines of each device plane walked, in file order (for the plane summary).
     pub device_line_counts: Vec<usize>,
-    /// Divides the record and launch caps when threads share the scan.
-    pub share_of_caps: usize,
 }
 
 impl RuntimeScan {
@@ -446,7 +445,9 @@ impl RuntimeScan {
             self.run_programs.entry(run).or_insert(p);
         }
         // Line marks: each thread filled the lines it walked.
-        for (mine, theirs) in self.line_marks.iter_mut().zip(other.line_marks) {
+        // The other scan walked later lines of this scan's last plane(s).
+        let skip = self.line_marks.len().saturating_sub(other.line_marks.len());
+        for (mine, theirs) in self.line_marks.iter_mut().skip(skip).zip(other.line_marks) {
             mine.absorb(theirs);
         }
     }

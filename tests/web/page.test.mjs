@@ -269,6 +269,33 @@ describe('oomlens page', { skip: skip || false }, () => {
     await page.close();
   });
 
+  test('two workers: a host plane scanned in halves by two workers gives the CLI report', { skip: !haveShared && 'needs ../shared/captures' }, async () => {
+    const { page, log } = await open();
+    const names = ['tracelens_jax08_conv_tw003.xplane.pb', 'tracelens_jax08_attention_tw003.xplane.pb', 'tracelens_jax08_gemm_tw003.xplane.pb'];
+    const got = await page.evaluate(async (names) => {
+      const { Analyzer } = await import('./analyze.js');
+      const out = [];
+      for (const name of names) {
+        const bytes = new Uint8Array(await (await fetch(`__shared__/${name}`)).arrayBuffer());
+        const analyzer = new Analyzer();
+        // Split whatever the plane's size (the default is 32 MiB).
+        const split = await analyzer.run(bytes, { file_name: name, parallel_from_bytes: 0 });
+        const whole = await analyzer.run(bytes, { file_name: name, parallel_from_bytes: 1e15 });
+        analyzer.terminate();
+        out.push({ name, split: split.report, splitWorkers: split.workers, whole: whole.report, wholeWorkers: whole.workers });
+      }
+      return out;
+    }, names);
+    for (const g of got) {
+      assert.equal(g.splitWorkers, 2, `${g.name}: a second worker scanned half`);
+      assert.equal(g.wholeWorkers, 1, `${g.name}: one worker below the threshold`);
+      assert.deepEqual(g.split, cliJson(join(SHARED, g.name)), `${g.name}: split report == CLI`);
+      assert.deepEqual(g.whole, g.split, `${g.name}: split == whole`);
+    }
+    clean(log);
+    await page.close();
+  });
+
   test('a capture folder with several hosts gets a host picker', { skip: !haveShared && 'needs ../shared/captures' }, async () => {
     const dir = mkdtempSync(join(RESULTS, 'folder-'));
     const run = join(dir, 'logdir/plugins/profile/2025_01_01_00_00_00');

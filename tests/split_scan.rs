@@ -1,0 +1,108 @@
+//! The host scan in two parts, as the page's two workers do it: lines before the split
+//! scanned here, lines after it scanned apart, encoded, decoded and merged. The report
+//! must equal the one-scanner report, for every committed capture and every shared one.
+
+use std::path::{Path, PathBuf};
+
+use oomlens::analysis::{analyze, prepare, Options};
+use oomlens::runtime::{
+    decode_host_part, encode_host_part, host_split, merge_host_parts, scan_host_lines,
+};
+use oomlens::source::FileSource;
+
+fn captures() -> Vec<PathBuf> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut files = Vec::new();
+    for dir in [root.join("tests/fixtures"), root.join("../shared/captures")] {
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        for e in entries.flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                files.extend(
+                    std::fs::read_dir(&p)
+                        .into_iter()
+                        .flatten()
+                        .flatten()
+                        .map(|e| e.path())
+                        .filter(|p| p.to_string_lossy().ends_with(".xplane.pb")),
+                );
+            } else if p.to_string_lossy().ends_with(".xplane.pb") {
+                files.push(p);
+            }
+        }
+    }
+    files.sort();
+    files
+}
+
+fn report_json(report: oomlens::HostReport) -> String {
+    oomlens::report::json::render(&oomlens::report(vec![report]))
+}
+
+#[test]
+fn a_host_scan_in_two_parts_gives_the_one_scanner_report() {
+    let mut split_captures = 0;
+    for path in captures() {
+        let src = FileSource::open(&path).expect("open");
+        let options = Options::default();
+        let whole = analyze(&src, "host", "capture", &options, &mut |_, _, _| {})
+            .map(report_json)
+            .expect("analysis succeeds");
+
+        let prepared = prepare(&src, "host", "capture", &mut |_, _, _| {}).expect("prepare");
+        // Split whatever its size, as the page may.
+        let Some((index, split)) = host_split(prepared.planes(), 0) else {
+            continue;
+        };
+        let plane = &prepared.planes()[index];
+        let first = scan_host_lines(&src, plane, 0, split.second_from).expect("first part");
+        let second = scan_host_lines(
+            &src,
+            plane,
+            split.second_from,
+            split.lines - split.second_from,
+        )
+        .expect("second part");
+        let bytes = encode_host_part(&split, &second).expect("encode");
+        let (split_back, second) = decode_host_part(&bytes).expect("decode");
+        assert_eq!(split_back, split);
+        let scan = merge_host_parts(first, second);
+        let parts = prepared
+            .finish(&src, scan, &options, &mut |_, _, _| {})
+            .map(report_json)
+            .expect("finish");
+        if parts != whole {
+            let at = parts
+                .lines()
+                .zip(whole.lines())
+                .position(|(a, b)| a != b)
+                .unwrap_or(0);
+            let context = |s: &str| {
+                s.lines()
+                    .skip(at.saturating_sub(8))
+                    .take(12)
+                    .collect::<Vec<_>>()
+                    .join("\n")
+            };
+            panic!(
+                "{}: the split scan differs at line {at}:\n--- split ---\n{}\n--- whole ---\n{}",
+                path.display(),
+                context(&parts),
+                context(&whole)
+            );
+        }
+        split_captures += 1;
+    }
+    assert!(
+        split_captures >= 6,
+        "only {split_captures} captures had a host plane to split"
+    );
+}
+
+#[test]
+fn bytes_that_are_not_a_host_part_are_refused() {
+    assert!(decode_host_part(b"").is_none());
+    assert!(decode_host_part(b"\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff").is_none());
+}
