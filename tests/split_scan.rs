@@ -6,7 +6,8 @@ use std::path::{Path, PathBuf};
 
 use oomlens::analysis::{analyze, prepare, Options};
 use oomlens::runtime::{
-    decode_host_part, encode_host_part, host_split, merge_host_parts, scan_host_lines,
+    decode_host_part, decode_host_work, encode_host_part, encode_host_work, host_split,
+    merge_host_parts, scan_host_lines,
 };
 use oomlens::source::FileSource;
 
@@ -58,9 +59,13 @@ fn a_host_scan_in_two_parts_gives_the_one_scanner_report() {
         };
         let plane = &prepared.planes()[index];
         let first = scan_host_lines(&src, plane, 0, split.second_from).expect("first part");
+        // The second scanner gets the split and the plane's metadata as bytes.
+        let work = encode_host_work(&split, plane).expect("encode work");
+        let (work_split, their_plane) = decode_host_work(&work).expect("decode work");
+        assert_eq!(work_split, split);
         let second = scan_host_lines(
             &src,
-            plane,
+            &their_plane,
             split.second_from,
             split.lines - split.second_from,
         )
@@ -103,6 +108,8 @@ fn a_host_scan_in_two_parts_gives_the_one_scanner_report() {
 
 #[test]
 fn bytes_that_are_not_a_host_part_are_refused() {
+    assert!(decode_host_work(b"").is_none());
+    assert!(decode_host_work(&[0x80; 64]).is_none());
     assert!(decode_host_part(b"").is_none());
     assert!(decode_host_part(b"\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff").is_none());
 }
