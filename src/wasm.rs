@@ -86,6 +86,9 @@ struct BlobSource {
     blocks: RefCell<Vec<(u64, Vec<u8>)>>,
     /// Where the last slice read from the blob ended.
     last_end: Cell<u64>,
+    /// Given each slice's `ArrayBuffer` once copied (the worker transfers it away: see
+    /// `www/worker.js`).
+    discard: Option<js_sys::Function>,
 }
 
 /// Size of one slice read from the blob when reading on through the file. Each
@@ -111,6 +114,9 @@ impl BlobSource {
             .read_as_array_buffer(&slice)
             .map_err(|e| io::Error::other(format!("{e:?}")))?;
         let bytes = js_sys::Uint8Array::new(&array).to_vec();
+        if let Some(discard) = &self.discard {
+            let _ = discard.call1(&JsValue::NULL, &array);
+        }
         self.reporter.read(end, bytes.len() as u64);
         self.last_end.set(end);
         Ok(bytes)
@@ -271,7 +277,15 @@ fn run(src: &dyn ByteSource, options: JsValue, reporter: &Reporter) -> Result<Js
     js_report(host_report)
 }
 
-fn blob_source(blob: Blob, progress: js_sys::Function) -> Result<BlobSource, JsValue> {
+/// `discard`: `options.discard`, if it is a function.
+fn blob_source(
+    blob: Blob,
+    progress: js_sys::Function,
+    options: &JsValue,
+) -> Result<BlobSource, JsValue> {
+    let discard = js_sys::Reflect::get(options, &JsValue::from_str("discard"))
+        .ok()
+        .and_then(|f| f.dyn_into::<js_sys::Function>().ok());
     let reader = FileReaderSync::new()?;
     let len = blob.size() as u64;
     Ok(BlobSource {
@@ -281,6 +295,7 @@ fn blob_source(blob: Blob, progress: js_sys::Function) -> Result<BlobSource, JsV
         reporter: Rc::new(Reporter::new(progress, len)),
         blocks: RefCell::new(Vec::with_capacity(CACHED_BLOCKS)),
         last_end: Cell::new(0),
+        discard,
     })
 }
 
@@ -295,7 +310,7 @@ pub fn analyze_blob(
     options: JsValue,
     progress: js_sys::Function,
 ) -> Result<JsValue, JsValue> {
-    let src = blob_source(blob, progress)?;
+    let src = blob_source(blob, progress, &options)?;
     let reporter = Rc::clone(&src.reporter);
     run(&src, options, &reporter)
 }
@@ -345,7 +360,7 @@ impl Analysis {
         options: JsValue,
         progress: js_sys::Function,
     ) -> Result<Analysis, JsValue> {
-        let src = blob_source(blob, progress)?;
+        let src = blob_source(blob, progress, &options)?;
         let options = JsOptions::from_js(options)?;
         let (host, file) = options.names();
         let reporter = Rc::clone(&src.reporter);
@@ -432,7 +447,7 @@ impl Analysis {
 pub fn scan_host_part(blob: Blob, work: Vec<u8>) -> Result<Vec<u8>, JsValue> {
     let (split, plane) = runtime::decode_host_work(&work)
         .ok_or_else(|| JsValue::from_str("not a host scan part's work"))?;
-    let src = blob_source(blob, js_sys::Function::new_no_args(""))?;
+    let src = blob_source(blob, js_sys::Function::new_no_args(""), &JsValue::UNDEFINED)?;
     if plane.offset().saturating_add(plane.byte_len()) > src.len() {
         return Err(JsValue::from_str("the work is for another file"));
     }

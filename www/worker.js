@@ -15,6 +15,7 @@
 //        {id, type: 'result', report, markdown, ms, phases, memoryBytes, version, workers}
 //        (phases: [name, ms] in order)
 //        {id, type: 'error', message, kind}
+//        {type: 'discard'}  with a transferred ArrayBuffer the page may drop
 // Between the two workers (the first sends the work once it has indexed the file):
 //   out: {type: 'ready'}                     the second worker's engine has loaded
 //   in:  {type: 'second-part', blob, work}   work: the split and the host plane's metadata
@@ -127,7 +128,11 @@ self.onmessage = async (event) => {
   const second = blob.size >= threshold && (forced || cores >= 4) ? await startSecondWorker() : null;
   let analysis = null;
   try {
-    analysis = new Analysis(blob, opts, progress);
+    // Each slice read from the file is a new ArrayBuffer, and V8 frees those only in
+    // tasks that cannot run while this worker is in the engine: transferred to the
+    // page (which drops them and whose event loop is free), they are freed there.
+    const discard = (buffer) => self.postMessage({ type: 'discard' }, [buffer]);
+    analysis = new Analysis(blob, { ...opts, discard }, progress);
     const send = (work) => second.worker.postMessage({ type: 'second-part', blob, work }, [work.buffer]);
     const split = second ? analysis.scanFirstPart(send) : false;
     if (second && !split) second.worker.terminate();
