@@ -604,8 +604,10 @@ pub struct HostVisitor<'p> {
     /// What to do with an event, by metadata id (ids below [`DENSE_IDS`]; larger ones
     /// are read): see [`Route`].
     routes: Vec<Route>,
-    /// `hlo_module` ref → interned module.
+    /// `hlo_module` / `module_name` ref → interned module.
     module_by_ref: HashMap<u64, u32>,
+    /// Launch event type → the module its name gives.
+    launch_modules: HashMap<i64, Option<u32>>,
     /// Events visited on the current line, for checkpoints.
     line_events: u32,
 }
@@ -655,6 +657,7 @@ impl<'p> HostVisitor<'p> {
             jit_modules: HashMap::default(),
             routes,
             module_by_ref: HashMap::default(),
+            launch_modules: HashMap::default(),
             line_events: 0,
         }
     }
@@ -677,7 +680,7 @@ impl<'p> HostVisitor<'p> {
         }
         let ids = self.ids;
         let (mut run, mut module, mut program) = (None, None, None);
-        for (id, v) in event.stats() {
+        event.for_each_stat(|id, v| {
             let id = Some(id);
             if id == ids.run_id {
                 run = v.as_i64();
@@ -686,7 +689,7 @@ impl<'p> HostVisitor<'p> {
             } else if id == ids.program_id {
                 program = v.as_u64();
             }
-        }
+        });
         if module.is_none() && program.is_none() {
             self.routes[slot] = Route::Skip;
             return;
@@ -776,7 +779,7 @@ impl<'p> HostVisitor<'p> {
     fn run_id(&self, event: &Event<'_>) -> Option<i64> {
         let ids = &self.ids;
         let (mut run, mut p, mut pt, mut c, mut ct) = (None, None, None, None, None);
-        for (id, v) in event.stats() {
+        event.for_each_stat(|id, v| {
             let id = Some(id);
             if id == ids.run_id {
                 run = v.as_i64();
@@ -789,18 +792,49 @@ impl<'p> HostVisitor<'p> {
             } else if id == ids.consumer_type {
                 ct = v.as_i64();
             }
-        }
+        });
         // Context type 5 is kPjRt: its id is the launch's run id.
         run.or(if pt == Some(5) { p } else { None })
             .or(if ct == Some(5) { c } else { None })
     }
 
-    fn string_stat(&self, event: &Event<'_>, stat: Option<u64>) -> Option<String> {
-        let stat = stat?;
-        event
-            .stats()
-            .find(|(id, _)| *id == stat)
-            .and_then(|(_, v)| self.plane.stat_str(&v).map(|s| s.into_owned()))
+    /// The module a launch event names (`…Execute (jit_f)`), by event type, once.
+    fn launch_module(&mut self, metadata_id: i64) -> Option<u32> {
+        if let Some(&m) = self.launch_modules.get(&metadata_id) {
+            return m;
+        }
+        let plane = self.plane;
+        let module = plane
+            .event_metadata
+            .get(&metadata_id)
+            .and_then(|m| module_in_name(&m.name))
+            .map(|m| self.scan.intern_module(m));
+        self.launch_modules.insert(metadata_id, module);
+        module
+    }
+
+    /// The module an `ExecuteThunks`-like event names in its `module_name` stat; an
+    /// interned name is looked up once per reference.
+    fn module_stat(&mut self, event: &Event<'_>) -> Option<u32> {
+        let stat = self.ids.module_name?;
+        let mut value = None;
+        event.for_each_stat(|id, v| {
+            if id == stat && value.is_none() {
+                value = Some(v);
+            }
+        });
+        match value? {
+            StatRef::Ref(r) => {
+                if let Some(&m) = self.module_by_ref.get(&r) {
+                    return Some(m);
+                }
+                let m = self.scan.intern_module(self.plane.stat_name(r)?);
+                self.module_by_ref.insert(r, m);
+                Some(m)
+            }
+            StatRef::Str(s) => Some(self.scan.intern_module(&String::from_utf8_lossy(s))),
+            _ => None,
+        }
     }
 
     fn innermost_execution(&self) -> Option<u32> {
@@ -992,15 +1026,7 @@ impl EventVisitor for HostVisitor<'_> {
                 // PjRt's own) is the same launch.
                 if let Some(outer) = self.innermost_execution() {
                     let run = self.run_id(event);
-                    let name = self
-                        .plane
-                        .event_metadata
-                        .get(&event.metadata_id)
-                        .map(|m| m.name.clone());
-                    let module = name
-                        .as_deref()
-                        .and_then(module_in_name)
-                        .map(|m| self.scan.intern_module(m));
+                    let module = self.launch_module(event.metadata_id);
                     if let Some(e) = self.scan.executions.get_mut(outer as usize) {
                         e.run_id = e.run_id.or(run);
                         e.module = e.module.or(module);
@@ -1011,14 +1037,7 @@ impl EventVisitor for HostVisitor<'_> {
                     self.scan.executions_dropped += 1;
                     return;
                 }
-                let name = self
-                    .plane
-                    .event_metadata
-                    .get(&event.metadata_id)
-                    .map(|m| m.name.as_str())
-                    .unwrap_or("");
-                let module = module_in_name(name).map(|m| m.to_owned());
-                let module = module.map(|m| self.scan.intern_module(&m));
+                let module = self.launch_module(event.metadata_id);
                 let index = self.scan.executions.len() as u32;
                 let module_hint = self.jit_hint();
                 self.scan.executions.push(ExecutionRecord {
@@ -1034,10 +1053,9 @@ impl EventVisitor for HostVisitor<'_> {
                 self.stack.push((end, Span::Execution(index)));
             }
             EventKind::ModuleRun => {
-                let Some(name) = self.string_stat(event, self.ids.module_name) else {
+                let Some(module) = self.module_stat(event) else {
                     return;
                 };
-                let module = self.scan.intern_module(&name);
                 match self
                     .stack
                     .iter()
