@@ -1,7 +1,8 @@
 // The page's side of the size benchmark (BENCHMARKS.md): opens the built site in
 // headless Chromium, gives it each capture through the file input (a disk-backed
 // File: the page never holds the file in memory), and reports the time from the drop
-// to the finished report, the engine's memory and the browser's peak resident memory.
+// to the finished report (fastest of OOMLENS_BENCH_RUNS runs, 3), the engine's memory
+// and the browser's peak resident memory.
 //
 //   npm run build && node scripts/bench-page.mjs bench-out/scaled_1GB.xplane.pb ...
 import { execFileSync } from 'node:child_process';
@@ -37,24 +38,33 @@ const browser = await launch();
 try {
   const { page } = await openPage(browser.context, url);
   console.log('| size | drop → report | throughput | engine memory | tab (renderer) peak RSS | whole browser peak RSS |\n|---|---|---|---|---|---|');
+  // Each file is analyzed OOMLENS_BENCH_RUNS times (3) in the same tab; the fastest run
+  // is reported, with the largest memory seen over all of them (as the CLI bench does).
+  const repeats = Math.max(1, Number(process.env.OOMLENS_BENCH_RUNS || 3));
   for (const file of files) {
     const size = statSync(file).size;
-    const runs = await runsSoFar(page);
+    let best = null;
     const peak = browserRss();
     const sampler = setInterval(() => {
       const now = browserRss();
       peak.all = Math.max(peak.all, now.all);
       peak.renderer = Math.max(peak.renderer, now.renderer);
     }, 100);
-    const started = Date.now();
-    await page.setInputFiles('#file-input', file);
-    const state = await waitForRun(page, runs, 600000);
-    const seconds = (Date.now() - started) / 1000;
+    for (let r = 0; r < repeats; r++) {
+      const runs = await runsSoFar(page);
+      const started = Date.now();
+      await page.setInputFiles('#file-input', file);
+      const state = await waitForRun(page, runs, 600000);
+      const seconds = (Date.now() - started) / 1000;
+      const phases = JSON.parse(await page.evaluate(() => document.getElementById('engine-info').dataset.phases || '[]'));
+      if (state !== 'done') best = { seconds, state, phases };
+      else if (!best || (best.state === 'done' && seconds < best.seconds)) best = { seconds, state, phases };
+    }
     clearInterval(sampler);
     const memory = Number(await page.evaluate(() => document.getElementById('engine-info').dataset.memory || 0));
-    const phases = JSON.parse(await page.evaluate(() => document.getElementById('engine-info').dataset.phases || '[]'));
-    console.error(`phases: ${phases.map(([name, ms]) => `${name} ${(ms / 1000).toFixed(2)} s`).join(', ')}`);
-    console.log(`| ${(size / 1e9).toFixed(2)} GB | ${state === 'done' ? seconds.toFixed(2) + ' s' : state} | ${(size / 1e6 / seconds).toFixed(0)} MB/s | ${(memory / 1048576).toFixed(1)} MiB | ${(peak.renderer / 1048576).toFixed(0)} MiB | ${(peak.all / 1048576).toFixed(0)} MiB |`);
+    console.error(`phases (fastest run): ${best.phases.map(([name, ms]) => `${name} ${(ms / 1000).toFixed(2)} s`).join(', ')}`);
+    const shown = best.state === 'done' ? `${best.seconds.toFixed(2)} s` : best.state;
+    console.log(`| ${(size / 1e9).toFixed(2)} GB | ${shown} | ${(size / 1e6 / best.seconds).toFixed(0)} MB/s | ${(memory / 1048576).toFixed(1)} MiB | ${(peak.renderer / 1048576).toFixed(0)} MiB | ${(peak.all / 1048576).toFixed(0)} MiB |`);
   }
 } finally {
   await browser.close();

@@ -86,7 +86,8 @@ struct BlobSource {
     blocks: RefCell<Vec<(u64, Vec<u8>)>>,
     /// Where the last slice read from the blob ended.
     last_end: Cell<u64>,
-    /// Given each slice's `ArrayBuffer` once copied (the worker transfers it away: see
+    /// Given each slice's `ArrayBuffer` once copied (`options.discard`): the worker
+    /// transfers it into a closed `MessagePort`, which frees it at once (see
     /// `www/worker.js`).
     discard: Option<js_sys::Function>,
 }
@@ -94,7 +95,7 @@ struct BlobSource {
 /// Size of one slice read from the blob when reading on through the file. Each
 /// `FileReaderSync` call costs about 0.6 ms plus 1.5 ms per MiB in Chromium: large
 /// slices approach its best throughput.
-const BLOCK: u64 = 8 << 20;
+const BLOCK: u64 = 16 << 20;
 /// Size of the slice read for a small read far from the last one (the next line's
 /// header after skipping a long line): a whole block there would read what is skipped.
 const SMALL_BLOCK: u64 = 64 << 10;
@@ -442,12 +443,13 @@ impl Analysis {
 }
 
 /// The second part of a large host plane's scan, for [`Analysis::finish`] in another
-/// worker: `work` is what [`Analysis::scan_first_part`] sent. Returns the encoded part.
+/// worker: `work` is what [`Analysis::scan_first_part`] sent; `options` may hold
+/// `discard` (see `Analysis`'s options). Returns the encoded part.
 #[wasm_bindgen(js_name = scanHostPart)]
-pub fn scan_host_part(blob: Blob, work: Vec<u8>) -> Result<Vec<u8>, JsValue> {
+pub fn scan_host_part(blob: Blob, work: Vec<u8>, options: JsValue) -> Result<Vec<u8>, JsValue> {
     let (split, plane) = runtime::decode_host_work(&work)
         .ok_or_else(|| JsValue::from_str("not a host scan part's work"))?;
-    let src = blob_source(blob, js_sys::Function::new_no_args(""), &JsValue::UNDEFINED)?;
+    let src = blob_source(blob, js_sys::Function::new_no_args(""), &options)?;
     if plane.offset().saturating_add(plane.byte_len()) > src.len() {
         return Err(JsValue::from_str("the work is for another file"));
     }

@@ -15,7 +15,6 @@
 //        {id, type: 'result', report, markdown, ms, phases, memoryBytes, version, workers}
 //        (phases: [name, ms] in order)
 //        {id, type: 'error', message, kind}
-//        {type: 'discard'}  with a transferred ArrayBuffer the page may drop
 // Between the two workers (the first sends the work once it has indexed the file):
 //   out: {type: 'ready'}                     the second worker's engine has loaded
 //   in:  {type: 'second-part', blob, work}   work: the split and the host plane's metadata
@@ -24,6 +23,14 @@
 import init, { Analysis, reportMarkdown, scanHostPart, version } from './oomlens.js';
 
 const ready = init();
+
+// Each slice the engine reads from the file is a new ArrayBuffer, and V8 frees those
+// only in tasks that do not run while this worker is busy in the engine: the tab would
+// grow with the file. Transferred into a closed MessagePort once copied, a slice's
+// memory is released at once (measured: +54 MiB over a 4 GB read, against +1.3 GB).
+const sink = new MessageChannel();
+sink.port2.close();
+const discard = (buffer) => sink.port1.postMessage(null, [buffer]);
 // The engine's default for `parallel_from_bytes`: smaller host planes are not split.
 const PARALLEL_FROM_BYTES = 32 * 1024 * 1024;
 // How long to wait for the second worker's engine to load before going on alone.
@@ -77,7 +84,7 @@ async function secondPart(blob, work) {
   let bytes = null;
   try {
     await ready;
-    bytes = scanHostPart(blob, work);
+    bytes = scanHostPart(blob, work, { discard });
   } catch {
     bytes = null; // the first worker then scans the whole plane
   }
@@ -128,10 +135,6 @@ self.onmessage = async (event) => {
   const second = blob.size >= threshold && (forced || cores >= 4) ? await startSecondWorker() : null;
   let analysis = null;
   try {
-    // Each slice read from the file is a new ArrayBuffer, and V8 frees those only in
-    // tasks that cannot run while this worker is in the engine: transferred to the
-    // page (which drops them and whose event loop is free), they are freed there.
-    const discard = (buffer) => self.postMessage({ type: 'discard' }, [buffer]);
     analysis = new Analysis(blob, { ...opts, discard }, progress);
     const send = (work) => second.worker.postMessage({ type: 'second-part', blob, work }, [work.buffer]);
     const split = second ? analysis.scanFirstPart(send) : false;
