@@ -66,34 +66,41 @@ const DENSE_STAT_IDS: u64 = 1 << 16;
 
 fn memory_stat_table(ids: &StatIds) -> Vec<MemoryStat> {
     let mut table = Vec::new();
-    let mut set = |id: Option<u64>, what: MemoryStat| {
+    for (id, what) in ids.memory_stats() {
         if let Some(i) = id.filter(|&i| i < DENSE_STAT_IDS) {
             let i = i as usize;
             if table.len() <= i {
                 table.resize(i + 1, MemoryStat::Ignored);
             }
-            // The first name wins, as in the comparison chain it replaces.
+            // The first name wins, as in the lookup by comparison.
             if table[i] == MemoryStat::Ignored {
                 table[i] = what;
             }
         }
-    };
-    set(ids.bytes_allocated, MemoryStat::BytesAllocated);
-    set(ids.bytes_reserved, MemoryStat::BytesReserved);
-    set(ids.bytes_available, MemoryStat::BytesAvailable);
-    set(ids.fragmentation, MemoryStat::Fragmentation);
-    set(ids.peak_bytes_in_use, MemoryStat::PeakBytesInUse);
-    set(ids.addr, MemoryStat::Addr);
-    set(ids.allocation_bytes, MemoryStat::AllocationBytes);
-    set(ids.requested_bytes, MemoryStat::RequestedBytes);
-    set(ids.allocator_name, MemoryStat::AllocatorName);
-    set(ids.index_on_host, MemoryStat::Device);
-    set(ids.device_ordinal, MemoryStat::Device);
+    }
     table
 }
 
 impl StatIds {
-    /// What stat `id` is to an allocator event.
+    /// The stats an allocator event carries, by id.
+    fn memory_stats(&self) -> [(Option<u64>, MemoryStat); 11] {
+        [
+            (self.bytes_allocated, MemoryStat::BytesAllocated),
+            (self.bytes_reserved, MemoryStat::BytesReserved),
+            (self.bytes_available, MemoryStat::BytesAvailable),
+            (self.fragmentation, MemoryStat::Fragmentation),
+            (self.peak_bytes_in_use, MemoryStat::PeakBytesInUse),
+            (self.addr, MemoryStat::Addr),
+            (self.allocation_bytes, MemoryStat::AllocationBytes),
+            (self.requested_bytes, MemoryStat::RequestedBytes),
+            (self.allocator_name, MemoryStat::AllocatorName),
+            (self.index_on_host, MemoryStat::Device),
+            (self.device_ordinal, MemoryStat::Device),
+        ]
+    }
+
+    /// What stat `id` is to an allocator event: by the dense table, or (for ids past
+    /// it) by comparison.
     #[inline]
     fn memory_stat(&self, table: &[MemoryStat], id: u64) -> MemoryStat {
         if id < DENSE_STAT_IDS {
@@ -102,30 +109,10 @@ impl StatIds {
                 .copied()
                 .unwrap_or(MemoryStat::Ignored);
         }
-        let id = Some(id);
-        if id == self.bytes_allocated {
-            MemoryStat::BytesAllocated
-        } else if id == self.bytes_reserved {
-            MemoryStat::BytesReserved
-        } else if id == self.bytes_available {
-            MemoryStat::BytesAvailable
-        } else if id == self.fragmentation {
-            MemoryStat::Fragmentation
-        } else if id == self.peak_bytes_in_use {
-            MemoryStat::PeakBytesInUse
-        } else if id == self.addr {
-            MemoryStat::Addr
-        } else if id == self.allocation_bytes {
-            MemoryStat::AllocationBytes
-        } else if id == self.requested_bytes {
-            MemoryStat::RequestedBytes
-        } else if id == self.allocator_name {
-            MemoryStat::AllocatorName
-        } else if id == self.index_on_host || id == self.device_ordinal {
-            MemoryStat::Device
-        } else {
-            MemoryStat::Ignored
-        }
+        self.memory_stats()
+            .into_iter()
+            .find(|(i, _)| *i == Some(id))
+            .map_or(MemoryStat::Ignored, |(_, what)| what)
     }
 
     fn resolve(plane: &Plane) -> Self {
@@ -161,6 +148,28 @@ impl StatIds {
             }
         }
         ids
+    }
+}
+
+/// The module a `hlo_module` or `module_name` stat names, interned; a reference to an
+/// interned string is resolved once per plane (cached in `by_ref`).
+fn intern_module_stat(
+    scan: &mut RuntimeScan,
+    plane: &Plane,
+    by_ref: &mut HashMap<u64, u32>,
+    value: &StatRef<'_>,
+) -> Option<u32> {
+    match *value {
+        StatRef::Ref(r) => {
+            if let Some(&m) = by_ref.get(&r) {
+                return Some(m);
+            }
+            let m = scan.intern_module(plane.stat_name(r)?);
+            by_ref.insert(r, m);
+            Some(m)
+        }
+        StatRef::Str(s) => Some(scan.intern_module(&String::from_utf8_lossy(s))),
+        _ => None,
     }
 }
 
@@ -699,19 +708,9 @@ impl<'p> HostVisitor<'p> {
         if self.scan.run_modules.contains_key(&run) {
             return;
         }
-        let module = match module {
-            Some(StatRef::Ref(r)) => match self.module_by_ref.get(&r) {
-                Some(&m) => Some(m),
-                None => {
-                    let name = self.plane.stat_name(r).unwrap_or("?").to_owned();
-                    let m = self.scan.intern_module(&name);
-                    self.module_by_ref.insert(r, m);
-                    Some(m)
-                }
-            },
-            Some(StatRef::Str(s)) => Some(self.scan.intern_module(&String::from_utf8_lossy(s))),
-            _ => None,
-        };
+        let module = module.and_then(|v| {
+            intern_module_stat(&mut self.scan, self.plane, &mut self.module_by_ref, &v)
+        });
         if let Some(m) = module {
             self.scan.run_modules.insert(run, m);
         }
@@ -823,18 +822,7 @@ impl<'p> HostVisitor<'p> {
                 value = Some(v);
             }
         });
-        match value? {
-            StatRef::Ref(r) => {
-                if let Some(&m) = self.module_by_ref.get(&r) {
-                    return Some(m);
-                }
-                let m = self.scan.intern_module(self.plane.stat_name(r)?);
-                self.module_by_ref.insert(r, m);
-                Some(m)
-            }
-            StatRef::Str(s) => Some(self.scan.intern_module(&String::from_utf8_lossy(s))),
-            _ => None,
-        }
+        intern_module_stat(&mut self.scan, self.plane, &mut self.module_by_ref, &value?)
     }
 
     fn innermost_execution(&self) -> Option<u32> {
@@ -1176,18 +1164,7 @@ impl<'p, 's> DeviceVisitor<'p, 's> {
     }
 
     fn module_of(&mut self, value: &StatRef<'_>) -> Option<u32> {
-        match *value {
-            StatRef::Ref(r) => {
-                if let Some(&m) = self.module_by_ref.get(&r) {
-                    return Some(m);
-                }
-                let m = self.scan.intern_module(self.plane.stat_name(r)?);
-                self.module_by_ref.insert(r, m);
-                Some(m)
-            }
-            StatRef::Str(s) => Some(self.scan.intern_module(&String::from_utf8_lossy(s))),
-            _ => None,
-        }
+        intern_module_stat(self.scan, self.plane, &mut self.module_by_ref, value)
     }
 
     fn module_and_program(&mut self, event: &Event<'_>) -> (Option<u32>, Option<u64>) {
