@@ -160,6 +160,21 @@ fn render_host(out: &mut String, h: &HostReport, top: usize) {
                 rt.retry.longest_ns / 1e9,
                 rt.retry.total_ns / 1e9
             );
+            let mut longest: Vec<_> = rt.retry.waits.iter().collect();
+            longest.sort_by(|a, b| b.duration_ns.total_cmp(&a.duration_ns));
+            for w in longest.iter().take(3) {
+                let within = w
+                    .execution
+                    .as_deref()
+                    .map(|e| format!(" in {}", clean(e, 200)))
+                    .unwrap_or_default();
+                let _ = writeln!(
+                    out,
+                    "    waited {:.3} s from {:.3} s{within}",
+                    w.duration_ns / 1e9,
+                    w.start_ns / 1e9
+                );
+            }
         }
         if !rt.live_at_last_execution.is_empty() {
             let _ = writeln!(
