@@ -717,7 +717,7 @@ function renderRuntime(r) {
     parts.push(
       h('h3', null, 'Bytes in use over time', label('measured')),
       withEvents.length > 1 ? h('div', { class: 'alloc-pick' }, h('label', { for: 'allocator-select' }, 'Allocator'), pick) : h('p', { class: 'mono' }, clean(withEvents[0].name, 120)),
-      h('p', { class: 'muted' }, 'Vertical lines and bands: executions, from start to end (blue: the selected module; red: launched no kernel; grey: other modules). Orange bands: AllocatorRetry waits (the allocator had no free memory and waited). Dashed: the allocator capacity.'),
+      h('p', { class: 'muted' }, `Vertical lines and bands: executions, from start to end (blue: the selected module; red: launched no kernel; grey: other modules). ${((rt.retry && rt.retry.waits) || []).length ? 'Orange bands: AllocatorRetry waits (the allocator had no free memory and waited). ' : ''}Dashed: the allocator capacity.`),
       readout,
       box,
     );
