@@ -56,8 +56,9 @@ impl WireError {
     }
 }
 
+/// A varint at the start of `buf`: (value, bytes used).
 #[inline(always)]
-fn decode_varint(buf: &[u8]) -> Result<(u64, usize), WireError> {
+pub(crate) fn decode_varint(buf: &[u8]) -> Result<(u64, usize), WireError> {
     // Fast path, away from the end of the buffer: a fixed-size array the compiler
     // unrolls without bounds checks.
     if let Some(bytes) = buf.first_chunk::<10>() {

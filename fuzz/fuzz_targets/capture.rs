@@ -24,13 +24,16 @@ impl EventVisitor for Touch<'_> {
         if let Some(meta) = self.plane.event_metadata.get(&event.metadata_id) {
             self.text += meta.name.len();
         }
-        for (id, value) in event.stats() {
-            let _ = self.plane.stat_name(id);
+        let plane = self.plane;
+        let mut text = 0;
+        event.for_each_stat(|id, value| {
+            let _ = plane.stat_name(id);
             let _ = (value.as_i64(), value.as_u64(), value.as_f64());
-            if let Some(s) = self.plane.stat_str(&value) {
-                self.text += s.len();
+            if let Some(s) = plane.stat_str(&value) {
+                text += s.len();
             }
-        }
+        });
+        self.text += text;
     }
 }
 

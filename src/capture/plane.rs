@@ -106,25 +106,9 @@ impl<'a> Event<'a> {
         Ok(event)
     }
 
-    /// The event's own stats (not its metadata's), as (stat metadata id, value).
-    /// Malformed stats are skipped: one bad stat should not hide the event.
-    pub fn stats(&self) -> impl Iterator<Item = (u64, StatRef<'a>)> + 'a {
-        let mut fields = Fields::new(self.raw);
-        std::iter::from_fn(move || loop {
-            match fields.next_field() {
-                Ok(Some((4, Value::Bytes(b)))) => {
-                    if let Ok(Some(stat)) = parse_stat(b) {
-                        return Some(stat);
-                    }
-                }
-                Ok(Some(_)) => continue,
-                Ok(None) | Err(_) => return None,
-            }
-        })
-    }
-
-    /// Calls `f` with each of the event's own stats, like [`Event::stats`] but as one
-    /// inlined loop: the form for the scan's hot path.
+    /// Calls `f` with each of the event's own stats (not its metadata's), as (stat
+    /// metadata id, value); malformed stats are skipped: one bad stat should not hide
+    /// the event. One inlined loop, for the scan's hot path.
     #[inline]
     pub fn for_each_stat(&self, mut f: impl FnMut(u64, StatRef<'a>)) {
         let mut fields = Fields::new(self.raw);

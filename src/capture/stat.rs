@@ -3,7 +3,7 @@
 //! or a reference into the plane's stat metadata (`ref_value`); numbers may arrive as
 //! int64, uint64 or double whatever the stat (capture-format.md §3).
 
-use crate::wire::{Fields, Value, WireError};
+use crate::wire::{decode_varint, Fields, Value, WireError};
 
 /// A stat value borrowed from wire bytes.
 #[derive(Debug, Clone, Copy)]
@@ -151,17 +151,13 @@ fn parse_common_stat(bytes: &[u8]) -> Option<(u64, StatRef<'_>)> {
     Some((u64::from(*id), value))
 }
 
-/// A varint of at most 9 bytes that is all of `bytes`.
+/// A varint that is all of `bytes`.
 #[inline(always)]
 fn whole_varint(bytes: &[u8]) -> Option<u64> {
-    let mut value = 0u64;
-    for (i, &b) in bytes.iter().take(9).enumerate() {
-        value |= u64::from(b & 0x7f).wrapping_shl((i as u32).wrapping_mul(7));
-        if b < 0x80 {
-            return (bytes.len() == i.wrapping_add(1)).then_some(value);
-        }
+    match decode_varint(bytes) {
+        Ok((value, used)) if used == bytes.len() => Some(value),
+        _ => None,
     }
-    None
 }
 
 #[cfg(test)]
