@@ -400,7 +400,7 @@ impl Analysis {
     }
 
     /// Finishes the analysis and returns the report. `second` is the other worker's
-    /// part (from `scanHostSecondPart`) after `scanFirstPart` returned true; when it is
+    /// part (from `scanHostPart`) after `scanFirstPart` returned true; when it is
     /// missing or is not this plane's, the rest of the plane is scanned here.
     pub fn finish(&mut self, second: Option<Vec<u8>>) -> Result<JsValue, JsValue> {
         let prepared = self

@@ -802,17 +802,14 @@ fn host_events_between(
         past_window: bool,
         groups: HashMap<i64, (u64, i64)>,
     }
-    impl Window<'_> {
-        /// Whether the line can have events in the window: not when all its events
-        /// start outside it.
-        fn may_overlap(&self, line: usize) -> bool {
-            self.marks
-                .is_none_or(|m| m.may_overlap(line, self.from, self.to))
-        }
+    /// Whether a line can have events in the window: not when all its events start
+    /// outside it (unknown without marks).
+    fn may_overlap(marks: Option<&LineMarks>, line: usize, from: i64, to: i64) -> bool {
+        marks.is_none_or(|m| m.may_overlap(line, from, to))
     }
     impl EventVisitor for Window<'_> {
         fn line(&mut self, line: &LineInfo) -> bool {
-            self.may_overlap(line.ordinal)
+            may_overlap(self.marks, line.ordinal, self.from, self.to)
         }
 
         // Lines are in time order: start at the last checkpoint before the window and
@@ -847,18 +844,16 @@ fn host_events_between(
     }
     let mut out: Vec<HostEventGroup> = Vec::new();
     for (k, plane) in planes.iter().filter(|p| p.name == HOST_PLANE).enumerate() {
+        let marks = line_marks.get(k);
         let mut window = Window {
-            marks: line_marks.get(k),
+            marks,
             from,
             to,
             past_window: false,
             groups: HashMap::new(),
         };
         if plane.lines.len() == plane.line_count {
-            let overlapping: Vec<bool> = (0..plane.line_count)
-                .map(|i| window.may_overlap(i))
-                .collect();
-            let wanted = |i: usize| overlapping.get(i).copied().unwrap_or(true);
+            let wanted = |i: usize| may_overlap(marks, i, from, to);
             plane.visit_lines_where(src, wanted, &mut window)?;
         } else {
             plane.visit_events(src, &mut window)?;

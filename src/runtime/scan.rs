@@ -10,7 +10,9 @@ use super::names::{is_user_frame, jit_module_name, module_in_name, EventKind, Ki
 use crate::capture::{Event, EventVisitor, LineInfo, Plane, StatRef};
 
 /// Allocator events kept for the timeline and the live-array analysis. Beyond this the
-/// peaks stay exact (they are streamed) but the per-event history stops.
+/// peaks stay exact (they are streamed) but the per-event history stops. Each scan
+/// thread may keep the whole cap, so that below it a split scan keeps exactly what one
+/// thread would (the merge keeps the first events in file order); launches likewise.
 pub const MAX_ALLOCATION_RECORDS: usize = 5 << 16;
 /// How often (in visited events of a line) the scan leaves a checkpoint.
 pub const CHECKPOINT_EVERY: u32 = 4096;
@@ -350,18 +352,6 @@ pub struct RuntimeScan {
 }
 
 impl RuntimeScan {
-    /// Allocator events this scan keeps. Each thread may keep the whole cap, so that
-    /// below it a split scan keeps exactly what one thread would (the merge keeps the
-    /// first events in file order).
-    pub fn record_cap(&self) -> usize {
-        MAX_ALLOCATION_RECORDS
-    }
-
-    /// Launches this scan keeps (whole cap per thread, as for records).
-    pub fn execution_cap(&self) -> usize {
-        MAX_EXECUTIONS
-    }
-
     pub fn intern_module(&mut self, name: &str) -> u32 {
         if let Some(&i) = self.module_index.get(name) {
             return i;
@@ -903,7 +893,7 @@ impl<'p> HostVisitor<'p> {
                 state.fragmentation_at_peak = fragmentation;
             }
         }
-        if self.scan.records.len() < self.scan.record_cap() {
+        if self.scan.records.len() < MAX_ALLOCATION_RECORDS {
             let origin = self.origin();
             self.scan.records.push(AllocationRecord {
                 time_ps: time,
@@ -1021,7 +1011,7 @@ impl EventVisitor for HostVisitor<'_> {
                     }
                     return;
                 }
-                if self.scan.executions.len() >= self.scan.execution_cap() {
+                if self.scan.executions.len() >= MAX_EXECUTIONS {
                     self.scan.executions_dropped += 1;
                     return;
                 }
@@ -1060,7 +1050,7 @@ impl EventVisitor for HostVisitor<'_> {
                     }
                     _ => {
                         // A launch seen only through the module it runs (CPU thunks).
-                        if self.scan.executions.len() < self.scan.execution_cap() {
+                        if self.scan.executions.len() < MAX_EXECUTIONS {
                             let index = self.scan.executions.len() as u32;
                             self.scan.executions.push(ExecutionRecord {
                                 start_ps: start,
