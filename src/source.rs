@@ -15,6 +15,27 @@ use std::fs::File;
 use std::io;
 use std::path::Path;
 
+/// Bytes of a source seen where they lie, without a copy: a slice of bytes already in
+/// memory, or a window of a memory-mapped file (unmapped when dropped, so that a walk
+/// over a large file holds only its current window).
+pub enum View<'a> {
+    Borrowed(&'a [u8]),
+    #[cfg(not(target_arch = "wasm32"))]
+    Mapped(memmap2::Mmap),
+}
+
+impl std::ops::Deref for View<'_> {
+    type Target = [u8];
+
+    fn deref(&self) -> &[u8] {
+        match self {
+            View::Borrowed(bytes) => bytes,
+            #[cfg(not(target_arch = "wasm32"))]
+            View::Mapped(map) => map,
+        }
+    }
+}
+
 /// Reads `buf.len()` bytes (or fewer at the end) starting at `offset`.
 pub trait ByteSource {
     /// Total size in bytes.
@@ -31,6 +52,12 @@ pub trait ByteSource {
     /// where the source supports it (a file does); `None` keeps the analysis on one
     /// thread (a browser `File`, which only its worker may read).
     fn share(&self) -> Option<Box<dyn ByteSource + Send + Sync>> {
+        None
+    }
+
+    /// `[offset, offset + len)` (or less at the end) in place, where the source can show
+    /// it without copying; `None` sends the reader to [`ByteSource::read_at`].
+    fn view(&self, _offset: u64, _len: usize) -> Option<View<'_>> {
         None
     }
 }
@@ -51,6 +78,11 @@ impl ByteSource for [u8] {
         }
         Ok(n)
     }
+
+    fn view(&self, offset: u64, len: usize) -> Option<View<'_>> {
+        let rest = self.get(usize::try_from(offset).ok()?..)?;
+        Some(View::Borrowed(rest.get(..len).unwrap_or(rest)))
+    }
 }
 
 /// A borrowed source is a source (so a `&[u8]` can be passed as `&dyn ByteSource`).
@@ -66,6 +98,10 @@ impl<T: ByteSource + ?Sized> ByteSource for &T {
     fn share(&self) -> Option<Box<dyn ByteSource + Send + Sync>> {
         (**self).share()
     }
+
+    fn view(&self, offset: u64, len: usize) -> Option<View<'_>> {
+        (**self).view(offset, len)
+    }
 }
 
 impl ByteSource for Vec<u8> {
@@ -76,7 +112,16 @@ impl ByteSource for Vec<u8> {
     fn read_at(&self, offset: u64, buf: &mut [u8]) -> io::Result<usize> {
         ByteSource::read_at(self.as_slice(), offset, buf)
     }
+
+    fn view(&self, offset: u64, len: usize) -> Option<View<'_>> {
+        ByteSource::view(self.as_slice(), offset, len)
+    }
 }
+
+/// Reads shorter than this are copied: mapping a window costs a few system calls and
+/// page faults, worth it only when the walk goes on through it.
+#[cfg(not(target_arch = "wasm32"))]
+const MAP_FROM: usize = 256 << 10;
 
 /// A file on disk, read with positional reads so it can be shared between threads.
 pub struct FileSource {
@@ -103,6 +148,27 @@ impl ByteSource for FileSource {
             file,
             len: self.len,
         }))
+    }
+
+    #[cfg(not(target_arch = "wasm32"))]
+    fn view(&self, offset: u64, len: usize) -> Option<View<'_>> {
+        let len = usize::try_from(self.len.checked_sub(offset)?).map_or(len, |rest| rest.min(len));
+        if len < MAP_FROM {
+            return None;
+        }
+        // SAFETY: the map is only read, and only while this window is held. What a
+        // mapping cannot rule out is another process shrinking the file meanwhile (the
+        // read would then fault); profiler captures are written once and then only
+        // read, the same bet ripgrep makes. A failed map falls back to copying reads.
+        #[allow(unsafe_code)]
+        let map = unsafe {
+            memmap2::MmapOptions::new()
+                .offset(offset)
+                .len(len)
+                .populate()
+                .map(&self.file)
+        };
+        map.ok().map(View::Mapped)
     }
 
     #[cfg(unix)]

@@ -15,7 +15,7 @@
 )]
 
 use crate::error::Error;
-use crate::source::ByteSource;
+use crate::source::{ByteSource, View};
 
 /// One field's value as it sits on the wire.
 #[derive(Debug, Clone, Copy)]
@@ -134,8 +134,27 @@ impl<'a> Fields<'a> {
     /// The next field number and value, `None` at the end of the message.
     #[inline(always)]
     pub fn next_field(&mut self) -> Result<Option<(u32, Value<'a>)>, WireError> {
-        if self.pos >= self.buf.len() {
-            return Ok(None);
+        let rest = match self.buf.get(self.pos..) {
+            Some(rest) if !rest.is_empty() => rest,
+            _ => return Ok(None),
+        };
+        // Fast path for the shape of nearly every field in a capture: a one-byte key
+        // and a one-byte varint or length (events, stats, ids, small numbers).
+        if let [key @ 0..=0x7f, small @ 0..=0x7f, tail @ ..] = rest {
+            let field = u32::from(*key >> 3);
+            match *key & 7 {
+                0 => {
+                    self.pos = self.pos.wrapping_add(2);
+                    return Ok(Some((field, Value::Varint(u64::from(*small)))));
+                }
+                2 => {
+                    let len = usize::from(*small);
+                    let bytes = tail.get(..len).ok_or(WireError::LengthPastEnd)?;
+                    self.pos = self.pos.wrapping_add(2).wrapping_add(len);
+                    return Ok(Some((field, Value::Bytes(bytes))));
+                }
+                _ => {}
+            }
         }
         let key = self.varint()?;
         let field = u32::try_from(key >> 3).unwrap_or(u32::MAX);
@@ -230,7 +249,13 @@ const JUMP_READ: usize = 4096;
 /// walking a multi-gigabyte plane touches each byte once and holds one chunk.
 pub struct StreamReader<'s> {
     src: &'s dyn ByteSource,
-    window: Vec<u8>,
+    /// The bytes at `window_start`: seen in place where the source allows it (a mapped
+    /// file, a slice), else copied into `buf`.
+    view: Option<View<'s>>,
+    /// The copy buffer: `filled` bytes are the window; it only grows, so refills do
+    /// not zero it again.
+    buf: Vec<u8>,
+    filled: usize,
     window_start: u64,
     pos: u64,
     chunk: usize,
@@ -243,7 +268,9 @@ impl<'s> StreamReader<'s> {
     pub fn new(src: &'s dyn ByteSource, chunk: usize) -> Self {
         Self {
             src,
-            window: Vec::new(),
+            view: None,
+            buf: Vec::new(),
+            filled: 0,
             window_start: 0,
             pos: 0,
             chunk: chunk.max(16),
@@ -277,7 +304,7 @@ impl<'s> StreamReader<'s> {
     /// Makes `[pos, pos + need)` available in the window, or as much as the source has
     /// before the reader's limit; returns what is available (possibly shorter).
     fn ensure(&mut self, need: usize) -> Result<&[u8], Error> {
-        let window_end = self.window_start.saturating_add(self.window.len() as u64);
+        let window_end = self.window_start.saturating_add(self.window().len() as u64);
         let covered =
             self.pos >= self.window_start && self.pos.saturating_add(need as u64) <= window_end;
         if !covered {
@@ -286,7 +313,7 @@ impl<'s> StreamReader<'s> {
             // jump (skipping a line's payload to reach the next field) read only a
             // little, so skipping over a plane's lines does not read them.
             let continues = self.pos >= self.window_start && self.pos <= window_end;
-            let ahead = if continues || self.window.is_empty() {
+            let ahead = if continues || self.window().is_empty() {
                 self.chunk
             } else {
                 self.chunk.min(JUMP_READ)
@@ -294,25 +321,43 @@ impl<'s> StreamReader<'s> {
             let want = (need.max(ahead) as u64).min(available);
             // `want` is at most `need.max(chunk)`, a usize.
             let n = usize::try_from(want).unwrap_or(0);
-            // Reuse the buffer: zero only what grows, not every refill.
-            if self.window.len() < n {
-                self.window.resize(n, 0);
-            } else {
-                self.window.truncate(n);
-            }
-            let read = self
-                .src
-                .read_at(self.pos, &mut self.window)
-                .map_err(|e| Error::Read {
-                    offset: self.pos,
-                    message: e.to_string(),
-                })?;
-            self.window.truncate(read);
-            self.window_start = self.pos;
+            self.refill(n)?;
         }
         let start = usize::try_from(self.pos.saturating_sub(self.window_start)).unwrap_or(0);
-        let rest = self.window.get(start..).unwrap_or_default();
+        let rest = self.window().get(start..).unwrap_or_default();
         Ok(rest.get(..need.min(rest.len())).unwrap_or_default())
+    }
+
+    /// The bytes held from `window_start` on.
+    fn window(&self) -> &[u8] {
+        match &self.view {
+            Some(view) => view,
+            None => self.buf.get(..self.filled).unwrap_or_default(),
+        }
+    }
+
+    /// Makes the window the `n` bytes from `pos` (fewer at the end of the source).
+    fn refill(&mut self, n: usize) -> Result<(), Error> {
+        // The old window goes first: a mapped one is unmapped before the next is made.
+        self.view = None;
+        self.filled = 0;
+        self.window_start = self.pos;
+        if let Some(view) = self.src.view(self.pos, n) {
+            self.view = Some(view);
+            return Ok(());
+        }
+        if self.buf.len() < n {
+            self.buf.resize(n, 0);
+        }
+        let target = self.buf.get_mut(..n).unwrap_or_default();
+        self.filled = self
+            .src
+            .read_at(self.pos, target)
+            .map_err(|e| Error::Read {
+                offset: self.pos,
+                message: e.to_string(),
+            })?;
+        Ok(())
     }
 
     fn varint(&mut self, end: u64) -> Result<u64, Error> {
@@ -393,7 +438,7 @@ impl<'s> StreamReader<'s> {
         let start = usize::try_from(offset.saturating_sub(self.window_start)).unwrap_or(0);
         start
             .checked_add(n)
-            .and_then(|end| self.window.get(start..end))
+            .and_then(|end| self.window().get(start..end))
             .ok_or(Error::Corrupt {
                 offset,
                 what: TRUNCATED,
@@ -466,6 +511,6 @@ mod tests {
             Some((1, StreamValue::Varint(1)))
         ));
         assert!(r.next_field(2).unwrap().is_none());
-        assert!(r.window.len() <= 2);
+        assert!(r.window().len() <= 2);
     }
 }

@@ -7,7 +7,7 @@ use super::stat::{parse_stat, OwnedStat, StatRef, StatValue};
 use super::{Damage, PlaneRef, READ_CHUNK};
 use crate::error::Error;
 use crate::source::ByteSource;
-use crate::wire::{Fields, StreamReader, StreamValue, Value, WireError};
+use crate::wire::{decode_varint, Fields, StreamReader, StreamValue, Value, WireError};
 
 /// Stat payloads up to this size are kept in memory with their metadata; larger ones
 /// (a module's `Hlo Proto`) stay in the file and are read when needed.
@@ -73,10 +73,21 @@ pub struct Event<'a> {
     /// line can resume from (see [`EventVisitor::resume_at`]).
     pub file_offset: u64,
     raw: &'a [u8],
+    /// Where the stats may start in `raw`: after the header when it had the usual
+    /// shape, else 0 (the stat walk then skips the header fields itself).
+    stats_at: usize,
 }
 
 impl<'a> Event<'a> {
     fn parse(raw: &'a [u8]) -> Result<Self, crate::wire::WireError> {
+        Self::parse_usual(raw).map_or_else(|| Self::parse_any(raw), Ok)
+    }
+
+    /// The header as encoders write it, `metadata_id`, `offset_ps`, `duration_ps` (each
+    /// optional, in that order), followed by the stats or nothing; `None` for any other
+    /// shape, which [`Event::parse_any`] reads the same way.
+    #[inline(always)]
+    fn parse_usual(raw: &'a [u8]) -> Option<Self> {
         let mut event = Event {
             metadata_id: 0,
             offset_ps: 0,
@@ -84,6 +95,40 @@ impl<'a> Event<'a> {
             num_occurrences: 0,
             file_offset: 0,
             raw,
+            stats_at: 0,
+        };
+        let mut pos = 0usize;
+        if let Some(id) = varint_field(raw, &mut pos, 0x08)? {
+            event.metadata_id = id as i64;
+        }
+        let offset = varint_field(raw, &mut pos, 0x10)?;
+        if let Some(duration) = varint_field(raw, &mut pos, 0x18)? {
+            event.duration_ps = duration as i64;
+        }
+        match raw.get(pos..) {
+            Some([]) => {}
+            // The first stat is framed whole, as the general decoder requires.
+            Some([0x22, len @ 0..=0x7f, rest @ ..])
+                if offset.is_some() && usize::from(*len) <= rest.len() =>
+            {
+                event.stats_at = pos
+            }
+            _ => return None,
+        }
+        event.offset_ps = offset.unwrap_or(0) as i64;
+        Some(event)
+    }
+
+    /// Any field order, repeated or unknown fields included.
+    fn parse_any(raw: &'a [u8]) -> Result<Self, crate::wire::WireError> {
+        let mut event = Event {
+            metadata_id: 0,
+            offset_ps: 0,
+            duration_ps: 0,
+            num_occurrences: 0,
+            file_offset: 0,
+            raw,
+            stats_at: 0,
         };
         let mut fields = Fields::new(raw);
         let mut timed = false;
@@ -111,7 +156,7 @@ impl<'a> Event<'a> {
     /// the event. One inlined loop, for the scan's hot path.
     #[inline]
     pub fn for_each_stat(&self, mut f: impl FnMut(u64, StatRef<'a>)) {
-        let mut fields = Fields::new(self.raw);
+        let mut fields = Fields::new(self.raw.get(self.stats_at..).unwrap_or_default());
         while let Ok(Some((field, value))) = fields.next_field() {
             if let (4, Value::Bytes(b)) = (field, value) {
                 if let Ok(Some((id, v))) = parse_stat(b) {
@@ -162,6 +207,20 @@ pub trait EventVisitor {
     /// Told after a line has been walked to its end: the starts of its first and last
     /// events, wanted or not (not told for a line without events, skipped, or left early).
     fn line_span(&mut self, _line: &LineInfo, _first_start_ps: i64, _last_start_ps: i64) {}
+}
+
+/// The varint field with one-byte key `key` at `*pos`, if that is what lies there
+/// (then `*pos` moves past it); `None` if the bytes there cannot be read.
+#[inline(always)]
+fn varint_field(raw: &[u8], pos: &mut usize, key: u8) -> Option<Option<u64>> {
+    match raw.get(*pos..)?.split_first() {
+        Some((&k, value)) if k == key => {
+            let (v, n) = decode_varint(value).ok()?;
+            *pos = pos.wrapping_add(1).wrapping_add(n);
+            Some(Some(v))
+        }
+        _ => Some(None),
+    }
 }
 
 /// The start of an event from its wire bytes (0 when it cannot be read).
@@ -672,4 +731,90 @@ fn parse_stat_metadata_entry(bytes: &[u8]) -> Option<(u64, String)> {
         }
     }
     Some((id.or(key)?, name))
+}
+
+#[cfg(test)]
+#[allow(
+    clippy::unwrap_used,
+    clippy::indexing_slicing,
+    clippy::arithmetic_side_effects
+)]
+mod tests {
+    use super::*;
+
+    fn varint(mut v: u64, out: &mut Vec<u8>) {
+        loop {
+            let b = (v & 0x7f) as u8;
+            v >>= 7;
+            if v == 0 {
+                out.push(b);
+                return;
+            }
+            out.push(b | 0x80);
+        }
+    }
+
+    fn header(e: &Event<'_>) -> (i64, i64, i64, i64) {
+        (e.metadata_id, e.offset_ps, e.duration_ps, e.num_occurrences)
+    }
+
+    fn stats(e: &Event<'_>) -> String {
+        let mut out = String::new();
+        e.for_each_stat(|id, v| out.push_str(&format!("{id}={v:?};")));
+        out
+    }
+
+    /// The header fast path reads what the general decoder reads, stats included,
+    /// whatever the fields present, their order, repeats and truncations.
+    #[test]
+    fn the_usual_event_header_decodes_as_the_general_decoder_does() {
+        let stat = [0x22, 0x04, 0x08, 0x05, 0x18, 0x2a];
+        let mut cases: Vec<Vec<u8>> = Vec::new();
+        for fields in 0u32..(1 << 6) {
+            for big in [false, true] {
+                let mut raw = Vec::new();
+                // Keys 1, 2, 3 (varints), 5 (num_occurrences), 4 (a stat), in an order
+                // picked by the bits, some repeated.
+                let order: &[u8] = if fields & 32 == 0 {
+                    &[1, 2, 3, 4, 5]
+                } else {
+                    &[2, 1, 4, 3, 1]
+                };
+                for (i, &f) in order.iter().enumerate() {
+                    if fields & (1 << i) == 0 {
+                        continue;
+                    }
+                    if f == 4 {
+                        raw.extend(stat);
+                    } else {
+                        raw.push(f << 3);
+                        varint(if big { 1 << (20 + 7 * u64::from(f)) } else { 7 }, &mut raw);
+                    }
+                }
+                raw.extend(stat);
+                cases.push(raw.clone());
+                for cut in 1..raw.len() {
+                    cases.push(raw[..cut].to_vec());
+                }
+            }
+        }
+        let mut usual = 0;
+        for raw in &cases {
+            let general = Event::parse_any(raw);
+            if let Some(fast) = Event::parse_usual(raw) {
+                usual += 1;
+                let general = general.as_ref().unwrap();
+                assert_eq!(header(&fast), header(general), "{raw:02x?}");
+                assert_eq!(stats(&fast), stats(general), "{raw:02x?}");
+            }
+            match (Event::parse(raw), general) {
+                (Ok(a), Ok(b)) => {
+                    assert_eq!(header(&a), header(&b), "{raw:02x?}");
+                    assert_eq!(stats(&a), stats(&b), "{raw:02x?}");
+                }
+                (a, b) => assert_eq!(a.is_err(), b.is_err(), "{raw:02x?}"),
+            }
+        }
+        assert!(usual > 100, "the fast path answered {usual} cases");
+    }
 }

@@ -189,7 +189,20 @@ mod tests {
     /// The fast path answers exactly as the general decoder wherever it answers.
     #[test]
     fn the_common_stat_shape_decodes_as_the_general_decoder_does() {
-        let values = [0u64, 1, 127, 128, 300, 1 << 35, u64::MAX >> 1, u64::MAX];
+        let values = [
+            0u64,
+            1,
+            127,
+            128,
+            300,
+            1 << 28,
+            1 << 35,
+            1 << 42,
+            (1 << 49) + 7,
+            1 << 56,
+            u64::MAX >> 1,
+            u64::MAX,
+        ];
         let mut cases: Vec<Vec<u8>> = Vec::new();
         for id in [0u64, 1, 5, 127, 128, 4000] {
             for v in values {

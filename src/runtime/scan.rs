@@ -677,7 +677,7 @@ impl<'p> HostVisitor<'p> {
         if self.routes[slot] == Route::Skip {
             return;
         }
-        let ids = self.ids;
+        let ids = &self.ids;
         let (mut run, mut module, mut program) = (None, None, None);
         event.for_each_stat(|id, v| {
             let id = Some(id);
@@ -823,7 +823,7 @@ impl<'p> HostVisitor<'p> {
     }
 
     fn memory_event(&mut self, line: &LineInfo, event: &Event<'_>, is_allocation: bool) {
-        let ids = self.ids;
+        let ids = &self.ids;
         let (mut reserved, mut allocated, mut available, mut peak_lifetime) =
             (0u64, 0u64, 0u64, 0u64);
         let (mut fragmentation, mut addr, mut size, mut requested) = (0f64, 0u64, 0u64, 0u64);
@@ -1159,11 +1159,11 @@ impl<'p, 's> DeviceVisitor<'p, 's> {
 
     fn module_and_program(&mut self, event: &Event<'_>) -> (Option<u32>, Option<u64>) {
         let (mut module, mut program) = (None, None);
-        let ids = self.ids;
+        let (module_id, program_id) = (self.ids.hlo_module, self.ids.program_id);
         event.for_each_stat(|id, v| {
-            if Some(id) == ids.hlo_module {
+            if Some(id) == module_id {
                 module = Some(v);
-            } else if Some(id) == ids.program_id {
+            } else if Some(id) == program_id {
                 program = v.as_u64();
             }
         });
