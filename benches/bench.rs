@@ -181,7 +181,9 @@ fn main() {
         let copies = ((gb * 1e9 - (source_len - repeated_len) as f64) / repeated_len as f64)
             .ceil()
             .max(1.0) as u64;
-        let capture = out_dir.join(format!("scaled_{gb}GB.xplane.pb"));
+        // Named after the scaler's version, so a capture made by an older scaler is
+        // not reused.
+        let capture = out_dir.join(format!("scaled{}_{gb}GB.xplane.pb", scale::VERSION));
         if !capture.exists() {
             if let Err(e) = make_capture(&source, &capture, copies) {
                 eprintln!("could not build {}: {e}", capture.display());

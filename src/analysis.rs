@@ -215,10 +215,28 @@ fn finish_report(
         })
         .collect();
     let labels: Vec<Option<String>> = runtime::execution_labels(&scan, &keys);
+    let dropped = runtime::dropped_launch_labels(&scan, &keys);
     drop(keys);
     let mut launches: std::collections::HashMap<&str, u64> = std::collections::HashMap::new();
     for l in labels.iter().flatten() {
         *launches.entry(l.as_str()).or_insert(0) += 1;
+    }
+    // Older launches whose module cannot be told (several modules share its name, and
+    // the program id that tells them apart was not known when it was dropped).
+    let mut unattributed = 0u64;
+    let mut unattributed_names: Vec<&str> = Vec::new();
+    for (l, count) in &dropped {
+        match l {
+            Some(l) if report.modules.iter().any(|m| m.label == *l) => {
+                *launches.entry(l.as_str()).or_insert(0) += count;
+            }
+            _ => {
+                unattributed += count;
+                if let Some(name) = l.as_deref().and_then(|l| l.strip_suffix("(?)")) {
+                    unattributed_names.push(name);
+                }
+            }
+        }
     }
     for m in &mut report.modules {
         m.executions = launches.get(m.label.as_str()).copied().unwrap_or(0);
@@ -266,13 +284,40 @@ fn finish_report(
         }
         report.runtime = Some(rt);
     }
-    if scan.records_dropped > 0 {
+    if let (dropped @ 1.., Some(through)) = (scan.records_dropped, scan.records_dropped_through_ps)
+    {
         report.notes.push(Note {
             id: "allocation_history_truncated".into(),
             text: format!(
-                "{} allocator events past the first {} were counted in the peaks but not kept for the timeline and live arrays",
-                scan.records_dropped,
-                runtime::scan::MAX_ALLOCATION_RECORDS
+                "the capture has more allocator events than are kept: the peaks and counts include all of them, but the timeline, the memory in use at each execution start and the live arrays come from the latest {} only, after {:.3} s ({} earlier ones are not kept)",
+                scan.records.len(),
+                through as f64 / 1e12,
+                dropped
+            ),
+        });
+    }
+    if let (dropped @ 1.., Some(through)) =
+        (scan.executions_dropped, scan.executions_dropped_through_ps)
+    {
+        report.notes.push(Note {
+            id: "execution_history_truncated".into(),
+            text: format!(
+                "the capture has more launches than are kept: all {} are counted, but the per-launch figures come from the latest {} only, after {:.3} s, and launches are numbered from the first one kept{}",
+                dropped + scan.executions.len() as u64,
+                scan.executions.len(),
+                through as f64 / 1e12,
+                if unattributed > 0 {
+                    format!(
+                        "; {unattributed} older launches could not be told apart between modules that share a name{}, so those modules count only their kept launches",
+                        if unattributed_names.is_empty() {
+                            String::new()
+                        } else {
+                            format!(" ({})", unattributed_names.join(", "))
+                        }
+                    )
+                } else {
+                    String::new()
+                }
             ),
         });
     }

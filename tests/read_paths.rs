@@ -33,8 +33,14 @@ fn captures() -> Vec<PathBuf> {
 }
 
 fn report(src: &dyn ByteSource) -> String {
-    let host = analyze(src, "host", "capture", &Options::default(), &mut |_, _, _| {})
-        .expect("analysis succeeds");
+    let host = analyze(
+        src,
+        "host",
+        "capture",
+        &Options::default(),
+        &mut |_, _, _| {},
+    )
+    .expect("analysis succeeds");
     oomlens::report::json::render(&oomlens::report(vec![host]))
 }
 
@@ -47,7 +53,10 @@ fn mapped_borrowed_and_copied_reads_give_the_same_report() {
         .iter()
         .filter(|p| std::fs::metadata(p).is_ok_and(|m| m.len() >= 256 << 10))
         .count();
-    assert!(mapped >= 3, "only {mapped} captures are large enough to be mapped");
+    assert!(
+        mapped >= 3,
+        "only {mapped} captures are large enough to be mapped"
+    );
     for path in &files {
         let bytes = std::fs::read(path).expect("read");
         let file = report(&FileSource::open(path).expect("open"));

@@ -269,6 +269,33 @@ pub fn execution_labels(scan: &RuntimeScan, modules: &[ModuleKey<'_>]) -> Vec<Op
         .collect()
 }
 
+/// The launches not kept (see `MAX_EXECUTIONS`), counted by label as kept ones are.
+pub fn dropped_launch_labels(
+    scan: &RuntimeScan,
+    modules: &[ModuleKey<'_>],
+) -> Vec<(Option<String>, u64)> {
+    let lookup = ModuleLookup::new(modules);
+    let mut counts: Vec<(Option<String>, u64)> = scan
+        .dropped_launches
+        .iter()
+        .map(|(&(module, program_id), &count)| {
+            let e = ExecutionRecord {
+                start_ps: 0,
+                end_ps: 0,
+                run_id: None,
+                module,
+                program_id,
+                launched_kernels: false,
+                waited_for_memory: false,
+                module_hint: None,
+            };
+            (lookup.label(scan, &e), count)
+        })
+        .collect();
+    counts.sort();
+    counts
+}
+
 /// The first module (in order) for each key [`execution_label`] matches on.
 struct ModuleLookup<'m> {
     by_program: HashMap<u64, &'m str>,
@@ -440,9 +467,17 @@ pub fn summarize(
             .rev()
             .find(|r| r.allocator == main)
     };
+    // Before the history kept (see `MAX_ALLOCATION_RECORDS`), nothing is known.
+    let kept_at = |t: i64| {
+        scan.records_dropped_through_ps
+            .is_none_or(|through| t > through)
+    };
     // In use at `t`: after the last allocator event before it; before any event, what
     // the first event's own figures say was in use before it.
     let in_use_at = |t: i64| -> Option<u64> {
+        if !kept_at(t) {
+            return None;
+        }
         if let Some(r) = last_record_before(t) {
             return Some(r.in_use);
         }
@@ -547,7 +582,8 @@ pub fn summarize(
     }
 
     // Live arrays at the last launch, grouped by who allocated them.
-    if let (Some(&last), Some(main)) = (starts.last(), main) {
+    let last = starts.last().copied().filter(|&t| kept_at(t));
+    if let (Some(last), Some(main)) = (last, main) {
         runtime.live_at_last_execution = live_groups(
             scan,
             labels,
@@ -777,7 +813,13 @@ fn live_groups(
         .collect();
     if before > 0 {
         out.push(LiveGroup {
-            origin: "allocated before the capture started".into(),
+            origin: match scan.records_dropped_through_ps {
+                None => "allocated before the capture started".into(),
+                Some(t) => format!(
+                    "allocated before {:.3} s (older allocator events are not kept)",
+                    t as f64 / 1e12
+                ),
+            },
             bytes: before,
             count: 0,
             input_bytes: absorbed_before,

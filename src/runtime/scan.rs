@@ -9,15 +9,16 @@ use serde::{Deserialize, Serialize};
 use super::names::{is_user_frame, jit_module_name, module_in_name, EventKind, KindTable};
 use crate::capture::{Event, EventVisitor, LineInfo, Plane, StatRef};
 
-/// Allocator events kept for the timeline and the live-array analysis. Beyond this the
-/// peaks stay exact (they are streamed) but the per-event history stops. Each scan
-/// thread may keep the whole cap, so that below it a split scan keeps exactly what one
-/// thread would (the merge keeps the first events in file order); launches likewise.
-pub const MAX_ALLOCATION_RECORDS: usize = 5 << 16;
+/// Allocator events kept for the timeline and the live-array analysis: the latest ones
+/// in time. Beyond this the peaks and counts stay exact (they are streamed) but the
+/// history kept starts later: an out-of-memory error happens at the end of a capture,
+/// and what is live then is best told from the latest events. A scan holds up to twice
+/// this many before it drops the older half, so dropping costs little per event.
+pub const MAX_ALLOCATION_RECORDS: usize = 1 << 17;
 /// How often (in visited events of a line) the scan leaves a checkpoint.
 pub const CHECKPOINT_EVERY: u32 = 4096;
-/// Launches kept; further ones are counted only.
-pub const MAX_EXECUTIONS: usize = 1 << 18;
+/// Launches kept, the latest in time (as for allocator events); all are counted.
+pub const MAX_EXECUTIONS: usize = 1 << 15;
 /// `AllocatorRetry` waits kept; all are counted and timed (see [`RetryTotals`]).
 pub const MAX_RETRY_RECORDS: usize = 1 << 16;
 
@@ -324,9 +325,18 @@ impl RetryTotals {
 pub struct RuntimeScan {
     pub allocators: Vec<AllocatorState>,
     pub records: Vec<AllocationRecord>,
+    /// Allocator events counted but not kept in `records`: all those at or before
+    /// `records_dropped_through_ps`, and none after it.
     pub records_dropped: u64,
+    pub records_dropped_through_ps: Option<i64>,
     pub executions: Vec<ExecutionRecord>,
+    /// Launches counted but not kept: all those starting at or before
+    /// `executions_dropped_through_ps`, none after it.
     pub executions_dropped: u64,
+    pub executions_dropped_through_ps: Option<i64>,
+    /// Launches dropped, by the module and program known for them when dropped, so
+    /// that each module still counts all its launches.
+    pub dropped_launches: HashMap<(Option<u32>, Option<u64>), u64>,
     /// Interned module names (from execution events and kernels).
     pub module_names: Vec<String>,
     pub transfers: Vec<String>,
@@ -345,8 +355,10 @@ pub struct RuntimeScan {
     /// whether it can skip the line.
     pub line_marks: Vec<LineMarks>,
     module_index: HashMap<String, u32>,
-    run_modules: HashMap<i64, u32>,
-    run_programs: HashMap<i64, u64>,
+    /// Module and program of a run id, with when it was first seen: entries older than
+    /// the launches kept are dropped with them.
+    run_modules: HashMap<i64, (u32, i64)>,
+    run_programs: HashMap<i64, (u64, i64)>,
     /// Lines of each device plane walked, in file order (for the plane summary).
     pub device_line_counts: Vec<usize>,
 }
@@ -360,6 +372,134 @@ impl RuntimeScan {
         self.module_names.push(name.to_owned());
         self.module_index.insert(name.to_owned(), i);
         i
+    }
+
+    /// Keeps a new allocator event unless it is older than the history kept; drops the
+    /// older events once twice the cap is held.
+    fn keep_record(&mut self, record: AllocationRecord) {
+        if self
+            .records_dropped_through_ps
+            .is_some_and(|t| record.time_ps <= t)
+        {
+            self.records_dropped += 1;
+            return;
+        }
+        self.records.push(record);
+        if self.records.len() >= 2 * MAX_ALLOCATION_RECORDS {
+            self.keep_latest_records();
+        }
+    }
+
+    /// Drops every record at or before the time that leaves at most
+    /// [`MAX_ALLOCATION_RECORDS`] later ones (fewer when several share that time), in
+    /// linear time; the kept ones stay in scan order.
+    fn keep_latest_records(&mut self) {
+        let n = self.records.len();
+        let Some(last_dropped) = n.checked_sub(MAX_ALLOCATION_RECORDS + 1) else {
+            return;
+        };
+        let mut times: Vec<i64> = self.records.iter().map(|r| r.time_ps).collect();
+        let (_, &mut through, _) = times.select_nth_unstable(last_dropped);
+        drop(times);
+        self.records.retain(|r| r.time_ps > through);
+        self.records_dropped += (n - self.records.len()) as u64;
+        self.records_dropped_through_ps = Some(
+            self.records_dropped_through_ps
+                .map_or(through, |t| t.max(through)),
+        );
+    }
+
+    /// Keeps a new launch unless it starts before the launches kept; returns its index.
+    /// Once twice the cap is held the older half is dropped: `remap` is then called
+    /// with each old index's new one (`None` for dropped launches), for the indices
+    /// the caller holds.
+    fn keep_execution(
+        &mut self,
+        e: ExecutionRecord,
+        remap: impl FnOnce(&dyn Fn(u32) -> Option<u32>),
+    ) -> Option<u32> {
+        if self
+            .executions_dropped_through_ps
+            .is_some_and(|t| e.start_ps <= t)
+        {
+            self.count_dropped_launch(&e);
+            return None;
+        }
+        self.executions.push(e);
+        if self.executions.len() >= 2 * MAX_EXECUTIONS {
+            if let Some(new_index) = self.keep_latest_executions() {
+                remap(&|i| new_index.get(i as usize).copied().flatten());
+            }
+        }
+        self.executions.len().checked_sub(1).map(|i| i as u32)
+    }
+
+    /// Drops every launch starting at or before the time that leaves at most
+    /// [`MAX_EXECUTIONS`] later ones, renumbering what points at launches; returns the
+    /// new index of each old one, if any were dropped.
+    fn keep_latest_executions(&mut self) -> Option<Vec<Option<u32>>> {
+        let n = self.executions.len();
+        let last_dropped = n.checked_sub(MAX_EXECUTIONS + 1)?;
+        let mut starts: Vec<i64> = self.executions.iter().map(|e| e.start_ps).collect();
+        let (_, &mut through, _) = starts.select_nth_unstable(last_dropped);
+        drop(starts);
+        Some(self.drop_executions_through(through))
+    }
+
+    fn count_dropped_launch(&mut self, e: &ExecutionRecord) {
+        let run = e.run_id;
+        let module = e
+            .module
+            .or_else(|| run.and_then(|r| self.run_modules.get(&r)).map(|&(m, _)| m))
+            .or(e.module_hint);
+        let program = e
+            .program_id
+            .or_else(|| run.and_then(|r| self.run_programs.get(&r)).map(|&(p, _)| p));
+        self.executions_dropped += 1;
+        *self.dropped_launches.entry((module, program)).or_insert(0) += 1;
+    }
+
+    /// Drops the launches starting at or before `through`, renumbering what points at
+    /// launches; returns the new index of each old one.
+    fn drop_executions_through(&mut self, through: i64) -> Vec<Option<u32>> {
+        let dropped: Vec<ExecutionRecord> = self
+            .executions
+            .iter()
+            .filter(|e| e.start_ps <= through)
+            .cloned()
+            .collect();
+        for e in &dropped {
+            self.count_dropped_launch(e);
+        }
+        let mut next = 0u32;
+        let new_index: Vec<Option<u32>> = self
+            .executions
+            .iter()
+            .map(|e| {
+                (e.start_ps > through).then(|| {
+                    next += 1;
+                    next - 1
+                })
+            })
+            .collect();
+        self.executions.retain(|e| e.start_ps > through);
+        self.executions_dropped_through_ps = Some(
+            self.executions_dropped_through_ps
+                .map_or(through, |t| t.max(through)),
+        );
+        let remap = |i: u32| new_index.get(i as usize).copied().flatten();
+        for r in &mut self.records {
+            if let Origin::Execution(i) = r.origin {
+                r.origin = remap(i).map_or(Origin::Unknown, Origin::Execution);
+            }
+        }
+        for r in &mut self.retries {
+            r.execution = r.execution.and_then(remap);
+        }
+        // A run's work starts with its launch: runs seen by then were dropped with it.
+        self.run_modules.retain(|_, &mut (_, seen)| seen > through);
+        self.run_programs.retain(|_, &mut (_, seen)| seen > through);
+        new_index
     }
 
     /// Adds what another thread found on later lines of the same host plane: tables
@@ -399,27 +539,47 @@ impl RuntimeScan {
         }
         let executions_before = self.executions.len() as u32;
         let transfers_before = self.transfers.len() as u32;
-        let room = MAX_ALLOCATION_RECORDS.saturating_sub(self.records.len());
-        self.records_dropped +=
-            other.records_dropped + other.records.len().saturating_sub(room) as u64;
-        self.records
-            .extend(other.records.into_iter().take(room).map(|mut r| {
-                r.allocator = allocators
-                    .get(r.allocator as usize)
-                    .copied()
-                    .unwrap_or(r.allocator);
-                r.origin = match r.origin {
-                    Origin::Execution(i) => Origin::Execution(i + executions_before),
-                    Origin::Transfer(t) => Origin::Transfer(t + transfers_before),
-                    o => o,
-                };
-                r
-            }));
-        let launch_room = MAX_EXECUTIONS.saturating_sub(self.executions.len());
-        self.executions_dropped +=
-            other.executions_dropped + other.executions.len().saturating_sub(launch_room) as u64;
+        self.records_dropped += other.records_dropped;
+        // What either part dropped is older than what the whole keeps.
+        let through = match (
+            self.records_dropped_through_ps,
+            other.records_dropped_through_ps,
+        ) {
+            (Some(a), Some(b)) => Some(a.max(b)),
+            (a, b) => a.or(b),
+        };
+        self.records.extend(other.records.into_iter().map(|mut r| {
+            r.allocator = allocators
+                .get(r.allocator as usize)
+                .copied()
+                .unwrap_or(r.allocator);
+            r.origin = match r.origin {
+                Origin::Execution(i) => Origin::Execution(i + executions_before),
+                Origin::Transfer(t) => Origin::Transfer(t + transfers_before),
+                o => o,
+            };
+            r
+        }));
+        if let Some(through) = through {
+            let n = self.records.len();
+            self.records.retain(|r| r.time_ps > through);
+            self.records_dropped += (n - self.records.len()) as u64;
+            self.records_dropped_through_ps = Some(through);
+        }
+        self.keep_latest_records();
+        self.executions_dropped += other.executions_dropped;
+        for ((m, p), count) in other.dropped_launches {
+            *self.dropped_launches.entry((module(m), p)).or_insert(0) += count;
+        }
+        let executions_through = match (
+            self.executions_dropped_through_ps,
+            other.executions_dropped_through_ps,
+        ) {
+            (Some(a), Some(b)) => Some(a.max(b)),
+            (a, b) => a.or(b),
+        };
         self.executions
-            .extend(other.executions.into_iter().take(launch_room).map(|mut e| {
+            .extend(other.executions.into_iter().map(|mut e| {
                 e.module = module(e.module);
                 e.module_hint = module(e.module_hint);
                 e
@@ -433,11 +593,16 @@ impl RuntimeScan {
                 r.execution = r.execution.map(|i| i + executions_before);
                 r
             }));
+        // What either part dropped starts before what the whole keeps.
+        if let Some(through) = executions_through {
+            self.drop_executions_through(through);
+        }
+        self.keep_latest_executions();
         self.host_lines += other.host_lines;
         self.host_events += other.host_events;
-        for (run, m) in other.run_modules {
+        for (run, (m, seen)) in other.run_modules {
             if let Some(m) = module(Some(m)) {
-                self.run_modules.entry(run).or_insert(m);
+                self.run_modules.entry(run).or_insert((m, seen));
             }
         }
         for (run, p) in other.run_programs {
@@ -454,6 +619,8 @@ impl RuntimeScan {
     /// launches of one run (same run id) into one execution, resolves allocations made
     /// for a run id to its launch, then orders launches by time (records follow).
     pub fn finish_host(&mut self) {
+        self.keep_latest_records();
+        self.keep_latest_executions();
         let n = self.executions.len();
         // Representative (earliest) launch of each run id.
         let mut by_run: HashMap<i64, u32> = HashMap::default();
@@ -499,10 +666,10 @@ impl RuntimeScan {
         for e in &mut self.executions {
             if let Some(run) = e.run_id {
                 if e.module.is_none() {
-                    e.module = self.run_modules.get(&run).copied();
+                    e.module = self.run_modules.get(&run).map(|&(m, _)| m);
                 }
                 if e.program_id.is_none() {
-                    e.program_id = self.run_programs.get(&run).copied();
+                    e.program_id = self.run_programs.get(&run).map(|&(p, _)| p);
                 }
             }
         }
@@ -664,7 +831,7 @@ impl<'p> HostVisitor<'p> {
     /// Learns which module a run id ran from a CPU thunk event (XLA's CPU runtime puts
     /// `hlo_module`, `program_id` and `run_id` on each thunk, `xla/backends/cpu/runtime/thunk.cc`).
     /// Each event type is probed once; only thunk types are read after that.
-    fn thunk_event(&mut self, event: &Event<'_>) {
+    fn thunk_event(&mut self, event: &Event<'_>, time: i64) {
         let Some(slot) = usize::try_from(event.metadata_id)
             .ok()
             .filter(|&i| i < DENSE_IDS)
@@ -702,10 +869,10 @@ impl<'p> HostVisitor<'p> {
             intern_module_stat(&mut self.scan, self.plane, &mut self.module_by_ref, &v)
         });
         if let Some(m) = module {
-            self.scan.run_modules.insert(run, m);
+            self.scan.run_modules.insert(run, (m, time));
         }
         if let Some(p) = program {
-            self.scan.run_programs.entry(run).or_insert(p);
+            self.scan.run_programs.entry(run).or_insert((p, time));
         }
     }
 
@@ -815,6 +982,28 @@ impl<'p> HostVisitor<'p> {
         intern_module_stat(&mut self.scan, self.plane, &mut self.module_by_ref, &value?)
     }
 
+    /// Records a launch and opens its span, so that what it encloses is its own; a
+    /// launch older than those kept opens no span (what it encloses has no origin).
+    fn push_execution(&mut self, e: ExecutionRecord) {
+        let end = e.end_ps;
+        let stack = &mut self.stack;
+        let index = self.scan.keep_execution(e, |remap| {
+            stack.retain_mut(|(_, span)| match span {
+                Span::Execution(i) => match remap(*i) {
+                    Some(new) => {
+                        *i = new;
+                        true
+                    }
+                    None => false,
+                },
+                _ => true,
+            });
+        });
+        if let Some(index) = index {
+            self.stack.push((end, Span::Execution(index)));
+        }
+    }
+
     fn innermost_execution(&self) -> Option<u32> {
         self.stack.iter().rev().find_map(|(_, s)| match s {
             Span::Execution(i) => Some(*i),
@@ -893,22 +1082,18 @@ impl<'p> HostVisitor<'p> {
                 state.fragmentation_at_peak = fragmentation;
             }
         }
-        if self.scan.records.len() < MAX_ALLOCATION_RECORDS {
-            let origin = self.origin();
-            self.scan.records.push(AllocationRecord {
-                time_ps: time,
-                in_use,
-                reserved,
-                addr,
-                size,
-                requested,
-                allocator,
-                is_allocation,
-                origin,
-            });
-        } else {
-            self.scan.records_dropped += 1;
-        }
+        let origin = self.origin();
+        self.scan.keep_record(AllocationRecord {
+            time_ps: time,
+            in_use,
+            reserved,
+            addr,
+            size,
+            requested,
+            allocator,
+            is_allocation,
+            origin,
+        });
     }
 }
 
@@ -942,7 +1127,7 @@ impl EventVisitor for HostVisitor<'_> {
         }
         let kind = self.kinds.get(event.metadata_id);
         if kind == EventKind::Other {
-            self.thunk_event(event);
+            self.thunk_event(event, event.start_ps(line));
             return;
         }
         let start = event.start_ps(line);
@@ -1011,24 +1196,19 @@ impl EventVisitor for HostVisitor<'_> {
                     }
                     return;
                 }
-                if self.scan.executions.len() >= MAX_EXECUTIONS {
-                    self.scan.executions_dropped += 1;
-                    return;
-                }
                 let module = self.launch_module(event.metadata_id);
-                let index = self.scan.executions.len() as u32;
                 let module_hint = self.jit_hint();
-                self.scan.executions.push(ExecutionRecord {
+                let run_id = self.run_id(event);
+                self.push_execution(ExecutionRecord {
                     start_ps: start,
                     end_ps: end,
-                    run_id: self.run_id(event),
+                    run_id,
                     module,
                     program_id: None,
                     launched_kernels: false,
                     waited_for_memory: false,
                     module_hint,
                 });
-                self.stack.push((end, Span::Execution(index)));
             }
             EventKind::ModuleRun => {
                 let Some(module) = self.module_stat(event) else {
@@ -1046,24 +1226,21 @@ impl EventVisitor for HostVisitor<'_> {
                         }
                     }
                     Some((_, Span::Run(run))) => {
-                        self.scan.run_modules.entry(*run).or_insert(module);
+                        self.scan.run_modules.entry(*run).or_insert((module, start));
                     }
                     _ => {
                         // A launch seen only through the module it runs (CPU thunks).
-                        if self.scan.executions.len() < MAX_EXECUTIONS {
-                            let index = self.scan.executions.len() as u32;
-                            self.scan.executions.push(ExecutionRecord {
-                                start_ps: start,
-                                end_ps: end,
-                                run_id: self.run_id(event),
-                                module: Some(module),
-                                program_id: None,
-                                launched_kernels: false,
-                                waited_for_memory: false,
-                                module_hint: None,
-                            });
-                            self.stack.push((end, Span::Execution(index)));
-                        }
+                        let run_id = self.run_id(event);
+                        self.push_execution(ExecutionRecord {
+                            start_ps: start,
+                            end_ps: end,
+                            run_id,
+                            module: Some(module),
+                            program_id: None,
+                            launched_kernels: false,
+                            waited_for_memory: false,
+                            module_hint: None,
+                        });
                     }
                 }
             }
@@ -1279,6 +1456,133 @@ impl EventVisitor for DeviceVisitor<'_, '_> {
                     e.module = module;
                 }
                 break;
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Times in a scrambled but reproducible order (a permutation of `0..n`).
+    fn scrambled(n: usize) -> impl Iterator<Item = i64> {
+        (0..n as u64).map(move |i| ((i * 7919) % n as u64) as i64)
+    }
+
+    fn record(time_ps: i64, origin: Origin) -> AllocationRecord {
+        AllocationRecord {
+            time_ps,
+            in_use: time_ps as u64,
+            reserved: 0,
+            addr: time_ps as u64,
+            size: 1,
+            requested: 1,
+            allocator: 0,
+            is_allocation: true,
+            origin,
+        }
+    }
+
+    fn execution(start_ps: i64) -> ExecutionRecord {
+        ExecutionRecord {
+            start_ps,
+            end_ps: start_ps + 1,
+            run_id: Some(start_ps),
+            module: None,
+            program_id: None,
+            launched_kernels: false,
+            waited_for_memory: false,
+            module_hint: None,
+        }
+    }
+
+    /// Whatever order events arrive in, and however the scan is split, the history kept
+    /// is the latest events in time, in arrival order, and every event is counted.
+    #[test]
+    fn the_latest_allocator_events_are_kept_and_the_rest_counted() {
+        let n = 3 * MAX_ALLOCATION_RECORDS + 123;
+        let mut whole = RuntimeScan::default();
+        for t in scrambled(n) {
+            whole.keep_record(record(t, Origin::Unknown));
+        }
+        whole.finish_host();
+        let through = (n - MAX_ALLOCATION_RECORDS - 1) as i64;
+        assert_eq!(whole.records.len(), MAX_ALLOCATION_RECORDS);
+        assert_eq!(whole.records_dropped as usize, n - MAX_ALLOCATION_RECORDS);
+        assert_eq!(whole.records_dropped_through_ps, Some(through));
+        assert!(whole.records.iter().all(|r| r.time_ps > through));
+        assert!(whole
+            .records
+            .windows(2)
+            .all(|w| w[0].time_ps < w[1].time_ps));
+
+        // The same events in two parts, merged: the same history.
+        let (mut first, mut second) = (RuntimeScan::default(), RuntimeScan::default());
+        for (i, t) in scrambled(n).enumerate() {
+            let part = if i < n / 3 { &mut first } else { &mut second };
+            part.keep_record(record(t, Origin::Unknown));
+        }
+        first.absorb(second);
+        first.finish_host();
+        assert_eq!(first.records_dropped, whole.records_dropped);
+        assert_eq!(first.records_dropped_through_ps, Some(through));
+        let times = |s: &RuntimeScan| s.records.iter().map(|r| r.time_ps).collect::<Vec<_>>();
+        assert_eq!(times(&first), times(&whole));
+    }
+
+    /// Dropping old launches renumbers what points at the kept ones, and what pointed
+    /// at a dropped one no longer names a launch.
+    #[test]
+    fn dropping_old_launches_renumbers_what_points_at_them() {
+        let n = 2 * MAX_EXECUTIONS + 10;
+        let mut scan = RuntimeScan::default();
+        // The indices a caller holds, as the host visitor holds its open launches.
+        let mut held: Vec<(i64, Option<u32>)> = Vec::new();
+        for start in scrambled(n) {
+            let start = start * 10;
+            let index = scan.keep_execution(execution(start), |remap| {
+                for (_, h) in held.iter_mut() {
+                    *h = h.and_then(remap);
+                }
+            });
+            held.push((start, index));
+            if let Some(i) = index {
+                // An allocation inside the launch, and a wait.
+                scan.records.push(record(start + 1, Origin::Execution(i)));
+                scan.retries.push(RetryRecord {
+                    start_ps: start + 1,
+                    duration_ps: 1,
+                    execution: Some(i),
+                    run: None,
+                });
+            }
+        }
+        assert!(scan.executions_dropped > 0, "no launch was dropped yet");
+        for &(start, index) in &held {
+            if let Some(i) = index {
+                assert_eq!(scan.executions[i as usize].start_ps, start);
+            }
+        }
+        scan.keep_latest_executions();
+        assert_eq!(scan.executions.len(), MAX_EXECUTIONS);
+        assert_eq!(scan.executions_dropped as usize, n - MAX_EXECUTIONS);
+        let through = scan
+            .executions_dropped_through_ps
+            .expect("launches dropped");
+        assert!(scan.executions.iter().all(|e| e.start_ps > through));
+        for r in &scan.records {
+            match r.origin {
+                Origin::Execution(i) => {
+                    assert_eq!(scan.executions[i as usize].start_ps, r.time_ps - 1)
+                }
+                _ => assert!(r.time_ps - 1 <= through),
+            }
+        }
+        for w in &scan.retries {
+            match w.execution {
+                Some(i) => assert_eq!(scan.executions[i as usize].start_ps, w.start_ps - 1),
+                None => assert!(w.start_ps - 1 <= through),
             }
         }
     }
