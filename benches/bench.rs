@@ -163,7 +163,8 @@ fn main() {
     let source_len = FileSource::open(&source)
         .map(|s| s.len())
         .expect("source capture");
-    // Only the host and device planes are repeated; the plans are copied once.
+    // Only the lines of the host and device planes are repeated; the plans and the
+    // planes' names are copied once.
     let repeated_len = {
         let src = FileSource::open(&source).expect("source capture");
         let index = oomlens::capture::CaptureIndex::scan(&src).expect("source is a capture");
@@ -171,7 +172,10 @@ fn main() {
             .planes
             .iter()
             .filter(|p| p.name != "/host:metadata")
-            .map(|p| p.len)
+            .filter_map(|p| oomlens::capture::Plane::open(&src, p).ok())
+            .flat_map(|p| p.lines)
+            // Each line's key and length prefix, then the line.
+            .map(|(_, len)| len + 4)
             .sum::<u64>()
             .max(1)
     };

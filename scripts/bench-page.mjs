@@ -4,7 +4,7 @@
 // to the finished report (fastest of OOMLENS_BENCH_RUNS runs, 3), the engine's memory
 // and the browser's peak resident memory.
 //
-//   npm run build && node scripts/bench-page.mjs bench-out/scaled_1GB.xplane.pb ...
+//   npm run build && node scripts/bench-page.mjs bench-out/scaled2_1GB.xplane.pb ...
 import { execFileSync } from 'node:child_process';
 import { statSync } from 'node:fs';
 import { launch, openPage, runsSoFar, startServer, waitForRun } from '../tests/web/helpers.mjs';

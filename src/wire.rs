@@ -131,6 +131,30 @@ impl<'a> Fields<'a> {
         Ok(out)
     }
 
+    /// Passes over consecutive fields with the one-byte key `key` and a payload under
+    /// 128 bytes that starts with a one-byte field 1 (`0x08 id`, as an event's metadata
+    /// id) for which `skip(id)` holds; returns the last payload passed over. Stops
+    /// before anything else, which [`Fields::next_field`] then reads.
+    #[inline(always)]
+    pub fn skip_small_messages(
+        &mut self,
+        key: u8,
+        mut skip: impl FnMut(i64) -> bool,
+    ) -> Option<&'a [u8]> {
+        let mut last = None;
+        while let Some([k, len @ 0..=0x7f, tail @ ..]) = self.buf.get(self.pos..) {
+            let len = usize::from(*len);
+            match tail.get(..len) {
+                Some(payload @ [0x08, id @ 0..=0x7f, ..]) if *k == key && skip(i64::from(*id)) => {
+                    last = Some(payload);
+                    self.pos = self.pos.wrapping_add(2).wrapping_add(len);
+                }
+                _ => break,
+            }
+        }
+        last
+    }
+
     /// The next field number and value, `None` at the end of the message.
     #[inline(always)]
     pub fn next_field(&mut self) -> Result<Option<(u32, Value<'a>)>, WireError> {

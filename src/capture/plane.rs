@@ -488,6 +488,14 @@ fn visit_line<V: EventVisitor + ?Sized>(
         let mut fields = Fields::new(window);
         let mut consumed = 0usize;
         loop {
+            if announced == Some(true) {
+                // Most events are of types the visitor skips: pass over runs of them
+                // in a tight loop, keeping only the last (for the line's span).
+                if let Some(raw) = fields.skip_small_messages(0x22, |id| !visitor.wants(id)) {
+                    last_raw = Some(raw);
+                    consumed = fields.position();
+                }
+            }
             let field = match fields.next_field() {
                 Ok(Some(f)) => f,
                 Ok(None) => break,
