@@ -89,6 +89,20 @@ pub(crate) fn decode_varint(buf: &[u8]) -> Result<(u64, usize), WireError> {
     }
 }
 
+/// Appends `v` as a varint (for tests that build wire bytes by hand).
+#[cfg(test)]
+pub(crate) fn encode_varint(mut v: u64, out: &mut Vec<u8>) {
+    loop {
+        let b = (v & 0x7f) as u8;
+        v >>= 7;
+        if v == 0 {
+            out.push(b);
+            return;
+        }
+        out.push(b | 0x80);
+    }
+}
+
 /// Iterates over the fields of one message held in memory.
 pub struct Fields<'a> {
     buf: &'a [u8],

@@ -79,6 +79,20 @@ pub struct Event<'a> {
 }
 
 impl<'a> Event<'a> {
+    /// An event whose header is still to be read from `raw`.
+    #[inline(always)]
+    fn unread(raw: &'a [u8]) -> Self {
+        Event {
+            metadata_id: 0,
+            offset_ps: 0,
+            duration_ps: 0,
+            num_occurrences: 0,
+            file_offset: 0,
+            raw,
+            stats_at: 0,
+        }
+    }
+
     fn parse(raw: &'a [u8]) -> Result<Self, crate::wire::WireError> {
         Self::parse_usual(raw).map_or_else(|| Self::parse_any(raw), Ok)
     }
@@ -88,15 +102,7 @@ impl<'a> Event<'a> {
     /// shape, which [`Event::parse_any`] reads the same way.
     #[inline(always)]
     fn parse_usual(raw: &'a [u8]) -> Option<Self> {
-        let mut event = Event {
-            metadata_id: 0,
-            offset_ps: 0,
-            duration_ps: 0,
-            num_occurrences: 0,
-            file_offset: 0,
-            raw,
-            stats_at: 0,
-        };
+        let mut event = Event::unread(raw);
         let mut pos = 0usize;
         if let Some(id) = varint_field(raw, &mut pos, 0x08)? {
             event.metadata_id = id as i64;
@@ -121,15 +127,7 @@ impl<'a> Event<'a> {
 
     /// Any field order, repeated or unknown fields included.
     fn parse_any(raw: &'a [u8]) -> Result<Self, crate::wire::WireError> {
-        let mut event = Event {
-            metadata_id: 0,
-            offset_ps: 0,
-            duration_ps: 0,
-            num_occurrences: 0,
-            file_offset: 0,
-            raw,
-            stats_at: 0,
-        };
+        let mut event = Event::unread(raw);
         let mut fields = Fields::new(raw);
         let mut timed = false;
         while let Some((field, value)) = fields.next_field()? {
@@ -750,17 +748,7 @@ fn parse_stat_metadata_entry(bytes: &[u8]) -> Option<(u64, String)> {
 mod tests {
     use super::*;
 
-    fn varint(mut v: u64, out: &mut Vec<u8>) {
-        loop {
-            let b = (v & 0x7f) as u8;
-            v >>= 7;
-            if v == 0 {
-                out.push(b);
-                return;
-            }
-            out.push(b | 0x80);
-        }
-    }
+    use crate::wire::encode_varint as varint;
 
     fn header(e: &Event<'_>) -> (i64, i64, i64, i64) {
         (e.metadata_id, e.offset_ps, e.duration_ps, e.num_occurrences)

@@ -169,17 +169,10 @@ fn whole_varint(bytes: &[u8]) -> Option<u64> {
 mod tests {
     use super::*;
 
-    fn varint(mut v: u64) -> Vec<u8> {
+    fn varint(v: u64) -> Vec<u8> {
         let mut out = Vec::new();
-        loop {
-            let b = (v & 0x7f) as u8;
-            v >>= 7;
-            if v == 0 {
-                out.push(b);
-                return out;
-            }
-            out.push(b | 0x80);
-        }
+        crate::wire::encode_varint(v, &mut out);
+        out
     }
 
     fn same(a: Option<(u64, StatRef<'_>)>, b: Option<(u64, StatRef<'_>)>) -> bool {
