@@ -425,13 +425,17 @@ impl RuntimeScan {
             self.count_dropped_launch(&e);
             return None;
         }
+        let mut index = Some(self.executions.len() as u32);
         self.executions.push(e);
         if self.executions.len() >= 2 * MAX_EXECUTIONS {
             if let Some(new_index) = self.keep_latest_executions() {
-                remap(&|i| new_index.get(i as usize).copied().flatten());
+                let renumber = |i: u32| new_index.get(i as usize).copied().flatten();
+                // The new launch itself may be among the oldest, and go.
+                index = index.and_then(renumber);
+                remap(&renumber);
             }
         }
-        self.executions.len().checked_sub(1).map(|i| i as u32)
+        index
     }
 
     /// Drops every launch starting at or before the time that leaves at most
@@ -1529,6 +1533,23 @@ mod tests {
         assert_eq!(first.records_dropped_through_ps, Some(through));
         let times = |s: &RuntimeScan| s.records.iter().map(|r| r.time_ps).collect::<Vec<_>>();
         assert_eq!(times(&first), times(&whole));
+    }
+
+    /// A launch older than all the others, arriving when the older half goes, goes
+    /// with it: it gets no index (so nothing is attributed to another launch).
+    #[test]
+    fn a_launch_dropped_on_arrival_gets_no_index() {
+        let mut scan = RuntimeScan::default();
+        for start in 1..2 * MAX_EXECUTIONS as i64 {
+            assert!(scan
+                .keep_execution(execution(1000 + start), |_| {})
+                .is_some());
+        }
+        let mut renumbered = false;
+        let index = scan.keep_execution(execution(0), |_| renumbered = true);
+        assert!(renumbered, "the older half was not dropped");
+        assert_eq!(index, None);
+        assert_eq!(scan.executions.len(), MAX_EXECUTIONS);
     }
 
     /// Dropping old launches renumbers what points at the kept ones, and what pointed
