@@ -394,19 +394,19 @@ impl RuntimeScan {
     /// [`MAX_ALLOCATION_RECORDS`] later ones (fewer when several share that time), in
     /// linear time; the kept ones stay in scan order.
     fn keep_latest_records(&mut self) {
+        let times = self.records.iter().map(|r| r.time_ps);
+        if let Some(through) = cutoff(times, MAX_ALLOCATION_RECORDS) {
+            self.drop_records_through(through);
+        }
+    }
+
+    /// Drops the records at or before `through`.
+    fn drop_records_through(&mut self, through: i64) {
         let n = self.records.len();
-        let Some(last_dropped) = n.checked_sub(MAX_ALLOCATION_RECORDS + 1) else {
-            return;
-        };
-        let mut times: Vec<i64> = self.records.iter().map(|r| r.time_ps).collect();
-        let (_, &mut through, _) = times.select_nth_unstable(last_dropped);
-        drop(times);
         self.records.retain(|r| r.time_ps > through);
         self.records_dropped += (n - self.records.len()) as u64;
-        self.records_dropped_through_ps = Some(
-            self.records_dropped_through_ps
-                .map_or(through, |t| t.max(through)),
-        );
+        // `None` is before every time.
+        self.records_dropped_through_ps = self.records_dropped_through_ps.max(Some(through));
     }
 
     /// Keeps a new launch unless it starts before the launches kept; returns its index.
@@ -422,7 +422,7 @@ impl RuntimeScan {
             .executions_dropped_through_ps
             .is_some_and(|t| e.start_ps <= t)
         {
-            self.count_dropped_launch(&e);
+            self.count_dropped_launch(self.dropped_launch_key(&e));
             return None;
         }
         let mut index = Some(self.executions.len() as u32);
@@ -442,15 +442,19 @@ impl RuntimeScan {
     /// [`MAX_EXECUTIONS`] later ones, renumbering what points at launches; returns the
     /// new index of each old one, if any were dropped.
     fn keep_latest_executions(&mut self) -> Option<Vec<Option<u32>>> {
-        let n = self.executions.len();
-        let last_dropped = n.checked_sub(MAX_EXECUTIONS + 1)?;
-        let mut starts: Vec<i64> = self.executions.iter().map(|e| e.start_ps).collect();
-        let (_, &mut through, _) = starts.select_nth_unstable(last_dropped);
-        drop(starts);
+        let starts = self.executions.iter().map(|e| e.start_ps);
+        let through = cutoff(starts, MAX_EXECUTIONS)?;
         Some(self.drop_executions_through(through))
     }
 
-    fn count_dropped_launch(&mut self, e: &ExecutionRecord) {
+    /// Counts a launch that is not kept, under the module and program known for it
+    /// ([`RuntimeScan::dropped_launch_key`]).
+    fn count_dropped_launch(&mut self, key: (Option<u32>, Option<u64>)) {
+        self.executions_dropped += 1;
+        *self.dropped_launches.entry(key).or_insert(0) += 1;
+    }
+
+    fn dropped_launch_key(&self, e: &ExecutionRecord) -> (Option<u32>, Option<u64>) {
         let run = e.run_id;
         let module = e
             .module
@@ -459,21 +463,20 @@ impl RuntimeScan {
         let program = e
             .program_id
             .or_else(|| run.and_then(|r| self.run_programs.get(&r)).map(|&(p, _)| p));
-        self.executions_dropped += 1;
-        *self.dropped_launches.entry((module, program)).or_insert(0) += 1;
+        (module, program)
     }
 
     /// Drops the launches starting at or before `through`, renumbering what points at
     /// launches; returns the new index of each old one.
     fn drop_executions_through(&mut self, through: i64) -> Vec<Option<u32>> {
-        let dropped: Vec<ExecutionRecord> = self
+        let dropped: Vec<_> = self
             .executions
             .iter()
             .filter(|e| e.start_ps <= through)
-            .cloned()
+            .map(|e| self.dropped_launch_key(e))
             .collect();
-        for e in &dropped {
-            self.count_dropped_launch(e);
+        for key in dropped {
+            self.count_dropped_launch(key);
         }
         let mut next = 0u32;
         let new_index: Vec<Option<u32>> = self
@@ -487,10 +490,7 @@ impl RuntimeScan {
             })
             .collect();
         self.executions.retain(|e| e.start_ps > through);
-        self.executions_dropped_through_ps = Some(
-            self.executions_dropped_through_ps
-                .map_or(through, |t| t.max(through)),
-        );
+        self.executions_dropped_through_ps = self.executions_dropped_through_ps.max(Some(through));
         let remap = |i: u32| new_index.get(i as usize).copied().flatten();
         for r in &mut self.records {
             if let Origin::Execution(i) = r.origin {
@@ -545,13 +545,9 @@ impl RuntimeScan {
         let transfers_before = self.transfers.len() as u32;
         self.records_dropped += other.records_dropped;
         // What either part dropped is older than what the whole keeps.
-        let through = match (
-            self.records_dropped_through_ps,
-            other.records_dropped_through_ps,
-        ) {
-            (Some(a), Some(b)) => Some(a.max(b)),
-            (a, b) => a.or(b),
-        };
+        let records_through = self
+            .records_dropped_through_ps
+            .max(other.records_dropped_through_ps);
         self.records.extend(other.records.into_iter().map(|mut r| {
             r.allocator = allocators
                 .get(r.allocator as usize)
@@ -564,24 +560,17 @@ impl RuntimeScan {
             };
             r
         }));
-        if let Some(through) = through {
-            let n = self.records.len();
-            self.records.retain(|r| r.time_ps > through);
-            self.records_dropped += (n - self.records.len()) as u64;
-            self.records_dropped_through_ps = Some(through);
+        if let Some(through) = records_through {
+            self.drop_records_through(through);
         }
         self.keep_latest_records();
         self.executions_dropped += other.executions_dropped;
         for ((m, p), count) in other.dropped_launches {
             *self.dropped_launches.entry((module(m), p)).or_insert(0) += count;
         }
-        let executions_through = match (
-            self.executions_dropped_through_ps,
-            other.executions_dropped_through_ps,
-        ) {
-            (Some(a), Some(b)) => Some(a.max(b)),
-            (a, b) => a.or(b),
-        };
+        let executions_through = self
+            .executions_dropped_through_ps
+            .max(other.executions_dropped_through_ps);
         self.executions
             .extend(other.executions.into_iter().map(|mut e| {
                 e.module = module(e.module);
@@ -597,7 +586,6 @@ impl RuntimeScan {
                 r.execution = r.execution.map(|i| i + executions_before);
                 r
             }));
-        // What either part dropped starts before what the whole keeps.
         if let Some(through) = executions_through {
             self.drop_executions_through(through);
         }
@@ -722,6 +710,16 @@ impl RuntimeScan {
         self.executions = sorted;
         self.records.sort_by_key(|r| r.time_ps);
     }
+}
+
+/// The time at or before which everything goes so that at most `keep` of `times`
+/// remain (fewer when several share that time), found in linear time; `None` when
+/// all fit.
+fn cutoff(times: impl ExactSizeIterator<Item = i64>, keep: usize) -> Option<i64> {
+    let last_dropped = times.len().checked_sub(keep + 1)?;
+    let mut times: Vec<i64> = times.collect();
+    let (_, &mut through, _) = times.select_nth_unstable(last_dropped);
+    Some(through)
 }
 
 /// Event-metadata ids below this are routed through a dense table.
