@@ -394,7 +394,7 @@ impl Analysis {
         send_work.call1(&JsValue::NULL, &js_sys::Uint8Array::from(work.as_slice()))?;
         self.src.reporter.phase("host plane");
         let first =
-            runtime::scan_host_lines(&self.src, plane, 0, split.second_from).map_err(js_error)?;
+            runtime::scan_host_lines(&self.src, plane, split.first_lines()).map_err(js_error)?;
         self.first_part = Some((split, index, first));
         Ok(true)
     }
@@ -418,13 +418,10 @@ impl Analysis {
                     .map(|(_, scan)| scan);
                 let second = match (theirs, prepared.planes().get(index)) {
                     (Some(scan), _) => scan,
-                    (None, Some(plane)) => runtime::scan_host_lines(
-                        &self.src,
-                        plane,
-                        split.second_from,
-                        split.lines - split.second_from,
-                    )
-                    .map_err(js_error)?,
+                    (None, Some(plane)) => {
+                        runtime::scan_host_lines(&self.src, plane, split.second_lines())
+                            .map_err(js_error)?
+                    }
                     (None, None) => RuntimeScan::default(),
                 };
                 runtime::merge_host_parts(first, second)
@@ -453,9 +450,7 @@ pub fn scan_host_part(blob: Blob, work: Vec<u8>, options: JsValue) -> Result<Vec
     if plane.offset().saturating_add(plane.byte_len()) > src.len() {
         return Err(JsValue::from_str("the work is for another file"));
     }
-    let count = split.lines - split.second_from;
-    let scan =
-        runtime::scan_host_lines(&src, &plane, split.second_from, count).map_err(js_error)?;
+    let scan = runtime::scan_host_lines(&src, &plane, split.second_lines()).map_err(js_error)?;
     runtime::encode_host_part(&split, &scan).map_err(|e| JsValue::from_str(&e))
 }
 
@@ -470,6 +465,13 @@ pub fn report_markdown(report: JsValue) -> Result<String, JsValue> {
         &crate::report(vec![host]),
         20,
     ))
+}
+
+/// Host planes at least this large are worth a second worker (the engine's default
+/// for the `parallel_from_bytes` option).
+#[wasm_bindgen(js_name = parallelFromBytes)]
+pub fn parallel_from_bytes() -> f64 {
+    runtime::PARALLEL_FROM_BYTES as f64
 }
 
 /// The engine's version, for the page footer.

@@ -58,18 +58,13 @@ fn a_host_scan_in_two_parts_gives_the_one_scanner_report() {
             continue;
         };
         let plane = &prepared.planes()[index];
-        let first = scan_host_lines(&src, plane, 0, split.second_from).expect("first part");
+        let first = scan_host_lines(&src, plane, split.first_lines()).expect("first part");
         // The second scanner gets the split and the plane's metadata as bytes.
         let work = encode_host_work(&split, plane).expect("encode work");
         let (work_split, their_plane) = decode_host_work(&work).expect("decode work");
         assert_eq!(work_split, split);
-        let second = scan_host_lines(
-            &src,
-            &their_plane,
-            split.second_from,
-            split.lines - split.second_from,
-        )
-        .expect("second part");
+        let second =
+            scan_host_lines(&src, &their_plane, split.second_lines()).expect("second part");
         let bytes = encode_host_part(&split, &second).expect("encode");
         let (split_back, second) = decode_host_part(&bytes).expect("decode");
         assert_eq!(split_back, split);

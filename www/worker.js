@@ -20,7 +20,7 @@
 //   in:  {type: 'second-part', blob, work}   work: the split and the host plane's metadata
 //   out: {type: 'second-part', bytes}        the encoded part, or null if it failed
 
-import init, { Analysis, reportMarkdown, scanHostPart, version } from './oomlens.js';
+import init, { Analysis, parallelFromBytes, reportMarkdown, scanHostPart, version } from './oomlens.js';
 
 const ready = init();
 
@@ -31,8 +31,6 @@ const ready = init();
 const sink = new MessageChannel();
 sink.port2.close();
 const discard = (buffer) => sink.port1.postMessage(null, [buffer]);
-// The engine's default for `parallel_from_bytes`: smaller host planes are not split.
-const PARALLEL_FROM_BYTES = 32 * 1024 * 1024;
 // How long to wait for the second worker's engine to load before going on alone.
 const SECOND_WORKER_WAIT_MS = 5000;
 // A second worker says when its engine has loaded.
@@ -131,7 +129,7 @@ self.onmessage = async (event) => {
   // on a 2-core machine, where it measured no faster. `parallel_from_bytes` forces it.
   const forced = Number.isFinite(opts.parallel_from_bytes);
   const cores = (self.navigator && self.navigator.hardwareConcurrency) || 1;
-  const threshold = forced ? opts.parallel_from_bytes : PARALLEL_FROM_BYTES;
+  const threshold = forced ? opts.parallel_from_bytes : parallelFromBytes();
   const second = blob.size >= threshold && (forced || cores >= 4) ? await startSecondWorker() : null;
   let analysis = null;
   try {

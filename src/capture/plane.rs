@@ -221,7 +221,7 @@ fn varint_field(raw: &[u8], pos: &mut usize, key: u8) -> Option<Option<u64>> {
     }
 }
 
-/// The start of an event from its wire bytes (0 when it cannot be read).
+/// The start of an event from its wire bytes (the line's start when they cannot be read).
 fn start_of(raw: &[u8], line: &LineInfo) -> i64 {
     Event::parse(raw)
         .map(|e| e.start_ps(line))
@@ -411,18 +411,16 @@ impl Plane {
         Ok(())
     }
 
-    /// Walks the lines `first..first + count` (by their place in [`Plane::lines`]),
-    /// giving them their plane-wide ordinals: a part of [`Plane::visit_events`] that
-    /// another thread can do at the same time.
+    /// Walks the lines `lines` (by their place in [`Plane::lines`]), giving them their
+    /// plane-wide ordinals: a part of [`Plane::visit_events`] that another thread can
+    /// do at the same time.
     pub fn visit_lines<V: EventVisitor + ?Sized>(
         &self,
         src: &dyn ByteSource,
-        first: usize,
-        count: usize,
+        lines: std::ops::Range<usize>,
         visitor: &mut V,
     ) -> Result<(), Error> {
-        let last = first.saturating_add(count);
-        self.visit_lines_where(src, |i| i >= first && i < last, visitor)
+        self.visit_lines_where(src, |i| lines.contains(&i), visitor)
     }
 
     /// Walks the indexed lines whose place in [`Plane::lines`] passes `wanted`, without

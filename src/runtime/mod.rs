@@ -6,6 +6,7 @@ pub mod names;
 pub mod scan;
 
 use std::collections::HashMap;
+use std::ops::Range;
 
 use crate::capture::{Event, EventVisitor, LineInfo, Plane, PlaneRef};
 use crate::error::Error;
@@ -110,6 +111,18 @@ pub struct HostSplit {
     pub second_from: usize,
 }
 
+impl HostSplit {
+    /// The first scanner's lines.
+    pub fn first_lines(&self) -> Range<usize> {
+        0..self.second_from
+    }
+
+    /// The second scanner's lines.
+    pub fn second_lines(&self) -> Range<usize> {
+        self.second_from..self.lines
+    }
+}
+
 /// The split of a host plane of `from_bytes` or more (with all its lines indexed).
 pub fn plane_split(plane: &Plane, from_bytes: u64) -> Option<HostSplit> {
     if plane.byte_len() < from_bytes
@@ -150,18 +163,17 @@ pub fn host_split(planes: &[Plane], from_bytes: u64) -> Option<(usize, HostSplit
     plane_split(plane, from_bytes).map(|split| (index, split))
 }
 
-/// Pass one over the lines `first..first + count` of a host plane, into a fresh scan:
-/// one part of [`scan_host`], for merging with [`merge_host_parts`].
+/// Pass one over the lines `lines` of a host plane, into a fresh scan: one part of
+/// [`scan_host`], for merging with [`merge_host_parts`].
 pub fn scan_host_lines(
     src: &dyn ByteSource,
     plane: &Plane,
-    first: usize,
-    count: usize,
+    lines: Range<usize>,
 ) -> Result<RuntimeScan, Error> {
     let mut scan = RuntimeScan::default();
     scan.line_marks.push(LineMarks::default());
     let mut visitor = HostVisitor::new(plane, scan);
-    plane.visit_lines(src, first, count, &mut visitor)?;
+    plane.visit_lines(src, lines, &mut visitor)?;
     Ok(visitor.scan)
 }
 
@@ -217,13 +229,11 @@ fn scan_host_plane(
     let split = plane_split(plane, PARALLEL_FROM_BYTES).filter(|_| parallel);
     if let (Some(split), Some(second)) = (split, src.share()) {
         let (first, later) = std::thread::scope(|scope| {
-            let worker = scope.spawn(|| {
-                let count = split.lines - split.second_from;
-                scan_host_lines(second.as_ref(), plane, split.second_from, count)
-            });
+            let worker =
+                scope.spawn(|| scan_host_lines(second.as_ref(), plane, split.second_lines()));
             let mut visitor = HostVisitor::new(plane, scan);
             let first = plane
-                .visit_lines(src, 0, split.second_from, &mut visitor)
+                .visit_lines(src, split.first_lines(), &mut visitor)
                 .map(|()| visitor.scan);
             let later = worker.join().unwrap_or_else(|_| {
                 Err(Error::Read {
@@ -256,7 +266,7 @@ pub fn execution_label(
     e: &ExecutionRecord,
     modules: &[ModuleKey<'_>],
 ) -> Option<String> {
-    ModuleLookup::new(modules).label(scan, e)
+    ModuleLookup::new(modules).label(scan, e.module, e.program_id)
 }
 
 /// Every launch's label ([`execution_label`]), with the modules indexed once: a
@@ -265,7 +275,7 @@ pub fn execution_labels(scan: &RuntimeScan, modules: &[ModuleKey<'_>]) -> Vec<Op
     let lookup = ModuleLookup::new(modules);
     scan.executions
         .iter()
-        .map(|e| lookup.label(scan, e))
+        .map(|e| lookup.label(scan, e.module, e.program_id))
         .collect()
 }
 
@@ -278,19 +288,7 @@ pub fn dropped_launch_labels(
     let mut counts: Vec<(Option<String>, u64)> = scan
         .dropped_launches
         .iter()
-        .map(|(&(module, program_id), &count)| {
-            let e = ExecutionRecord {
-                start_ps: 0,
-                end_ps: 0,
-                run_id: None,
-                module,
-                program_id,
-                launched_kernels: false,
-                waited_for_memory: false,
-                module_hint: None,
-            };
-            (lookup.label(scan, &e), count)
-        })
+        .map(|(&(module, program_id), &count)| (lookup.label(scan, module, program_id), count))
         .collect();
     counts.sort();
     counts
@@ -326,12 +324,17 @@ impl<'m> ModuleLookup<'m> {
         lookup
     }
 
-    fn label(&self, scan: &RuntimeScan, e: &ExecutionRecord) -> Option<String> {
-        let name = e
-            .module
+    /// The label of a launch of interned `module` (if known) and `program_id`.
+    fn label(
+        &self,
+        scan: &RuntimeScan,
+        module: Option<u32>,
+        program_id: Option<u64>,
+    ) -> Option<String> {
+        let name = module
             .and_then(|m| scan.module_names.get(m as usize))
             .map(String::as_str);
-        if let Some(pid) = e.program_id {
+        if let Some(pid) = program_id {
             let found = match name {
                 Some(n) => self.by_program_name.get(&(pid, n)),
                 None => self.by_program.get(&pid),
