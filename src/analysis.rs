@@ -232,8 +232,11 @@ fn finish_report(
             }
             _ => {
                 unattributed += count;
-                if let Some(name) = l.as_deref().and_then(|l| l.strip_suffix("(?)")) {
-                    unattributed_names.push(name);
+                // `name(?)`: the label of a name several modules share.
+                let name = l.as_deref().and_then(|l| l.strip_suffix("(?)"));
+                // Labels come sorted: a name's repeats are neighbours.
+                if name.is_some() && unattributed_names.last().copied() != name {
+                    unattributed_names.extend(name);
                 }
             }
         }

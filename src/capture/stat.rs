@@ -137,17 +137,14 @@ fn parse_common_stat(bytes: &[u8]) -> Option<(u64, StatRef<'_>)> {
         return None;
     };
     let value = match *key {
-        // double_value, fixed64
-        0x11 => StatRef::Double(f64::from_le_bytes(*rest.first_chunk::<8>()?)),
+        // double_value, fixed64: exactly the 8 bytes left
+        0x11 => StatRef::Double(f64::from_le_bytes(rest.try_into().ok()?)),
         // uint64_value, int64_value, ref_value
         0x18 => StatRef::Uint(whole_varint(rest)?),
         0x20 => StatRef::Int(whole_varint(rest)? as i64),
         0x38 => StatRef::Ref(whole_varint(rest)?),
         _ => return None,
     };
-    if *key == 0x11 && rest.len() != 8 {
-        return None;
-    }
     Some((u64::from(*id), value))
 }
 
