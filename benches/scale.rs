@@ -194,20 +194,20 @@ fn shifted_event(event: &[u8], run_stats: &[u64], shift: u64) -> Vec<u8> {
     out
 }
 
-/// Copy `k` of a host line, whole: its timestamp, and its events' run ids shifted.
+/// Copy `k` of a host line (`bytes`, its message), whole: its timestamp, and its
+/// events' run ids shifted.
 fn host_line_copy(
-    src: &dyn ByteSource,
+    bytes: &[u8],
     line: &Line,
     k: u64,
     span_ns: u64,
     run_stats: &[u64],
 ) -> io::Result<Vec<u8>> {
-    let bytes = oomlens::wire::read_payload(src, line.offset, line.len).map_err(err)?;
     let shift = k * RUN_ID_STRIDE;
     let mut out = Vec::with_capacity(bytes.len() + bytes.len() / 8 + 16);
     out.push(0x18);
     put_varint(&mut out, line.timestamp_ns + k * span_ns)?;
-    let mut f = Fields::new(&bytes);
+    let mut f = Fields::new(bytes);
     let mut at = 0;
     while let Ok(Some((n, v))) = f.next_field() {
         let raw = &bytes[at..f.position()];
@@ -257,12 +257,15 @@ pub fn scale(src: &dyn ByteSource, copies: u64, out: &mut impl Write) -> io::Res
             copies
         };
         let run_stats = run_id_stats(src, plane);
-        // A host line's copies are rewritten whole; other lines' are copied in ranges.
-        let message = |l: &Line, k: u64| -> io::Result<Option<Vec<u8>>> {
+        // A host line's copies are rewritten whole from its message, read once per
+        // pass; other lines' are copied in ranges.
+        let host_line = |l: &Line| -> io::Result<Option<Vec<u8>>> {
             if run_stats.is_empty() {
                 return Ok(None);
             }
-            host_line_copy(src, l, k, span_ns, &run_stats).map(Some)
+            oomlens::wire::read_payload(src, l.offset, l.len)
+                .map(Some)
+                .map_err(err)
         };
         // First pass: the plane's new length.
         let mut body = 0u64;
@@ -270,10 +273,13 @@ pub fn scale(src: &dyn ByteSource, copies: u64, out: &mut impl Write) -> io::Res
             body += match item {
                 PlaneItem::Raw(_, len) => len,
                 PlaneItem::Line(l) => {
+                    let source = host_line(&l)?;
                     let mut sum = 0;
                     for k in 0..repeat {
-                        let n = match message(&l, k)? {
-                            Some(bytes) => bytes.len() as u64,
+                        let n = match &source {
+                            Some(bytes) => {
+                                host_line_copy(bytes, &l, k, span_ns, &run_stats)?.len() as u64
+                            }
                             None => line_message_len(&l, l.timestamp_ns + k * span_ns),
                         };
                         sum += 1 + varint_len(n) + n;
@@ -291,8 +297,10 @@ pub fn scale(src: &dyn ByteSource, copies: u64, out: &mut impl Write) -> io::Res
             match item {
                 PlaneItem::Raw(offset, len) => copy_range(src, offset, len, out)?,
                 PlaneItem::Line(l) => {
+                    let source = host_line(&l)?;
                     for k in 0..repeat {
-                        if let Some(bytes) = message(&l, k)? {
+                        if let Some(source) = &source {
+                            let bytes = host_line_copy(source, &l, k, span_ns, &run_stats)?;
                             out.write_all(&[0x1a])?;
                             put_varint(out, bytes.len() as u64)?;
                             out.write_all(&bytes)?;
