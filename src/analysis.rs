@@ -32,9 +32,9 @@ pub fn analyze(
     options: &Options,
     progress: Progress<'_>,
 ) -> Result<HostReport, Error> {
-    let prepared = prepare(src, host, file, progress)?;
+    let mut prepared = prepare(src, host, file, runtime::split_from(), progress)?;
     progress("host plane", 0, src.len());
-    let scan = runtime::scan_host(src, &prepared.planes)?;
+    let scan = prepared.scan_host(src)?;
     prepared.finish(src, scan, options, progress)
 }
 
@@ -48,7 +48,18 @@ pub struct Prepared {
     planes: Vec<Plane>,
     /// Opened one at a time by the device scan.
     device_planes: Vec<PlaneRef>,
-    line_counts: Vec<Option<usize>>,
+    /// What became of each plane of the capture, in order.
+    slots: Vec<Slot>,
+}
+
+/// A plane of the capture, as [`Prepared`] holds it.
+#[derive(Debug, Clone, Copy)]
+enum Slot {
+    /// Opened by the device scan, which counts its lines.
+    Device,
+    /// `planes[i]`.
+    Read(usize),
+    Unreadable,
 }
 
 impl Prepared {
@@ -57,8 +68,27 @@ impl Prepared {
         &self.planes
     }
 
+    /// Pass one over the host planes ([`runtime::scan_host`]). A host plane whose
+    /// tables were read from its end is confirmed by this walk; one that is not (the
+    /// walk met its tables elsewhere, or damage) is opened again by walking its lines
+    /// and the scan is done again, so that nothing read with a wrong guess remains.
+    pub fn scan_host(&mut self, src: &dyn ByteSource) -> Result<runtime::scan::RuntimeScan, Error> {
+        let scan = runtime::scan_host(src, &self.planes)?;
+        let mut again = false;
+        for plane in &mut self.planes {
+            if !plane.confirm_tables() {
+                *plane = plane.reopen(src)?;
+                again = true;
+            }
+        }
+        if again {
+            return runtime::scan_host(src, &self.planes);
+        }
+        Ok(scan)
+    }
+
     /// The rest of the pipeline, given pass one over the host planes (from
-    /// [`runtime::scan_host`], or its parts merged): device planes, the runtime
+    /// [`Prepared::scan_host`], or its parts merged): device planes, the runtime
     /// summary, module selection and diagnosis.
     pub fn finish(
         self,
@@ -72,29 +102,26 @@ impl Prepared {
             report,
             planes,
             device_planes,
-            line_counts,
+            slots,
         } = self;
         let total = src.len();
         progress("device planes", 0, total);
         let scan = runtime::scan_devices(src, &device_planes, scan)?;
         finish_report(
-            src,
-            &capture,
-            report,
-            &planes,
-            line_counts,
-            scan,
-            options,
-            progress,
+            src, &capture, report, &planes, &slots, scan, options, progress,
         )
     }
 }
 
-/// Indexes the capture and reads its plans.
+/// Indexes the capture and reads its plans. Host planes of at least `split_from`
+/// bytes have their lines indexed now, for splitting them between two scanners; the
+/// others have their tables read from their end (their lines are walked once, by
+/// [`Prepared::scan_host`]).
 pub fn prepare(
     src: &dyn ByteSource,
     host: &str,
     file: &str,
+    split_from: Option<u64>,
     progress: Progress<'_>,
 ) -> Result<Prepared, Error> {
     let total = src.len();
@@ -111,20 +138,27 @@ pub fn prepare(
     // time by the runtime scan, so memory does not grow with their number.
     let mut planes: Vec<Plane> = Vec::new();
     let mut device_planes: Vec<PlaneRef> = Vec::new();
-    let mut line_counts: Vec<Option<usize>> = Vec::with_capacity(capture.planes.len());
+    let mut slots: Vec<Slot> = Vec::with_capacity(capture.planes.len());
     for p in &capture.planes {
         if p.name.starts_with(runtime::DEVICE_PLANE_PREFIX) {
             device_planes.push(p.clone());
-            line_counts.push(None);
+            slots.push(Slot::Device);
             continue;
         }
-        match Plane::open(src, p) {
+        let tables_first =
+            p.name == runtime::HOST_PLANE && split_from.is_none_or(|from| p.len < from);
+        let opened = if tables_first {
+            Plane::open_tables_first(src, p)
+        } else {
+            Plane::open(src, p)
+        };
+        match opened {
             Ok(plane) => {
-                line_counts.push(Some(plane.line_count));
+                slots.push(Slot::Read(planes.len()));
                 planes.push(plane);
             }
             Err(e) => {
-                line_counts.push(Some(0));
+                slots.push(Slot::Unreadable);
                 report.notes.push(Note {
                     id: "plane_unreadable".into(),
                     text: format!(
@@ -180,7 +214,7 @@ pub fn prepare(
         report,
         planes,
         device_planes,
-        line_counts,
+        slots,
     })
 }
 
@@ -190,15 +224,20 @@ fn finish_report(
     capture: &CaptureIndex,
     mut report: HostReport,
     planes: &[Plane],
-    line_counts: Vec<Option<usize>>,
+    slots: &[Slot],
     scan: runtime::scan::RuntimeScan,
     options: &Options,
     progress: Progress<'_>,
 ) -> Result<HostReport, Error> {
     let total = src.len();
     let mut device_lines = scan.device_line_counts.iter();
-    for (p, lines) in capture.planes.iter().zip(line_counts) {
-        let lines = lines.or_else(|| device_lines.next().copied()).unwrap_or(0);
+    for (p, slot) in capture.planes.iter().zip(slots) {
+        let lines = match *slot {
+            Slot::Device => device_lines.next().copied(),
+            Slot::Read(i) => planes.get(i).map(|plane| plane.line_count),
+            Slot::Unreadable => None,
+        }
+        .unwrap_or(0);
         report.planes.push(PlaneSummary {
             name: p.name.clone(),
             bytes: p.len,

@@ -209,6 +209,10 @@ struct JsOptions {
     file_name: Option<String>,
     /// Host planes at least this large are scanned by two workers (default 32 MiB).
     parallel_from_bytes: Option<u64>,
+    /// Whether a second worker is ready to scan part of the host plane: only then are
+    /// the host plane's lines indexed before the scan.
+    #[serde(default)]
+    second_worker: bool,
 }
 
 impl JsOptions {
@@ -366,7 +370,10 @@ impl Analysis {
         let (host, file) = options.names();
         let reporter = Rc::clone(&src.reporter);
         let mut on_progress = |phase: &str, _done: u64, _total: u64| reporter.phase(phase);
-        let prepared = prepare(&src, &host, &file, &mut on_progress).map_err(js_error)?;
+        // A plane split with a second worker needs its line positions up front.
+        let split_from = options.second_worker.then(|| options.parallel_from_bytes());
+        let prepared =
+            prepare(&src, &host, &file, split_from, &mut on_progress).map_err(js_error)?;
         Ok(Analysis {
             src,
             options,
@@ -409,6 +416,7 @@ impl Analysis {
             .ok_or_else(|| JsValue::from_str("this analysis has finished already"))?;
         let reporter = Rc::clone(&self.src.reporter);
         let mut on_progress = |phase: &str, _done: u64, _total: u64| reporter.phase(phase);
+        let mut prepared = prepared;
         let scan = match self.first_part.take() {
             Some((split, index, first)) => {
                 let theirs = second
@@ -428,7 +436,7 @@ impl Analysis {
             }
             None => {
                 reporter.phase("host plane");
-                runtime::scan_host(&self.src, prepared.planes()).map_err(js_error)?
+                prepared.scan_host(&self.src).map_err(js_error)?
             }
         };
         let options = self.options.analysis();

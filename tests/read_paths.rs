@@ -2,7 +2,8 @@
 //! reads (as the page reads a `File`) gives the same report: the three ways the stream
 //! reader can see the bytes.
 
-use std::path::{Path, PathBuf};
+#[path = "support/real_captures.rs"]
+mod real_captures;
 
 use oomlens::analysis::{analyze, Options};
 use oomlens::source::{ByteSource, FileSource};
@@ -20,18 +21,6 @@ impl ByteSource for CopyingReads {
     }
 }
 
-fn captures() -> Vec<PathBuf> {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let mut files: Vec<PathBuf> = [root.join("tests/fixtures"), root.join("../shared/captures")]
-        .iter()
-        .flat_map(|dir| std::fs::read_dir(dir).into_iter().flatten().flatten())
-        .map(|e| e.path())
-        .filter(|p| p.to_string_lossy().ends_with(".xplane.pb"))
-        .collect();
-    files.sort();
-    files
-}
-
 fn report(src: &dyn ByteSource) -> String {
     let host = analyze(
         src,
@@ -46,7 +35,7 @@ fn report(src: &dyn ByteSource) -> String {
 
 #[test]
 fn mapped_borrowed_and_copied_reads_give_the_same_report() {
-    let files = captures();
+    let files = real_captures::all();
     assert!(!files.is_empty(), "no captures found");
     // Files past the mapping threshold (256 KiB) are read through mapped windows.
     let mapped = files

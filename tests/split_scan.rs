@@ -2,7 +2,8 @@
 //! scanned here, lines after it scanned apart, encoded, decoded and merged. The report
 //! must equal the one-scanner report, for every committed capture and every shared one.
 
-use std::path::{Path, PathBuf};
+#[path = "support/real_captures.rs"]
+mod real_captures;
 
 use oomlens::analysis::{analyze, prepare, Options};
 use oomlens::runtime::{
@@ -11,33 +12,6 @@ use oomlens::runtime::{
 };
 use oomlens::source::FileSource;
 
-fn captures() -> Vec<PathBuf> {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let mut files = Vec::new();
-    for dir in [root.join("tests/fixtures"), root.join("../shared/captures")] {
-        let Ok(entries) = std::fs::read_dir(&dir) else {
-            continue;
-        };
-        for e in entries.flatten() {
-            let p = e.path();
-            if p.is_dir() {
-                files.extend(
-                    std::fs::read_dir(&p)
-                        .into_iter()
-                        .flatten()
-                        .flatten()
-                        .map(|e| e.path())
-                        .filter(|p| p.to_string_lossy().ends_with(".xplane.pb")),
-                );
-            } else if p.to_string_lossy().ends_with(".xplane.pb") {
-                files.push(p);
-            }
-        }
-    }
-    files.sort();
-    files
-}
-
 fn report_json(report: oomlens::HostReport) -> String {
     oomlens::report::json::render(&oomlens::report(vec![report]))
 }
@@ -45,14 +19,15 @@ fn report_json(report: oomlens::HostReport) -> String {
 #[test]
 fn a_host_scan_in_two_parts_gives_the_one_scanner_report() {
     let mut split_captures = 0;
-    for path in captures() {
+    for path in real_captures::all() {
         let src = FileSource::open(&path).expect("open");
         let options = Options::default();
         let whole = analyze(&src, "host", "capture", &options, &mut |_, _, _| {})
             .map(report_json)
             .expect("analysis succeeds");
 
-        let prepared = prepare(&src, "host", "capture", &mut |_, _, _| {}).expect("prepare");
+        let prepared =
+            prepare(&src, "host", "capture", Some(0), &mut |_, _, _| {}).expect("prepare");
         // Split whatever its size, as the page may.
         let Some((index, split)) = host_split(prepared.planes(), 0) else {
             continue;

@@ -133,7 +133,7 @@ self.onmessage = async (event) => {
   const second = blob.size >= threshold && (forced || cores >= 4) ? await startSecondWorker() : null;
   let analysis = null;
   try {
-    analysis = new Analysis(blob, { ...opts, discard }, progress);
+    analysis = new Analysis(blob, { ...opts, discard, second_worker: !!second }, progress);
     const send = (work) => second.worker.postMessage({ type: 'second-part', blob, work }, [work.buffer]);
     const split = second ? analysis.scanFirstPart(send) : false;
     if (second && !split) second.worker.terminate();

@@ -16,6 +16,7 @@
 
 pub mod plane;
 pub mod stat;
+mod tables;
 
 use crate::error::Error;
 use crate::report::model::Note;

@@ -49,6 +49,29 @@ pub struct Plane {
     /// Not carried to another worker: damage is recorded where the reading happens.
     #[serde(skip)]
     damage: Damage,
+    /// Set when the tables were read from the plane's end (see [`Plane::open_tables_first`]):
+    /// where the lines start and where the tables were taken to start. Cleared by
+    /// [`Plane::confirm_tables`].
+    #[serde(skip)]
+    tables_guess: Option<TablesGuess>,
+    /// What the first complete walk of a plane read tables-first found.
+    #[serde(skip)]
+    walked: std::sync::Arc<std::sync::OnceLock<Walked>>,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct TablesGuess {
+    lines_from: u64,
+    tables_from: u64,
+}
+
+/// The layout a walk of a plane's fields met: its lines, and where the first field
+/// after the lines that is not a line starts (the plane's end when none is).
+#[derive(Debug, Default)]
+struct Walked {
+    tables_at: u64,
+    line_count: usize,
+    lines: Vec<(u64, u64)>,
 }
 
 /// The header of a line, given to visitors with each of its events.
@@ -287,10 +310,102 @@ impl Plane {
         self.damage.get()
     }
 
+    /// Reads the plane's tables from its end, without walking its lines (see
+    /// [`tables`](super::tables)), for a plane that is walked next anyway: that walk
+    /// learns where the lines lie and confirms that the tables were where they were
+    /// taken to be ([`Plane::confirm_tables`]). A plane whose tables cannot be told
+    /// from its end is opened as [`Plane::open`] does.
+    pub fn open_tables_first(src: &dyn ByteSource, at: &PlaneRef) -> Result<Self, Error> {
+        let mut plane = Plane {
+            offset: at.offset,
+            len: at.len,
+            damage: at.damage.clone(),
+            ..Default::default()
+        };
+        match plane.read_tables_first(src) {
+            Ok(true) => Ok(plane),
+            _ => Plane::open(src, at),
+        }
+    }
+
+    /// The plane opened again the usual way, by walking its lines: for a plane read
+    /// tables-first whose tables the walk did not confirm.
+    pub fn reopen(&self, src: &dyn ByteSource) -> Result<Self, Error> {
+        let at = PlaneRef {
+            name: self.name.clone(),
+            offset: self.offset,
+            len: self.len,
+            damage: self.damage.clone(),
+        };
+        Plane::open(src, &at)
+    }
+
+    /// Whether the plane's tables are the ones a walk of the plane meets: always for a
+    /// plane opened by [`Plane::open`]; for one opened tables-first, once a complete
+    /// walk of its lines has met the tables where they were taken to start (the plane
+    /// then takes the line positions the walk found). `false` means the plane must be
+    /// opened again ([`Plane::reopen`]) and whatever was read with it read again.
+    pub fn confirm_tables(&mut self) -> bool {
+        let Some(guess) = self.tables_guess else {
+            return true;
+        };
+        match self.walked.get() {
+            Some(walked) if walked.tables_at == guess.tables_from => {
+                self.line_count = walked.line_count;
+                self.lines = walked.lines.clone();
+                self.tables_guess = None;
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// Whether the plane's tables were read from its end and no walk has confirmed
+    /// them yet (see [`Plane::confirm_tables`]).
+    pub fn tables_unconfirmed(&self) -> bool {
+        self.tables_guess.is_some()
+    }
+
+    /// The plane's id and name (before its lines), then its tables from where
+    /// [`tables::find`](super::tables::find) says they start; false if it cannot say.
+    fn read_tables_first(&mut self, src: &dyn ByteSource) -> Result<bool, Error> {
+        let end = self.offset.saturating_add(self.len);
+        let mut reader = StreamReader::over(src, 4096, self.offset, end);
+        let mut lines_from = end;
+        loop {
+            let at = reader.position();
+            match reader.next_field(end)? {
+                None => break,
+                Some((1, StreamValue::Varint(v))) => self.id = v as i64,
+                Some((2, StreamValue::Bytes { offset, len })) => {
+                    self.name = String::from_utf8_lossy(reader.bytes(offset, len.min(MAX_NAME))?)
+                        .into_owned();
+                }
+                Some(_) => {
+                    lines_from = at;
+                    break;
+                }
+            }
+        }
+        let Some(tables_from) = super::tables::find(src, lines_from, end) else {
+            return Ok(false);
+        };
+        self.read_fields(src, tables_from, end)?;
+        self.tables_guess = Some(TablesGuess {
+            lines_from,
+            tables_from,
+        });
+        Ok(true)
+    }
+
     fn read_metadata(&mut self, src: &dyn ByteSource) -> Result<(), Error> {
+        self.read_fields(src, self.offset, self.offset.saturating_add(self.len))
+    }
+
+    /// Reads the plane's fields in `[start, end)`, skipping over lines.
+    fn read_fields(&mut self, src: &dyn ByteSource, start: u64, end: u64) -> Result<(), Error> {
         let plane = self;
-        let end = plane.offset.saturating_add(plane.len);
-        let mut reader = StreamReader::over(src, READ_CHUNK, plane.offset, end);
+        let mut reader = StreamReader::over(src, READ_CHUNK, start, end);
         while let Some((field, value)) = reader.next_field(end)? {
             match (field, value) {
                 (1, StreamValue::Varint(v)) => plane.id = v as i64,
@@ -394,19 +509,50 @@ impl Plane {
         let end = self.offset.saturating_add(self.len);
         let mut reader = StreamReader::over(src, READ_CHUNK, self.offset, end);
         let mut ordinal = 0usize;
-        while let Some((field, value)) = reader.next_field(end)? {
-            if let (3, StreamValue::Bytes { offset, len }) = (field, value) {
-                let resume = reader.position();
-                visit_line(
-                    &mut reader,
-                    offset,
-                    offset.saturating_add(len),
-                    ordinal,
-                    visitor,
-                )?;
-                ordinal = ordinal.saturating_add(1);
-                reader.seek(resume);
+        // A plane read tables-first learns its layout here (see `confirm_tables`).
+        let mut walked = self.tables_guess.map(|_| Walked::default());
+        let mut tables_at = None;
+        loop {
+            let at = reader.position();
+            let Some((field, value)) = reader.next_field(end)? else {
+                break;
+            };
+            match (field, value) {
+                (3, StreamValue::Bytes { offset, len }) => {
+                    if let Some(walked) = &mut walked {
+                        walked.line_count = walked.line_count.saturating_add(1);
+                        if walked.lines.len() < MAX_LINES_INDEXED {
+                            walked.lines.push((offset, len));
+                        }
+                    }
+                    let resume = reader.position();
+                    visit_line(
+                        &mut reader,
+                        offset,
+                        offset.saturating_add(len),
+                        ordinal,
+                        visitor,
+                    )?;
+                    ordinal = ordinal.saturating_add(1);
+                    reader.seek(resume);
+                }
+                _ => {
+                    let Some(guess) = self.tables_guess else {
+                        continue;
+                    };
+                    if at >= guess.lines_from && tables_at.is_none() {
+                        tables_at = Some(at);
+                    }
+                    // The tables were read from there on, and hold no lines.
+                    if tables_at == Some(guess.tables_from) {
+                        break;
+                    }
+                }
             }
+        }
+        if let Some(mut walked) = walked {
+            walked.tables_at = tables_at.unwrap_or(end);
+            let _ = self.walked.set(walked);
         }
         Ok(())
     }

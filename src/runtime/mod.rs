@@ -214,6 +214,18 @@ pub fn decode_host_part(bytes: &[u8]) -> Option<(HostSplit, RuntimeScan)> {
     postcard::from_bytes(bytes).ok()
 }
 
+/// The size from which this process splits a host plane between two threads, if it
+/// does at all: natively, unless `OOMLENS_THREADS=1` keeps the scan on one thread (for
+/// comparisons and benchmarks); never in WebAssembly, where the page's second worker
+/// does it (see `wasm.rs`).
+pub fn split_from() -> Option<u64> {
+    #[cfg(not(target_arch = "wasm32"))]
+    let parallel = std::env::var("OOMLENS_THREADS").map_or(true, |v| v.trim() != "1");
+    #[cfg(target_arch = "wasm32")]
+    let parallel = false;
+    parallel.then_some(PARALLEL_FROM_BYTES)
+}
+
 /// Walks one host plane into `scan`: natively, a large plane is split into two runs
 /// of whole lines of about equal size, walked at the same time and merged in order.
 fn scan_host_plane(
@@ -221,12 +233,7 @@ fn scan_host_plane(
     plane: &Plane,
     scan: RuntimeScan,
 ) -> Result<RuntimeScan, Error> {
-    // OOMLENS_THREADS=1 keeps the scan on one thread (for comparisons and benchmarks).
-    #[cfg(not(target_arch = "wasm32"))]
-    let parallel = std::env::var("OOMLENS_THREADS").map_or(true, |v| v.trim() != "1");
-    #[cfg(target_arch = "wasm32")]
-    let parallel = false;
-    let split = plane_split(plane, PARALLEL_FROM_BYTES).filter(|_| parallel);
+    let split = split_from().and_then(|from| plane_split(plane, from));
     if let (Some(split), Some(second)) = (split, src.share()) {
         let (first, later) = std::thread::scope(|scope| {
             let worker =

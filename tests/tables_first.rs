@@ -1,0 +1,248 @@
+//! A host plane's tables (event and stat names) read from the plane's end, before its
+//! lines, are the tables a walk of its lines meets; where the guess from the end is
+//! wrong, the walk refutes it and the plane is read again, so the report is the same.
+
+#[path = "support/real_captures.rs"]
+mod real_captures;
+
+use std::collections::BTreeMap;
+
+use oomlens::analysis::{prepare, Options};
+use oomlens::capture::{CaptureIndex, Event, EventVisitor, LineInfo, Plane};
+use oomlens::source::{ByteSource, FileSource};
+
+const HOST: &str = "/host:CPU";
+
+struct Walk;
+
+impl EventVisitor for Walk {
+    fn event(&mut self, _line: &LineInfo, _event: &Event<'_>) {}
+}
+
+/// A plane's tables in a comparable form.
+fn tables(plane: &Plane) -> String {
+    let events: BTreeMap<i64, (&str, &str, usize)> = plane
+        .event_metadata
+        .iter()
+        .map(|(id, m)| {
+            (
+                *id,
+                (m.name.as_str(), m.display_name.as_str(), m.stats.len()),
+            )
+        })
+        .collect();
+    let stats: BTreeMap<u64, &str> = plane
+        .stat_names
+        .iter()
+        .map(|(id, n)| (*id, n.as_str()))
+        .collect();
+    format!(
+        "{} {} {events:?} {stats:?} {}",
+        plane.id,
+        plane.name,
+        plane.stats.len()
+    )
+}
+
+/// The report with the host plane's tables read from its end (`None`) or by walking
+/// its lines first (`Some(0)`: every plane's lines indexed up front).
+fn report(src: &dyn ByteSource, split_from: Option<u64>) -> String {
+    let mut prepared =
+        prepare(src, "host", "capture", split_from, &mut |_, _, _| {}).expect("prepare");
+    let scan = prepared.scan_host(src).expect("scan");
+    let report = prepared
+        .finish(src, scan, &Options::default(), &mut |_, _, _| {})
+        .expect("finish");
+    oomlens::report::json::render(&oomlens::report(vec![report]))
+}
+
+#[test]
+fn tables_read_from_the_end_are_the_tables_the_walk_meets() {
+    let files = real_captures::all();
+    assert!(files.len() >= 6, "captures found: {files:?}");
+    let mut host_planes = 0;
+    for path in &files {
+        let src = FileSource::open(path).expect("open");
+        let index = CaptureIndex::scan(&src).expect("index");
+        for at in index.find(HOST) {
+            host_planes += 1;
+            let walked = Plane::open(&src, at).expect("open");
+            let mut first = Plane::open_tables_first(&src, at).expect("open tables first");
+            assert!(
+                first.tables_unconfirmed(),
+                "{}: the tables were not found from the end",
+                path.display()
+            );
+            assert_eq!(tables(&first), tables(&walked), "{}", path.display());
+            assert_eq!(first.line_count, 0, "lines are not known before the walk");
+            first.visit_events(&src, &mut Walk).expect("walk");
+            assert!(first.confirm_tables(), "{}", path.display());
+            assert_eq!(first.line_count, walked.line_count, "{}", path.display());
+            assert_eq!(first.lines, walked.lines, "{}", path.display());
+        }
+        assert_eq!(
+            report(&src, None),
+            report(&src, Some(0)),
+            "{}",
+            path.display()
+        );
+    }
+    assert!(host_planes >= files.len(), "host planes: {host_planes}");
+}
+
+// Wire-level surgery on a real capture's host plane.
+
+fn varint(bytes: &[u8], at: &mut usize) -> u64 {
+    let mut value = 0;
+    for shift in (0..64).step_by(7) {
+        let b = bytes[*at];
+        *at += 1;
+        value |= u64::from(b & 0x7f) << shift;
+        if b < 0x80 {
+            break;
+        }
+    }
+    value
+}
+
+fn put_varint(mut v: u64, out: &mut Vec<u8>) {
+    while v >= 0x80 {
+        out.push((v as u8) | 0x80);
+        v >>= 7;
+    }
+    out.push(v as u8);
+}
+
+/// The fields of a message: (field number, the field's bytes, key included).
+fn fields(bytes: &[u8]) -> Vec<(u64, Vec<u8>)> {
+    let mut out = Vec::new();
+    let mut at = 0;
+    while at < bytes.len() {
+        let start = at;
+        let key = varint(bytes, &mut at);
+        match key & 7 {
+            0 => {
+                varint(bytes, &mut at);
+            }
+            1 => at += 8,
+            2 => {
+                let len = varint(bytes, &mut at) as usize;
+                at += len;
+            }
+            5 => at += 4,
+            other => panic!("wire type {other}"),
+        }
+        out.push((key >> 3, bytes[start..at].to_vec()));
+    }
+    out
+}
+
+fn length_delimited(key: u8, payload: &[u8]) -> Vec<u8> {
+    let mut out = vec![key];
+    put_varint(payload.len() as u64, &mut out);
+    out.extend_from_slice(payload);
+    out
+}
+
+/// The capture with its host plane's fields (header 1–2, lines 3, tables 4–6) laid
+/// out again by `layout`.
+fn rewrite_host_plane(
+    capture: &[u8],
+    layout: impl Fn(Vec<Vec<u8>>, Vec<Vec<u8>>, Vec<Vec<u8>>) -> Vec<Vec<u8>>,
+) -> Vec<u8> {
+    let mut out = Vec::new();
+    let mut rewrote = false;
+    for (number, field) in fields(capture) {
+        let mut at = 1;
+        let len = varint(&field, &mut at) as usize;
+        let payload = &field[at..at + len];
+        let is_host = number == 1
+            && fields(payload)
+                .iter()
+                .any(|(n, f)| *n == 2 && f.ends_with(HOST.as_bytes()));
+        if !is_host {
+            out.extend(field);
+            continue;
+        }
+        let (mut header, mut lines, mut tables) = (Vec::new(), Vec::new(), Vec::new());
+        for (n, f) in fields(payload) {
+            match n {
+                1 | 2 => header.push(f),
+                3 => lines.push(f),
+                _ => tables.push(f),
+            }
+        }
+        assert!(lines.len() >= 2 && !tables.is_empty());
+        let plane: Vec<u8> = layout(header, lines, tables).concat();
+        out.extend(length_delimited(0x0a, &plane));
+        rewrote = true;
+    }
+    assert!(rewrote, "no host plane");
+    out
+}
+
+/// Reads the rewritten capture's host plane tables-first and walks it: whether the
+/// tables were taken from the end, and whether the walk confirmed them.
+fn guess_and_walk(capture: &[u8]) -> (bool, bool) {
+    let src: &dyn ByteSource = &capture;
+    let index = CaptureIndex::scan(src).expect("index");
+    let at = index.find(HOST).next().expect("host plane");
+    let mut plane = Plane::open_tables_first(src, at).expect("open");
+    let guessed = plane.tables_unconfirmed();
+    plane.visit_events(src, &mut Walk).expect("walk");
+    (guessed, plane.confirm_tables())
+}
+
+#[test]
+fn wrong_guesses_are_refuted_by_the_walk_and_the_report_is_unchanged() {
+    let captures = real_captures::committed();
+    assert!(!captures.is_empty());
+    let original = std::fs::read(&captures[0]).expect("read");
+
+    // A line after the tables, and an unknown field after the tables: no run of table
+    // fields reaches the end from where the lines end.
+    let line_after = rewrite_host_plane(&original, |header, mut lines, tables| {
+        let last = lines.pop().expect("a line");
+        [header, lines, tables, vec![last]].concat()
+    });
+    let unknown_after = rewrite_host_plane(&original, |header, lines, tables| {
+        [
+            header,
+            lines,
+            tables,
+            vec![length_delimited(0x3a, b"future")],
+        ]
+        .concat()
+    });
+    // Tables before the lines.
+    let tables_before = rewrite_host_plane(&original, |header, lines, tables| {
+        [header, tables, lines].concat()
+    });
+    // The last line ends with an "event" that reads as an event metadata entry, so
+    // the run of table fields seems to start inside that line: a guess too early.
+    let entry_in_line = rewrite_host_plane(&original, |header, mut lines, tables| {
+        let mut entry = Vec::new();
+        entry.extend([0x08, 0x7f]);
+        entry.extend(length_delimited(0x12, &[0x08, 0x7f, 0x12, 0x01, b'x']));
+        let last = lines.pop().expect("a line");
+        let mut at = 1;
+        let len = varint(&last, &mut at) as usize;
+        let mut payload = last[at..at + len].to_vec();
+        payload.extend(length_delimited(0x22, &entry));
+        lines.push(length_delimited(0x1a, &payload));
+        [header, lines, tables].concat()
+    });
+
+    for (what, capture) in [
+        ("a line after the tables", &line_after),
+        ("an unknown field after the tables", &unknown_after),
+        ("tables before the lines", &tables_before),
+        ("a table entry inside the last line", &entry_in_line),
+    ] {
+        let (guessed, confirmed) = guess_and_walk(capture);
+        assert!(guessed, "{what}: a guess is made");
+        assert!(!confirmed, "{what}: the walk refutes the guess");
+        let src: &dyn ByteSource = &capture.as_slice();
+        assert_eq!(report(src, None), report(src, Some(0)), "{what}");
+    }
+}
