@@ -49,10 +49,20 @@ pub(super) fn find(src: &dyn ByteSource, lines_from: u64, end: u64) -> Option<u6
 /// The first position in `bytes` from which well-formed table fields run exactly to
 /// the end (`bytes.len()` when none does). Computed from the end backwards, so each
 /// position is tried once: a field counts only if the next one starts a run too.
+/// `None` when checking payloads took too long (hostile bytes can make many
+/// overlapping candidates; real tables cost about one check per field).
 fn earliest_start(bytes: &[u8]) -> Option<usize> {
+    earliest_start_within(bytes, bytes.len().saturating_mul(4).saturating_add(4096))
+}
+
+/// [`earliest_start`], reading at most `budget` fields of payloads.
+fn earliest_start_within(bytes: &[u8], budget: usize) -> Option<usize> {
     let n = bytes.len();
     let mut runs_to_end = Bits::new(n.checked_add(1)?);
     runs_to_end.set(n);
+    let mut checker = Checker {
+        fields_left: budget,
+    };
     let mut earliest = n;
     for at in (0..n).rev() {
         let Some(rest) = bytes.get(at..) else {
@@ -71,7 +81,10 @@ fn earliest_start(bytes: &[u8]) -> Option<usize> {
         let well_formed = rest
             .split_first()
             .zip(rest.get(payload_at..payload_at.saturating_add(len)))
-            .is_some_and(|((&key, _), payload)| table_payload_ok(key, payload));
+            .is_some_and(|((&key, _), payload)| checker.table_payload_ok(key, payload));
+        if checker.fields_left == 0 {
+            return None;
+        }
         if well_formed {
             runs_to_end.set(at);
             earliest = at;
@@ -92,67 +105,85 @@ fn table_field_frame(bytes: &[u8]) -> Option<(usize, usize)> {
     (len <= rest.len().saturating_sub(used)).then_some((used.checked_add(1)?, len))
 }
 
-/// Whether a table field's payload has the shape its key says, every field typed as
-/// the schema types it: an event metadata entry (4), a stat metadata entry (5), a
-/// plane stat (6). Strict on purpose: the bytes of events (with their varint
-/// offsets) do not pass as entries.
-fn table_payload_ok(key: u8, payload: &[u8]) -> bool {
-    match key {
-        0x22 => map_entry_ok(payload, event_metadata_ok),
-        0x2a => map_entry_ok(payload, stat_metadata_ok),
-        _ => stat_ok(payload),
-    }
+/// Checks payloads against the schema, within a budget of fields read.
+struct Checker {
+    fields_left: usize,
 }
 
-/// A map entry: an int64 key (1) and a value (2), which must be there.
-fn map_entry_ok(payload: &[u8], value_ok: fn(&[u8]) -> bool) -> bool {
-    let mut has_value = false;
-    let ok = all_fields(payload, |field, value| match (field, value) {
-        (1, Value::Varint(_)) => true,
-        (2, Value::Bytes(b)) => {
-            has_value = true;
-            value_ok(b)
+impl Checker {
+    /// Whether a table field's payload has the shape its key says, every field typed
+    /// as the schema types it: an event metadata entry (4), a stat metadata entry (5),
+    /// a plane stat (6). Strict on purpose: the bytes of events (with their varint
+    /// offsets) do not pass as entries.
+    fn table_payload_ok(&mut self, key: u8, payload: &[u8]) -> bool {
+        match key {
+            0x22 => self.map_entry_ok(payload, Self::event_metadata_ok),
+            0x2a => self.map_entry_ok(payload, Self::stat_metadata_ok),
+            _ => self.stat_ok(payload),
         }
-        _ => false,
-    });
-    ok && has_value
-}
+    }
 
-fn event_metadata_ok(bytes: &[u8]) -> bool {
-    all_fields(bytes, |field, value| match (field, value) {
-        (1 | 6, Value::Varint(_)) => true,
-        (2..=4 | 6, Value::Bytes(_)) => true,
-        (5, Value::Bytes(stat)) => stat_ok(stat),
-        _ => false,
-    })
-}
+    /// A map entry: an int64 key (1) and a value (2), which must be there.
+    fn map_entry_ok(&mut self, payload: &[u8], value_ok: fn(&mut Self, &[u8]) -> bool) -> bool {
+        let mut has_value = false;
+        let ok = self.all_fields(payload, |checker, field, value| match (field, value) {
+            (1, Value::Varint(_)) => true,
+            (2, Value::Bytes(b)) => {
+                has_value = true;
+                value_ok(checker, b)
+            }
+            _ => false,
+        });
+        ok && has_value
+    }
 
-fn stat_metadata_ok(bytes: &[u8]) -> bool {
-    all_fields(bytes, |field, value| {
-        matches!(
-            (field, value),
-            (1, Value::Varint(_)) | (2..=3, Value::Bytes(_))
-        )
-    })
-}
+    fn event_metadata_ok(&mut self, bytes: &[u8]) -> bool {
+        self.all_fields(bytes, |checker, field, value| match (field, value) {
+            (1 | 6, Value::Varint(_)) => true,
+            (2..=4 | 6, Value::Bytes(_)) => true,
+            (5, Value::Bytes(stat)) => checker.stat_ok(stat),
+            _ => false,
+        })
+    }
 
-fn stat_ok(bytes: &[u8]) -> bool {
-    all_fields(bytes, |field, value| {
-        matches!(
-            (field, value),
-            (1 | 3 | 4 | 7, Value::Varint(_)) | (2, Value::Fixed64(_)) | (5 | 6, Value::Bytes(_))
-        )
-    })
-}
+    fn stat_metadata_ok(&mut self, bytes: &[u8]) -> bool {
+        self.all_fields(bytes, |_, field, value| {
+            matches!(
+                (field, value),
+                (1, Value::Varint(_)) | (2..=3, Value::Bytes(_))
+            )
+        })
+    }
 
-/// Whether `bytes` is a sequence of well-framed fields that all pass `ok`.
-fn all_fields(bytes: &[u8], mut ok: impl FnMut(u32, Value<'_>) -> bool) -> bool {
-    let mut fields = Fields::new(bytes);
-    loop {
-        match fields.next_field() {
-            Ok(None) => return true,
-            Ok(Some((field, value))) if ok(field, value) => {}
-            _ => return false,
+    fn stat_ok(&mut self, bytes: &[u8]) -> bool {
+        self.all_fields(bytes, |_, field, value| {
+            matches!(
+                (field, value),
+                (1 | 3 | 4 | 7, Value::Varint(_))
+                    | (2, Value::Fixed64(_))
+                    | (5 | 6, Value::Bytes(_))
+            )
+        })
+    }
+
+    /// Whether `bytes` is a sequence of well-framed fields that all pass `ok`; false
+    /// once the budget is spent.
+    fn all_fields(
+        &mut self,
+        bytes: &[u8],
+        mut ok: impl FnMut(&mut Self, u32, Value<'_>) -> bool,
+    ) -> bool {
+        let mut fields = Fields::new(bytes);
+        loop {
+            let Some(left) = self.fields_left.checked_sub(1) else {
+                return false;
+            };
+            self.fields_left = left;
+            match fields.next_field() {
+                Ok(None) => return true,
+                Ok(Some((field, value))) if ok(self, field, value) => {}
+                _ => return false,
+            }
         }
     }
 }
@@ -230,6 +261,19 @@ mod tests {
         field(0x32, &[0x08, 0x32, 0x18, 0x07], &mut plane);
         assert_eq!(earliest_start(&plane), Some(tables_at));
         assert_eq!(find(&plane, 0, plane.len() as u64), Some(tables_at as u64));
+    }
+
+    #[test]
+    fn checking_stops_when_its_budget_is_spent() {
+        let mut plane = Vec::new();
+        field(0x1a, &line(5), &mut plane);
+        let tables_at = plane.len();
+        for id in 0..100 {
+            field(0x22, &event_metadata(id, "an event"), &mut plane);
+        }
+        // Each entry is a handful of fields.
+        assert_eq!(earliest_start_within(&plane, 2000), Some(tables_at));
+        assert_eq!(earliest_start_within(&plane, 200), None);
     }
 
     #[test]
