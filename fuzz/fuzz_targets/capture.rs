@@ -1,5 +1,6 @@
 //! The capture decoder on arbitrary bytes: the index, every plane's metadata, and a
-//! walk over every event and its stats (what the runtime scan does, minus its logic).
+//! walk over every event and its stats (what the runtime scan does, minus its logic);
+//! and every plane read tables-first, which must agree with it once confirmed.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
@@ -59,5 +60,35 @@ fuzz_target!(|data: &[u8]| {
             text: 0,
         };
         let _ = plane.visit_events(&src, &mut visitor);
+        // The same plane with its tables read from its end: once a walk confirms them,
+        // they and the lines it found are the ones the plane read by walking has.
+        let Ok(mut first) = Plane::open_tables_first(&src, at) else {
+            continue;
+        };
+        let mut visitor = Touch {
+            plane: &first,
+            events: 0,
+            text: 0,
+        };
+        let _ = first.visit_events(&src, &mut visitor);
+        if first.confirm_tables() {
+            assert_eq!(first.id, plane.id);
+            assert_eq!(first.name, plane.name);
+            assert_eq!(first.stat_names, plane.stat_names);
+            // Debug text, so that a NaN stat equals itself.
+            assert_eq!(format!("{:?}", first.stats), format!("{:?}", plane.stats));
+            assert_eq!(first.line_count, plane.line_count);
+            assert_eq!(first.lines, plane.lines);
+            let names = |p: &Plane| {
+                let mut v: Vec<(i64, String, String, Vec<oomlens::capture::OwnedStat>)> = p
+                    .event_metadata
+                    .values()
+                    .map(|m| (m.id, m.name.clone(), m.display_name.clone(), m.stats.clone()))
+                    .collect();
+                v.sort_by(|a, b| format!("{a:?}").cmp(&format!("{b:?}")));
+                v
+            };
+            assert_eq!(format!("{:?}", names(&first)), format!("{:?}", names(&plane)));
+        }
     }
 });
