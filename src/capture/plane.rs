@@ -40,9 +40,11 @@ pub struct Plane {
     pub stat_names: HashMap<u64, String>,
     pub event_metadata: HashMap<i64, EventMetadata>,
     pub stats: Vec<OwnedStat>,
+    /// How many lines the plane has: 0 until a walk has counted them, for a plane read
+    /// tables-first.
     pub line_count: usize,
-    /// Where each line lies, `[offset, offset + len)`, for walking lines in parallel;
-    /// empty when the plane has more than [`MAX_LINES_INDEXED`] lines.
+    /// Where each line lies, `[offset, offset + len)`, for walking lines in parallel
+    /// or only some of them; complete only where [`Plane::lines_indexed`] says so.
     pub lines: Vec<(u64, u64)>,
     offset: u64,
     len: u64,
@@ -358,6 +360,13 @@ impl Plane {
             }
             _ => false,
         }
+    }
+
+    /// Whether [`Plane::lines`] holds every line's position: not for a plane with more
+    /// than [`MAX_LINES_INDEXED`] lines, nor for one read tables-first before a walk has
+    /// confirmed its tables.
+    pub fn lines_indexed(&self) -> bool {
+        self.tables_guess.is_none() && self.lines.len() == self.line_count
     }
 
     /// Whether the plane's tables were read from its end and no walk has confirmed

@@ -125,10 +125,7 @@ impl HostSplit {
 
 /// The split of a host plane of `from_bytes` or more (with all its lines indexed).
 pub fn plane_split(plane: &Plane, from_bytes: u64) -> Option<HostSplit> {
-    if plane.byte_len() < from_bytes
-        || plane.lines.len() != plane.line_count
-        || plane.line_count < 2
-    {
+    if plane.byte_len() < from_bytes || !plane.lines_indexed() || plane.line_count < 2 {
         return None;
     }
     let total: u64 = plane.lines.iter().map(|&(_, len)| len).sum();
@@ -904,7 +901,7 @@ fn host_events_between(
             past_window: false,
             groups: HashMap::new(),
         };
-        if plane.lines.len() == plane.line_count {
+        if plane.lines_indexed() {
             let wanted = |i: usize| may_overlap(marks, i, from, to);
             plane.visit_lines_where(src, wanted, &mut window)?;
         } else {
