@@ -295,16 +295,21 @@ impl Plane {
     /// came before and the damage is recorded on `at` (see [`Damage`]); only a failure
     /// that is not the plane's own (none today) is an error.
     pub fn open(src: &dyn ByteSource, at: &PlaneRef) -> Result<Self, Error> {
-        let mut plane = Plane {
-            offset: at.offset,
-            len: at.len,
-            damage: at.damage.clone(),
-            ..Default::default()
-        };
+        let mut plane = Plane::unread(at);
         if let Err(e) = plane.read_metadata(src) {
             plane.damage.record(&e);
         }
         Ok(plane)
+    }
+
+    /// The plane at `at`, nothing read yet.
+    fn unread(at: &PlaneRef) -> Self {
+        Plane {
+            offset: at.offset,
+            len: at.len,
+            damage: at.damage.clone(),
+            ..Default::default()
+        }
     }
 
     /// Where the plane is damaged, if a reader has met corrupt bytes in it.
@@ -318,12 +323,7 @@ impl Plane {
     /// taken to be ([`Plane::confirm_tables`]). A plane whose tables cannot be told
     /// from its end is opened as [`Plane::open`] does.
     pub fn open_tables_first(src: &dyn ByteSource, at: &PlaneRef) -> Result<Self, Error> {
-        let mut plane = Plane {
-            offset: at.offset,
-            len: at.len,
-            damage: at.damage.clone(),
-            ..Default::default()
-        };
+        let mut plane = Plane::unread(at);
         match plane.read_tables_first(src) {
             Ok(true) => Ok(plane),
             _ => Plane::open(src, at),
