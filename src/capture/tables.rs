@@ -137,11 +137,15 @@ impl Checker {
         ok && has_value
     }
 
+    // Inside an entry's value, fields past the schema's are accepted whatever their
+    // type, as a newer writer may add some; the entry itself stays strict.
+
     fn event_metadata_ok(&mut self, bytes: &[u8]) -> bool {
         self.all_fields(bytes, |checker, field, value| match (field, value) {
             (1 | 6, Value::Varint(_)) => true,
             (2..=4 | 6, Value::Bytes(_)) => true,
             (5, Value::Bytes(stat)) => checker.stat_ok(stat),
+            (7.., _) => true,
             _ => false,
         })
     }
@@ -150,7 +154,7 @@ impl Checker {
         self.all_fields(bytes, |_, field, value| {
             matches!(
                 (field, value),
-                (1, Value::Varint(_)) | (2..=3, Value::Bytes(_))
+                (1, Value::Varint(_)) | (2..=3, Value::Bytes(_)) | (4.., _)
             )
         })
     }
@@ -162,6 +166,7 @@ impl Checker {
                 (1 | 3 | 4 | 7, Value::Varint(_))
                     | (2, Value::Fixed64(_))
                     | (5 | 6, Value::Bytes(_))
+                    | (8.., _)
             )
         })
     }
@@ -274,6 +279,20 @@ mod tests {
         // Each entry is a handful of fields.
         assert_eq!(earliest_start_within(&plane, 2000), Some(tables_at));
         assert_eq!(earliest_start_within(&plane, 200), None);
+    }
+
+    #[test]
+    fn fields_a_newer_schema_may_add_inside_entries_are_accepted() {
+        let mut plane = Vec::new();
+        field(0x1a, &line(5), &mut plane);
+        let tables_at = plane.len();
+        let mut value = vec![0x08, 0x07];
+        field(0x12, b"MemoryAllocation", &mut value);
+        field(0x4a, b"a field 9", &mut value);
+        let mut entry = vec![0x08, 0x07];
+        field(0x12, &value, &mut entry);
+        field(0x22, &entry, &mut plane);
+        assert_eq!(earliest_start(&plane), Some(tables_at));
     }
 
     #[test]
