@@ -272,6 +272,20 @@ fn peek_metadata_id(raw: &[u8]) -> Option<i64> {
     }
 }
 
+/// Where the header of the plane at `[start, end)` ends: the first field that is not
+/// its id or name (its first line, as encoders write it), or `end`.
+fn header_end(src: &dyn ByteSource, start: u64, end: u64) -> Result<u64, Error> {
+    let mut reader = StreamReader::over(src, 4096, start, end);
+    loop {
+        let at = reader.position();
+        match reader.next_field(end)? {
+            None => return Ok(end),
+            Some((1, StreamValue::Varint(_)) | (2, StreamValue::Bytes { .. })) => {}
+            Some(_) => return Ok(at),
+        }
+    }
+}
+
 pub(super) fn read_plane_name(
     src: &dyn ByteSource,
     offset: u64,
@@ -379,23 +393,8 @@ impl Plane {
     /// [`tables::find`](super::tables::find) says they start; false if it cannot say.
     fn read_tables_first(&mut self, src: &dyn ByteSource) -> Result<bool, Error> {
         let end = self.offset.saturating_add(self.len);
-        let mut reader = StreamReader::over(src, 4096, self.offset, end);
-        let mut lines_from = end;
-        loop {
-            let at = reader.position();
-            match reader.next_field(end)? {
-                None => break,
-                Some((1, StreamValue::Varint(v))) => self.id = v as i64,
-                Some((2, StreamValue::Bytes { offset, len })) => {
-                    self.name = String::from_utf8_lossy(reader.bytes(offset, len.min(MAX_NAME))?)
-                        .into_owned();
-                }
-                Some(_) => {
-                    lines_from = at;
-                    break;
-                }
-            }
-        }
+        let lines_from = header_end(src, self.offset, end)?;
+        self.read_fields(src, self.offset, lines_from)?;
         let Some(tables_from) = super::tables::find(src, lines_from, end) else {
             return Ok(false);
         };
