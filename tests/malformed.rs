@@ -5,6 +5,9 @@
 //! saying so, where `../shared/captures` is absent), or kept in `tests/corpus/`
 //! (inputs the fuzzers found).
 
+#[path = "support/wire.rs"]
+mod wire;
+
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 use std::path::{Path, PathBuf};
@@ -23,6 +26,7 @@ use oomlens::proto::xplane::{
 };
 use oomlens::{Error, HostReport};
 use prost::Message;
+use wire::{field_bytes, varint};
 
 // ---------------------------------------------------------------------------------
 // Bounds: a counting allocator (per thread, so parallel tests do not mix) and a
@@ -223,21 +227,6 @@ impl Rng {
     fn below(&mut self, n: usize) -> usize {
         (self.next() % n as u64) as usize
     }
-}
-
-fn varint(mut v: u64, out: &mut Vec<u8>) {
-    while v >= 0x80 {
-        out.push((v as u8) | 0x80);
-        v >>= 7;
-    }
-    out.push(v as u8);
-}
-
-/// A length-delimited field.
-fn field_bytes(field: u32, payload: &[u8], out: &mut Vec<u8>) {
-    varint(u64::from(field) << 3 | 2, out);
-    varint(payload.len() as u64, out);
-    out.extend_from_slice(payload);
 }
 
 fn stat_meta(plane: &mut XPlane, id: i64, name: &str) {

@@ -4,12 +4,15 @@
 
 #[path = "support/real_captures.rs"]
 mod real_captures;
+#[path = "support/wire.rs"]
+mod wire;
 
 use std::collections::BTreeMap;
 
 use oomlens::analysis::{prepare, Options};
 use oomlens::capture::{CaptureIndex, Event, EventVisitor, LineInfo, Plane};
 use oomlens::source::{ByteSource, FileSource};
+use wire::field;
 
 const HOST: &str = "/host:CPU";
 
@@ -92,7 +95,7 @@ fn tables_read_from_the_end_are_the_tables_the_walk_meets() {
 
 // Wire-level surgery on a real capture's host plane.
 
-fn varint(bytes: &[u8], at: &mut usize) -> u64 {
+fn read_varint(bytes: &[u8], at: &mut usize) -> u64 {
     let mut value = 0;
     for shift in (0..64).step_by(7) {
         let b = bytes[*at];
@@ -105,28 +108,20 @@ fn varint(bytes: &[u8], at: &mut usize) -> u64 {
     value
 }
 
-fn put_varint(mut v: u64, out: &mut Vec<u8>) {
-    while v >= 0x80 {
-        out.push((v as u8) | 0x80);
-        v >>= 7;
-    }
-    out.push(v as u8);
-}
-
 /// The fields of a message: (field number, the field's bytes, key included).
 fn fields(bytes: &[u8]) -> Vec<(u64, Vec<u8>)> {
     let mut out = Vec::new();
     let mut at = 0;
     while at < bytes.len() {
         let start = at;
-        let key = varint(bytes, &mut at);
+        let key = read_varint(bytes, &mut at);
         match key & 7 {
             0 => {
-                varint(bytes, &mut at);
+                read_varint(bytes, &mut at);
             }
             1 => at += 8,
             2 => {
-                let len = varint(bytes, &mut at) as usize;
+                let len = read_varint(bytes, &mut at) as usize;
                 at += len;
             }
             5 => at += 4,
@@ -134,13 +129,6 @@ fn fields(bytes: &[u8]) -> Vec<(u64, Vec<u8>)> {
         }
         out.push((key >> 3, bytes[start..at].to_vec()));
     }
-    out
-}
-
-fn length_delimited(key: u8, payload: &[u8]) -> Vec<u8> {
-    let mut out = vec![key];
-    put_varint(payload.len() as u64, &mut out);
-    out.extend_from_slice(payload);
     out
 }
 
@@ -152,16 +140,16 @@ fn rewrite_host_plane(
 ) -> Vec<u8> {
     let mut out = Vec::new();
     let mut rewrote = false;
-    for (number, field) in fields(capture) {
+    for (number, top) in fields(capture) {
         let mut at = 1;
-        let len = varint(&field, &mut at) as usize;
-        let payload = &field[at..at + len];
+        let len = read_varint(&top, &mut at) as usize;
+        let payload = &top[at..at + len];
         let is_host = number == 1
             && fields(payload)
                 .iter()
                 .any(|(n, f)| *n == 2 && f.ends_with(HOST.as_bytes()));
         if !is_host {
-            out.extend(field);
+            out.extend(top);
             continue;
         }
         let (mut header, mut lines, mut tables) = (Vec::new(), Vec::new(), Vec::new());
@@ -174,7 +162,7 @@ fn rewrite_host_plane(
         }
         assert!(lines.len() >= 2 && !tables.is_empty());
         let plane: Vec<u8> = layout(header, lines, tables).concat();
-        out.extend(length_delimited(0x0a, &plane));
+        out.extend(field(1, &plane));
         rewrote = true;
     }
     assert!(rewrote, "no host plane");
@@ -206,13 +194,7 @@ fn wrong_guesses_are_refuted_by_the_walk_and_the_report_is_unchanged() {
         [header, lines, tables, vec![last]].concat()
     });
     let unknown_after = rewrite_host_plane(&original, |header, lines, tables| {
-        [
-            header,
-            lines,
-            tables,
-            vec![length_delimited(0x3a, b"future")],
-        ]
-        .concat()
+        [header, lines, tables, vec![field(7, b"future")]].concat()
     });
     // Tables before the lines.
     let tables_before = rewrite_host_plane(&original, |header, lines, tables| {
@@ -223,13 +205,13 @@ fn wrong_guesses_are_refuted_by_the_walk_and_the_report_is_unchanged() {
     let entry_in_line = rewrite_host_plane(&original, |header, mut lines, tables| {
         let mut entry = Vec::new();
         entry.extend([0x08, 0x7f]);
-        entry.extend(length_delimited(0x12, &[0x08, 0x7f, 0x12, 0x01, b'x']));
+        entry.extend(field(2, &[0x08, 0x7f, 0x12, 0x01, b'x']));
         let last = lines.pop().expect("a line");
         let mut at = 1;
-        let len = varint(&last, &mut at) as usize;
+        let len = read_varint(&last, &mut at) as usize;
         let mut payload = last[at..at + len].to_vec();
-        payload.extend(length_delimited(0x22, &entry));
-        lines.push(length_delimited(0x1a, &payload));
+        payload.extend(field(4, &entry));
+        lines.push(field(3, &payload));
         [header, lines, tables].concat()
     });
 
