@@ -178,14 +178,39 @@ impl<'a> Event<'a> {
     /// metadata id, value); malformed stats are skipped: one bad stat should not hide
     /// the event. One inlined loop, for the scan's hot path.
     #[inline]
-    pub fn for_each_stat(&self, mut f: impl FnMut(u64, StatRef<'a>)) {
-        let mut fields = Fields::new(self.raw.get(self.stats_at..).unwrap_or_default());
-        while let Ok(Some((field, value))) = fields.next_field() {
-            if let (4, Value::Bytes(b)) = (field, value) {
-                if let Ok(Some((id, v))) = parse_stat(b) {
-                    f(id, v);
+    pub fn for_each_stat(&self, f: impl FnMut(u64, StatRef<'a>)) {
+        self.for_each_stat_of(|_| true, f);
+    }
+
+    /// [`Event::for_each_stat`] for the stats whose id passes `wanted`: the values of
+    /// the others are not decoded.
+    #[inline]
+    pub fn for_each_stat_of(
+        &self,
+        wanted: impl Fn(u64) -> bool,
+        mut f: impl FnMut(u64, StatRef<'a>),
+    ) {
+        let raw = self.raw;
+        let mut pos = self.stats_at;
+        loop {
+            // One call site for `f`, so that it is inlined here.
+            let usual = usual_stat(raw, pos, &wanted);
+            let (stat, next) = match usual {
+                Some((stat, next)) => (stat, next),
+                None => {
+                    let mut fields = Fields::new(raw.get(pos..).unwrap_or_default());
+                    let stat = match fields.next_field() {
+                        Ok(Some((4, Value::Bytes(b)))) => parse_stat(b).ok().flatten(),
+                        Ok(Some(_)) => None,
+                        Ok(None) | Err(_) => return,
+                    };
+                    (stat, pos.wrapping_add(fields.position()))
                 }
+            };
+            if let Some((id, value)) = stat.filter(|&(id, _)| wanted(id)) {
+                f(id, value);
             }
+            pos = next;
         }
     }
 
@@ -251,6 +276,70 @@ fn start_of(raw: &[u8], line: &LineInfo) -> i64 {
     Event::parse(raw)
         .map(|e| e.start_ps(line))
         .unwrap_or(line.timestamp_ns.saturating_mul(1000))
+}
+
+/// The stat at `raw[pos..]` if it has the shape encoders give nearly all of them (a
+/// one-byte key, length and id, then one number that fills the stat), decoded where it
+/// lies, with the position after it; the stat is `None` (not decoded) when its id does
+/// not pass `wanted`. `None` for any other shape, which the general decoder reads the
+/// same way.
+#[inline(always)]
+fn usual_stat<'a>(
+    raw: &'a [u8],
+    pos: usize,
+    wanted: impl Fn(u64) -> bool,
+) -> Option<(Option<(u64, StatRef<'a>)>, usize)> {
+    let &[0x22, len @ 0..=0x7f, 0x08, id @ 0..=0x7f, key] = raw.get(pos..)?.first_chunk::<5>()?
+    else {
+        return None;
+    };
+    let end = pos.wrapping_add(2).wrapping_add(usize::from(len));
+    let from = pos.wrapping_add(5);
+    let value = raw.get(from..end)?;
+    let id = u64::from(id);
+    if !wanted(id) {
+        return Some((None, end));
+    }
+    let value = match key {
+        0x11 => StatRef::Double(f64::from_le_bytes(*<&[u8; 8]>::try_from(value).ok()?)),
+        0x18 | 0x20 | 0x38 => {
+            // Decoded from the event's bytes rather than the stat's, so that the
+            // unrolled decoder applies where ten bytes follow; the varint must fill
+            // the stat exactly.
+            let v = match raw.get(from..)? {
+                rest if rest.len() >= 10 => match decode_varint(rest).ok()? {
+                    (v, used) if used == value.len() => v,
+                    _ => return None,
+                },
+                _ => varint_filling(value)?,
+            };
+            match key {
+                0x18 => StatRef::Uint(v),
+                0x20 => StatRef::Int(v as i64),
+                _ => StatRef::Ref(v),
+            }
+        }
+        _ => return None,
+    };
+    Some((Some((id, value)), end))
+}
+
+/// The varint that is exactly `bytes` (up to 10 of them), as the general decoder reads
+/// it: every byte but the last carries the continuation bit.
+#[inline(always)]
+fn varint_filling(bytes: &[u8]) -> Option<u64> {
+    let (&last, init) = bytes.split_last()?;
+    if last >= 0x80 || init.len() > 9 {
+        return None;
+    }
+    let mut value = 0u64;
+    for (i, &b) in init.iter().enumerate() {
+        if b < 0x80 {
+            return None;
+        }
+        value |= u64::from(b & 0x7f).wrapping_shl((i as u32).wrapping_mul(7));
+    }
+    Some(value | u64::from(last).wrapping_shl((init.len() as u32).wrapping_mul(7)))
 }
 
 /// The metadata id of an event without decoding the rest: encoders write it first.
@@ -964,5 +1053,102 @@ mod tests {
             }
         }
         assert!(usual > 100, "the fast path answered {usual} cases");
+    }
+
+    /// An event's stats as the general decoder reads them: every field 4 of the event,
+    /// up to the first field that cannot be read.
+    fn general_stats(raw: &[u8], wanted: impl Fn(u64) -> bool) -> String {
+        let mut out = String::new();
+        let mut fields = Fields::new(raw);
+        while let Ok(Some((field, value))) = fields.next_field() {
+            if let (4, Value::Bytes(b)) = (field, value) {
+                if let Ok(Some((id, v))) = parse_stat(b) {
+                    if wanted(id) {
+                        out.push_str(&format!("{id}={v:?};"));
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    /// Stats read where they lie (the scan's path) are the ones the general decoder
+    /// reads, whatever their shape: long ids, every value kind, varints of every
+    /// length (padded, overflowing, too long), extra fields, cut frames; with or
+    /// without a filter on ids.
+    #[test]
+    fn stats_read_in_place_are_the_ones_the_general_decoder_reads() {
+        let mut shapes: Vec<Vec<u8>> = Vec::new();
+        for id in [1u64, 5, 127, 128, 300] {
+            let mut with_id = vec![0x08];
+            varint(id, &mut with_id);
+            for v in [0u64, 1, 127, 128, 1 << 20, 1 << 35, 1 << 49, 1 << 56, u64::MAX] {
+                for key in [0x18u8, 0x20, 0x38] {
+                    let mut s = with_id.clone();
+                    s.push(key);
+                    varint(v, &mut s);
+                    shapes.push(s);
+                }
+            }
+            let mut double = with_id.clone();
+            double.push(0x11);
+            double.extend(2.5f64.to_le_bytes());
+            shapes.push(double.clone());
+            shapes.push(double[..double.len() - 1].to_vec());
+            let mut text = with_id.clone();
+            text.extend([0x2a, 0x02, b'h', b'i']);
+            shapes.push(text);
+            let odd: [&[u8]; 5] = [
+                &[0x18, 0x80, 0x00],
+                &[0x18, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x7f],
+                &[0x18, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x81, 0x01],
+                &[0x18, 0x85],
+                &[0x18, 0x05, 0x20, 0x06],
+            ];
+            for tail in odd {
+                let mut s = with_id.clone();
+                s.extend(tail);
+                shapes.push(s);
+            }
+        }
+        let frame = |s: &[u8]| {
+            let mut f = vec![0x22];
+            varint(s.len() as u64, &mut f);
+            f.extend(s);
+            f
+        };
+        let header = [0x08, 0x07, 0x10, 0x90, 0x92, 0xc2, 0x44];
+        let mut checked = 0;
+        for (i, stat) in shapes.iter().enumerate() {
+            // Alone (its value ends the event), before another stat (ten bytes or
+            // more follow), and with its frame cut.
+            let next = &shapes[(i + 7) % shapes.len()];
+            let mut events = Vec::new();
+            for after in [&[][..], &frame(next)] {
+                let mut raw = header.to_vec();
+                raw.extend(frame(stat));
+                raw.extend(after);
+                events.push(raw);
+            }
+            let mut cut = header.to_vec();
+            cut.extend(frame(next));
+            cut.extend(&frame(stat)[..stat.len()]);
+            events.push(cut);
+            for raw in &events {
+                // A cut frame is the event's own damage when the general decoder
+                // meets it while reading the header.
+                let Ok(event) = Event::parse(raw) else {
+                    assert!(Event::parse_any(raw).is_err(), "{raw:02x?}");
+                    continue;
+                };
+                assert_eq!(stats(&event), general_stats(raw, |_| true), "{raw:02x?}");
+                let wanted = |id: u64| id == 5 || id == 300;
+                let mut only = String::new();
+                event.for_each_stat_of(wanted, |id, v| only.push_str(&format!("{id}={v:?};")));
+                assert_eq!(only, general_stats(raw, wanted), "{raw:02x?}");
+                checked += 1;
+            }
+        }
+        assert!(checked > 300, "{checked} events checked");
     }
 }

@@ -154,6 +154,58 @@ impl StatIds {
     }
 }
 
+/// A few stat ids, told apart from the rest in one step for ids below 128 (nearly
+/// all: encoders number stat metadata from 1), so that a walk over an event's stats
+/// decodes only the values asked for.
+#[derive(Debug, Clone, Copy)]
+struct StatSet<const N: usize> {
+    low: u128,
+    ids: [Option<u64>; N],
+}
+
+impl<const N: usize> StatSet<N> {
+    fn new(ids: [Option<u64>; N]) -> Self {
+        let low = ids
+            .iter()
+            .flatten()
+            .filter(|&&id| id < 128)
+            .fold(0u128, |low, &id| low | 1u128.wrapping_shl(id as u32));
+        StatSet { low, ids }
+    }
+
+    #[inline(always)]
+    fn contains(&self, id: u64) -> bool {
+        if id < 128 {
+            self.low.wrapping_shr(id as u32) & 1 == 1
+        } else {
+            self.ids.contains(&Some(id))
+        }
+    }
+}
+
+impl StatIds {
+    /// What names a launch's run id: `run_id`, or a producer or consumer context.
+    fn run_stats(&self) -> StatSet<5> {
+        StatSet::new([
+            self.run_id,
+            self.producer_id,
+            self.producer_type,
+            self.consumer_id,
+            self.consumer_type,
+        ])
+    }
+
+    /// What a CPU thunk names.
+    fn thunk_stats(&self) -> StatSet<3> {
+        StatSet::new([self.run_id, self.hlo_module, self.program_id])
+    }
+
+    /// What a kernel names.
+    fn kernel_stats(&self) -> StatSet<2> {
+        StatSet::new([self.hlo_module, self.program_id])
+    }
+}
+
 /// The module a `hlo_module` or `module_name` stat names, interned; a reference to an
 /// interned string is resolved once per plane (cached in `by_ref`).
 fn intern_module_stat(
@@ -757,6 +809,8 @@ pub struct HostVisitor<'p> {
     plane: &'p Plane,
     kinds: KindTable,
     ids: StatIds,
+    run_stats: StatSet<5>,
+    thunk_stats: StatSet<3>,
     memory_stats: Vec<MemoryStat>,
     pub scan: RuntimeScan,
     stack: Vec<(i64, Span)>,
@@ -814,6 +868,8 @@ impl<'p> HostVisitor<'p> {
             plane,
             kinds,
             memory_stats: memory_stat_table(&ids),
+            run_stats: ids.run_stats(),
+            thunk_stats: ids.thunk_stats(),
             ids,
             scan,
             stack: Vec::with_capacity(64),
@@ -848,22 +904,30 @@ impl<'p> HostVisitor<'p> {
         }
         let ids = &self.ids;
         let (mut run, mut module, mut program) = (None, None, None);
-        event.for_each_stat(|id, v| {
-            let id = Some(id);
-            if id == ids.run_id {
-                run = v.as_i64();
-            } else if id == ids.hlo_module {
-                module = Some(v);
-            } else if id == ids.program_id {
-                program = v.as_u64();
-            }
-        });
+        let wanted = self.thunk_stats;
+        event.for_each_stat_of(
+            |id| wanted.contains(id),
+            |id, v| {
+                let id = Some(id);
+                if id == ids.run_id {
+                    run = v.as_i64();
+                } else if id == ids.hlo_module {
+                    module = Some(v);
+                } else if id == ids.program_id {
+                    program = v.as_u64();
+                }
+            },
+        );
+        if self.routes[slot] == Route::Probe {
+            // A thunk carries all three. Host events that name a module but no run
+            // (kernel launches such as `hipModuleLaunchKernel`) are not read again.
+            let thunk = run.is_some() && (module.is_some() || program.is_some());
+            self.routes[slot] = if thunk { Route::Thunk } else { Route::Skip };
+        }
+        let Some(run) = run else { return };
         if module.is_none() && program.is_none() {
-            self.routes[slot] = Route::Skip;
             return;
         }
-        self.routes[slot] = Route::Thunk;
-        let Some(run) = run else { return };
         if self.scan.run_modules.contains_key(&run) {
             return;
         }
@@ -937,20 +1001,24 @@ impl<'p> HostVisitor<'p> {
     fn run_id(&self, event: &Event<'_>) -> Option<i64> {
         let ids = &self.ids;
         let (mut run, mut p, mut pt, mut c, mut ct) = (None, None, None, None, None);
-        event.for_each_stat(|id, v| {
-            let id = Some(id);
-            if id == ids.run_id {
-                run = v.as_i64();
-            } else if id == ids.producer_id {
-                p = v.as_i64();
-            } else if id == ids.producer_type {
-                pt = v.as_i64();
-            } else if id == ids.consumer_id {
-                c = v.as_i64();
-            } else if id == ids.consumer_type {
-                ct = v.as_i64();
-            }
-        });
+        let wanted = self.run_stats;
+        event.for_each_stat_of(
+            |id| wanted.contains(id),
+            |id, v| {
+                let id = Some(id);
+                if id == ids.run_id {
+                    run = v.as_i64();
+                } else if id == ids.producer_id {
+                    p = v.as_i64();
+                } else if id == ids.producer_type {
+                    pt = v.as_i64();
+                } else if id == ids.consumer_id {
+                    c = v.as_i64();
+                } else if id == ids.consumer_type {
+                    ct = v.as_i64();
+                }
+            },
+        );
         // Context type 5 is kPjRt: its id is the launch's run id.
         run.or(if pt == Some(5) { p } else { None })
             .or(if ct == Some(5) { c } else { None })
@@ -976,11 +1044,14 @@ impl<'p> HostVisitor<'p> {
     fn module_stat(&mut self, event: &Event<'_>) -> Option<u32> {
         let stat = self.ids.module_name?;
         let mut value = None;
-        event.for_each_stat(|id, v| {
-            if id == stat && value.is_none() {
-                value = Some(v);
-            }
-        });
+        event.for_each_stat_of(
+            |id| id == stat,
+            |id, v| {
+                if id == stat && value.is_none() {
+                    value = Some(v);
+                }
+            },
+        );
         intern_module_stat(&mut self.scan, self.plane, &mut self.module_by_ref, &value?)
     }
 
@@ -1290,6 +1361,7 @@ impl EventVisitor for HostVisitor<'_> {
 pub struct DeviceVisitor<'p, 's> {
     plane: &'p Plane,
     ids: StatIds,
+    kernel_stats: StatSet<2>,
     scan: &'s mut RuntimeScan,
     /// Launch indices sorted by start, for matching kernels to launches.
     order: &'s [u32],
@@ -1319,9 +1391,11 @@ impl<'p, 's> DeviceVisitor<'p, 's> {
         order: &'s [u32],
         collect_device_executions: bool,
     ) -> Self {
+        let ids = StatIds::resolve(plane);
         Self {
             plane,
-            ids: StatIds::resolve(plane),
+            kernel_stats: ids.kernel_stats(),
+            ids,
             scan,
             order,
             on_modules_line: false,
@@ -1339,13 +1413,17 @@ impl<'p, 's> DeviceVisitor<'p, 's> {
     fn module_and_program(&mut self, event: &Event<'_>) -> (Option<u32>, Option<u64>) {
         let (mut module, mut program) = (None, None);
         let (module_id, program_id) = (self.ids.hlo_module, self.ids.program_id);
-        event.for_each_stat(|id, v| {
-            if Some(id) == module_id {
-                module = Some(v);
-            } else if Some(id) == program_id {
-                program = v.as_u64();
-            }
-        });
+        let wanted = self.kernel_stats;
+        event.for_each_stat_of(
+            |id| wanted.contains(id),
+            |id, v| {
+                if Some(id) == module_id {
+                    module = Some(v);
+                } else if Some(id) == program_id {
+                    program = v.as_u64();
+                }
+            },
+        );
         let mut module = module.and_then(|v| self.module_of(&v));
         if module.is_none() {
             let (m, p) = match self.by_metadata.get(&event.metadata_id) {
