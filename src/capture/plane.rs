@@ -1082,7 +1082,17 @@ mod tests {
         for id in [1u64, 5, 127, 128, 300] {
             let mut with_id = vec![0x08];
             varint(id, &mut with_id);
-            for v in [0u64, 1, 127, 128, 1 << 20, 1 << 35, 1 << 49, 1 << 56, u64::MAX] {
+            for v in [
+                0u64,
+                1,
+                127,
+                128,
+                1 << 20,
+                1 << 35,
+                1 << 49,
+                1 << 56,
+                u64::MAX,
+            ] {
                 for key in [0x18u8, 0x20, 0x38] {
                     let mut s = with_id.clone();
                     s.push(key);
@@ -1100,8 +1110,12 @@ mod tests {
             shapes.push(text);
             let odd: [&[u8]; 5] = [
                 &[0x18, 0x80, 0x00],
-                &[0x18, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x7f],
-                &[0x18, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x81, 0x01],
+                &[
+                    0x18, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x7f,
+                ],
+                &[
+                    0x18, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x81, 0x01,
+                ],
                 &[0x18, 0x85],
                 &[0x18, 0x05, 0x20, 0x06],
             ];

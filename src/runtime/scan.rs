@@ -1374,6 +1374,35 @@ pub struct DeviceVisitor<'p, 's> {
     /// The last kernel's match: kernels of the same module and program starting in
     /// `[from, to)` (between the same two launches) belong to the same launch.
     last_match: Option<KernelMatch>,
+    /// The last kernel's start and how many launches started by then.
+    last_search: Option<(i64, usize)>,
+}
+
+/// How many of the launches `order` lists (by start) start at or before `start`,
+/// searched forward from `hint` of them (known to start by then) in doubling steps: a
+/// line's kernels come in time order, so the answer is usually at or just past the
+/// last kernel's.
+fn launches_started_by(
+    executions: &[ExecutionRecord],
+    order: &[u32],
+    start: i64,
+    hint: usize,
+) -> usize {
+    let started = |i: &u32| {
+        executions
+            .get(*i as usize)
+            .is_some_and(|e| e.start_ps <= start)
+    };
+    let rest = order.get(hint..).unwrap_or_default();
+    // `rest[..seen]` all started; the first that did not is before `step`.
+    let (mut seen, mut step) = (0usize, 1usize);
+    while step <= rest.len() && rest.get(step.wrapping_sub(1)).is_some_and(started) {
+        seen = step;
+        step = step.saturating_mul(2);
+    }
+    let window = rest.get(seen..step.min(rest.len())).unwrap_or_default();
+    hint.saturating_add(seen)
+        .saturating_add(window.partition_point(started))
 }
 
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -1403,6 +1432,7 @@ impl<'p, 's> DeviceVisitor<'p, 's> {
             module_by_ref: HashMap::default(),
             by_metadata: HashMap::default(),
             last_match: None,
+            last_search: None,
         }
     }
 
@@ -1498,13 +1528,16 @@ impl EventVisitor for DeviceVisitor<'_, '_> {
         // The launch this kernel belongs to: the latest one of its module started
         // before it (kernels run after their launch begins).
         let executions = &mut self.scan.executions;
+        let hint = match self.last_search {
+            Some((at, upto)) if at <= start => upto,
+            _ => 0,
+        };
+        let upto = launches_started_by(executions, self.order, start, hint);
+        self.last_search = Some((start, upto));
         let start_of = |i: Option<&u32>| {
             i.and_then(|&i| executions.get(i as usize))
                 .map(|e| e.start_ps)
         };
-        let upto = self
-            .order
-            .partition_point(|&i| start_of(Some(&i)).is_some_and(|s| s <= start));
         // Every kernel between the same two launches finds the same one.
         let from =
             start_of(upto.checked_sub(1).and_then(|i| self.order.get(i))).unwrap_or(i64::MIN);
@@ -1575,6 +1608,23 @@ mod tests {
             waited_for_memory: false,
             module_hint: None,
         }
+    }
+
+    /// The forward search from a hint finds what a binary search over all launches
+    /// finds, for every hint that is a true lower bound (ties in start included).
+    #[test]
+    fn the_launches_started_by_a_kernel_are_counted_from_any_hint() {
+        let starts = [0i64, 5, 5, 5, 9, 20, 21, 21, 40, 41, 42, 100];
+        let executions: Vec<ExecutionRecord> = starts.iter().map(|&s| execution(s)).collect();
+        let order: Vec<u32> = (0..starts.len() as u32).collect();
+        for start in -1..=101 {
+            let expected = starts.partition_point(|&s| s <= start);
+            for hint in 0..=expected {
+                let found = launches_started_by(&executions, &order, start, hint);
+                assert_eq!(found, expected, "start {start}, hint {hint}");
+            }
+        }
+        assert_eq!(launches_started_by(&[], &[], 7, 0), 0);
     }
 
     /// Whatever order events arrive in, and however the scan is split, the history kept
