@@ -32,7 +32,9 @@ pub fn analyze(
     options: &Options,
     progress: Progress<'_>,
 ) -> Result<HostReport, Error> {
-    let mut prepared = prepare(src, host, file, runtime::split_from(), progress)?;
+    // Natively the host plane is shared between two threads without an index of its
+    // lines (see `runtime::scan_host`): nothing is walked ahead.
+    let mut prepared = prepare(src, host, file, None, progress)?;
     progress("host plane", 0, src.len());
     let scan = prepared.scan_host(src)?;
     prepared.finish(src, scan, options, progress)
@@ -74,6 +76,17 @@ impl Prepared {
     /// and the scan is done again, so that nothing read with a wrong guess remains.
     pub fn scan_host(&mut self, src: &dyn ByteSource) -> Result<runtime::scan::RuntimeScan, Error> {
         let scan = runtime::scan_host(src, &self.planes)?;
+        if self.confirm_tables(src)? {
+            return runtime::scan_host(src, &self.planes);
+        }
+        Ok(scan)
+    }
+
+    /// After a walk of the host planes (one scanner's, or the second of two sharing a
+    /// plane): confirms the tables read from their ends, and opens again by walking the
+    /// planes whose tables the walk did not meet where they were taken to be. True if
+    /// any was opened again: a scan done with them must be done again.
+    pub fn confirm_tables(&mut self, src: &dyn ByteSource) -> Result<bool, Error> {
         let mut again = false;
         for plane in &mut self.planes {
             if !plane.confirm_tables() {
@@ -81,10 +94,7 @@ impl Prepared {
                 again = true;
             }
         }
-        if again {
-            return runtime::scan_host(src, &self.planes);
-        }
-        Ok(scan)
+        Ok(again)
     }
 
     /// The rest of the pipeline, given pass one over the host planes (from

@@ -6,9 +6,11 @@
 mod real_captures;
 
 use oomlens::analysis::{analyze, prepare, Options};
+use oomlens::capture::LineBoundary;
+use oomlens::runtime::scan::{LineMarks, RuntimeScan};
 use oomlens::runtime::{
     decode_host_part, decode_host_work, encode_host_part, encode_host_work, host_split,
-    merge_host_parts, scan_host_lines,
+    merge_host_parts, scan_host_lines, scan_host_share, SharePart, HOST_PLANE,
 };
 use oomlens::source::FileSource;
 
@@ -82,4 +84,118 @@ fn bytes_that_are_not_a_host_part_are_refused() {
     assert!(decode_host_work(&[0x80; 64]).is_none());
     assert!(decode_host_part(b"").is_none());
     assert!(decode_host_part(b"\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff").is_none());
+}
+
+/// A fresh scan for one host plane.
+fn fresh_scan() -> RuntimeScan {
+    let mut scan = RuntimeScan::default();
+    scan.line_marks.push(LineMarks::default());
+    scan
+}
+
+/// The host plane shared by two scanners without an index of its lines, as the CLI
+/// does it on two threads: the second walks line headers to the middle and scans from
+/// there, the first scans up to where the second started. Run here one after the
+/// other, in both orders the threads can meet: the second sets the boundary before the
+/// first starts, or after the first has passed the middle (then the boundary moves on
+/// to the first line the first scanner has not started). Either way every line is
+/// scanned once, the second walk confirms the tables read from the plane's end, and
+/// the report equals the one-scanner report.
+#[test]
+fn a_host_plane_shared_without_an_index_gives_the_one_scanner_report() {
+    let mut shared = 0;
+    for path in real_captures::all() {
+        let src = FileSource::open(&path).expect("open");
+        let options = Options::default();
+        let whole = analyze(&src, "host", "capture", &options, &mut |_, _, _| {})
+            .map(report_json)
+            .expect("analysis succeeds");
+        let prepared = prepare(&src, "host", "capture", None, &mut |_, _, _| {}).expect("prepare");
+        let host = |prepared: &oomlens::analysis::Prepared| {
+            let hosts: Vec<usize> = (0..prepared.planes().len())
+                .filter(|&i| prepared.planes()[i].name == HOST_PLANE)
+                .collect();
+            match hosts[..] {
+                [one] => Some(one),
+                _ => None,
+            }
+        };
+        if host(&prepared).is_none() {
+            continue;
+        }
+        let lines = oomlens::capture::Plane::open(
+            &src,
+            &oomlens::capture::CaptureIndex::scan(&src)
+                .expect("index")
+                .planes
+                .into_iter()
+                .find(|p| p.name == HOST_PLANE)
+                .expect("host plane"),
+        )
+        .expect("walk")
+        .line_count;
+        if lines < 4 {
+            continue;
+        }
+        // Lines with events, as one scanner counts them.
+        let whole_lines = oomlens::runtime::scan_host(&src, prepared.planes())
+            .expect("one scanner")
+            .host_lines;
+        for first_ahead in [false, true] {
+            let mut prepared =
+                prepare(&src, "host", "capture", None, &mut |_, _, _| {}).expect("prepare");
+            let plane = &prepared.planes()[host(&prepared).expect("host plane")];
+            let boundary = LineBoundary::default();
+            let first_started = lines * 3 / 4;
+            if first_ahead {
+                // The first scanner has started every line up to three quarters in.
+                for line in 0..first_started {
+                    assert!(boundary.first_takes(line));
+                }
+            }
+            let second = scan_host_share(&src, plane, &boundary, SharePart::Second, fresh_scan())
+                .expect("second part");
+            let at = boundary
+                .boundary()
+                .expect("the second scanner sets the boundary");
+            if first_ahead {
+                // Not on a line the first scanner has started.
+                assert!(at >= first_started && at <= lines, "{}", path.display());
+            } else {
+                assert!(
+                    at > 0 && at < lines,
+                    "{}: boundary {at} of {lines}",
+                    path.display()
+                );
+            }
+            let first = scan_host_share(&src, plane, &boundary, SharePart::First, fresh_scan())
+                .expect("first part");
+            assert_eq!(
+                first.host_lines + second.host_lines,
+                whole_lines,
+                "{}: every line once",
+                path.display()
+            );
+            assert!(
+                !prepared.confirm_tables(&src).expect("confirm"),
+                "{}: the second walk confirms the tables",
+                path.display()
+            );
+            let scan = merge_host_parts(first, second);
+            let parts = prepared
+                .finish(&src, scan, &options, &mut |_, _, _| {})
+                .map(report_json)
+                .expect("finish");
+            assert!(
+                parts == whole,
+                "{}: the shared scan (first ahead: {first_ahead}) differs from the whole",
+                path.display()
+            );
+        }
+        shared += 1;
+    }
+    assert!(
+        shared >= 6,
+        "only {shared} captures had a host plane to share"
+    );
 }

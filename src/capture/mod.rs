@@ -15,6 +15,7 @@
 )]
 
 pub mod plane;
+pub mod split;
 pub mod stat;
 mod tables;
 
@@ -24,6 +25,7 @@ use crate::source::ByteSource;
 use crate::wire::{StreamReader, StreamValue};
 
 pub use plane::{Event, EventMetadata, EventVisitor, LineInfo, Plane};
+pub use split::LineBoundary;
 pub use stat::{OwnedStat, StatRef, StatValue};
 
 /// Read-ahead window for walking planes. Large enough to amortize a read call (a

@@ -4,7 +4,7 @@
 use std::collections::HashMap;
 
 use super::stat::{parse_stat, OwnedStat, StatRef, StatValue};
-use super::{Damage, PlaneRef, READ_CHUNK};
+use super::{Damage, LineBoundary, PlaneRef, READ_CHUNK};
 use crate::error::Error;
 use crate::source::ByteSource;
 use crate::wire::{decode_varint, Fields, StreamReader, StreamValue, Value, WireError};
@@ -74,6 +74,21 @@ struct Walked {
     tables_at: u64,
     line_count: usize,
     lines: Vec<(u64, u64)>,
+}
+
+/// What reading one line header costs the second of two scanners, in bytes of events
+/// scanned in the same time (a read of the header's page, about a microsecond): the
+/// boundary is moved on by that much per line, so both finish together.
+const HEADER_WORK_BYTES: u64 = 1 << 10;
+
+/// Which of a plane's lines a walk visits.
+#[derive(Clone, Copy)]
+enum Share<'b> {
+    All,
+    /// Those before the boundary (the first of two scanners).
+    Before(&'b LineBoundary),
+    /// Those from the boundary on, which this walk sets at the plane's middle.
+    FromMiddle(&'b LineBoundary),
 }
 
 /// The header of a line, given to visitors with each of its events.
@@ -592,7 +607,53 @@ impl Plane {
         src: &dyn ByteSource,
         visitor: &mut V,
     ) -> Result<(), Error> {
-        if let Err(e) = self.walk_lines(src, visitor) {
+        self.visit_share(src, Share::All, visitor)
+    }
+
+    /// The first of two scanners sharing the plane's lines (see
+    /// [`split`](super::split)): [`Plane::visit_events`] up to the line where `boundary`
+    /// says the second scanner's part starts.
+    pub fn visit_events_before<V: EventVisitor + ?Sized>(
+        &self,
+        src: &dyn ByteSource,
+        boundary: &LineBoundary,
+        visitor: &mut V,
+    ) -> Result<(), Error> {
+        self.visit_share(src, Share::Before(boundary), visitor)
+    }
+
+    /// The second of two scanners sharing the plane's lines: walks the line headers to
+    /// the middle of the plane, sets `boundary` there, and visits the lines from it to
+    /// the end. This walk sees every line, so it is the one that confirms tables read
+    /// from the plane's end (see [`Plane::confirm_tables`]).
+    pub fn visit_events_from_middle<V: EventVisitor + ?Sized>(
+        &self,
+        src: &dyn ByteSource,
+        boundary: &LineBoundary,
+        visitor: &mut V,
+    ) -> Result<(), Error> {
+        self.visit_share(src, Share::FromMiddle(boundary), visitor)
+    }
+
+    /// About how many bytes the plane's lines take: known exactly once they are
+    /// indexed, else up to where its tables were found, else the whole plane.
+    fn line_bytes(&self) -> u64 {
+        if let Some(guess) = self.tables_guess {
+            return guess.tables_from.saturating_sub(guess.lines_from);
+        }
+        if self.lines_indexed() {
+            return self.lines.iter().map(|&(_, len)| len).sum();
+        }
+        self.len
+    }
+
+    fn visit_share<V: EventVisitor + ?Sized>(
+        &self,
+        src: &dyn ByteSource,
+        share: Share<'_>,
+        visitor: &mut V,
+    ) -> Result<(), Error> {
+        if let Err(e) = self.walk_lines(src, share, visitor) {
             self.damage.record(&e);
         }
         Ok(())
@@ -601,14 +662,23 @@ impl Plane {
     fn walk_lines<V: EventVisitor + ?Sized>(
         &self,
         src: &dyn ByteSource,
+        share: Share<'_>,
         visitor: &mut V,
     ) -> Result<(), Error> {
         let end = self.offset.saturating_add(self.len);
         let mut reader = StreamReader::over(src, READ_CHUNK, self.offset, end);
         let mut ordinal = 0usize;
-        // A plane read tables-first learns its layout here (see `confirm_tables`).
-        let mut walked = self.tables_guess.map(|_| Walked::default());
+        // A plane read tables-first learns its layout here (see `confirm_tables`), from
+        // a walk that meets every line.
+        let mut walked = match share {
+            Share::All | Share::FromMiddle(_) => self.tables_guess.map(|_| Walked::default()),
+            Share::Before(_) => None,
+        };
         let mut tables_at = None;
+        // The second scanner: bytes of the lines before this one, and its first line.
+        let line_bytes = self.line_bytes();
+        let mut passed = 0u64;
+        let mut first_line = None;
         loop {
             let at = reader.position();
             let Some((field, value)) = reader.next_field(end)? else {
@@ -622,16 +692,38 @@ impl Plane {
                             walked.lines.push((offset, len));
                         }
                     }
-                    let resume = reader.position();
-                    visit_line(
-                        &mut reader,
-                        offset,
-                        offset.saturating_add(len),
-                        ordinal,
-                        visitor,
-                    )?;
+                    let mine = match share {
+                        Share::All => true,
+                        Share::Before(boundary) => {
+                            if !boundary.first_takes(ordinal) {
+                                break;
+                            }
+                            true
+                        }
+                        Share::FromMiddle(boundary) => {
+                            // The middle by work: this walk also reads the headers of
+                            // the first scanner's lines.
+                            let walk = (ordinal as u64).saturating_mul(HEADER_WORK_BYTES);
+                            let past = passed.saturating_mul(2) >= line_bytes.saturating_add(walk);
+                            if first_line.is_none() && past {
+                                first_line = boundary.second_claims(ordinal);
+                            }
+                            passed = passed.saturating_add(len);
+                            first_line.is_some_and(|first| ordinal >= first)
+                        }
+                    };
+                    if mine {
+                        let resume = reader.position();
+                        visit_line(
+                            &mut reader,
+                            offset,
+                            offset.saturating_add(len),
+                            ordinal,
+                            visitor,
+                        )?;
+                        reader.seek(resume);
+                    }
                     ordinal = ordinal.saturating_add(1);
-                    reader.seek(resume);
                 }
                 _ => {
                     let Some(guess) = self.tables_guess else {
@@ -645,6 +737,12 @@ impl Plane {
                         break;
                     }
                 }
+            }
+        }
+        if let Share::FromMiddle(boundary) = share {
+            // No line past the middle (or none at all): the first scanner takes them all.
+            if first_line.is_none() {
+                boundary.second_claims(ordinal);
             }
         }
         if let Some(mut walked) = walked {

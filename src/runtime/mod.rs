@@ -8,7 +8,7 @@ pub mod scan;
 use std::collections::HashMap;
 use std::ops::Range;
 
-use crate::capture::{Event, EventVisitor, LineInfo, Plane, PlaneRef};
+use crate::capture::{Event, EventVisitor, LineBoundary, LineInfo, Plane, PlaneRef};
 use crate::error::Error;
 use crate::report::model::{
     AllocatorSummary, Execution, HostEventGroup, LiveGroup, Retry, RetryWait, Runtime,
@@ -223,22 +223,24 @@ pub fn split_from() -> Option<u64> {
     parallel.then_some(PARALLEL_FROM_BYTES)
 }
 
-/// Walks one host plane into `scan`: natively, a large plane is split into two runs
-/// of whole lines of about equal size, walked at the same time and merged in order.
+/// Walks one host plane into `scan`: natively, a large plane is shared by two threads
+/// (see [`LineBoundary`]): this one scans from the start while the other walks line
+/// headers to the middle and scans from there; the two parts are merged in order.
 fn scan_host_plane(
     src: &dyn ByteSource,
     plane: &Plane,
     scan: RuntimeScan,
 ) -> Result<RuntimeScan, Error> {
-    let split = split_from().and_then(|from| plane_split(plane, from));
-    if let (Some(split), Some(second)) = (split, src.share()) {
+    let shared = split_from().is_some_and(|from| plane.byte_len() >= from);
+    if let (true, Some(second)) = (shared, src.share()) {
+        let boundary = LineBoundary::default();
         let (first, later) = std::thread::scope(|scope| {
-            let worker =
-                scope.spawn(|| scan_host_lines(second.as_ref(), plane, split.second_lines()));
-            let mut visitor = HostVisitor::new(plane, scan);
-            let first = plane
-                .visit_lines(src, split.first_lines(), &mut visitor)
-                .map(|()| visitor.scan);
+            let worker = scope.spawn(|| {
+                let mut later = RuntimeScan::default();
+                later.line_marks.push(LineMarks::default());
+                scan_host_share(second.as_ref(), plane, &boundary, SharePart::Second, later)
+            });
+            let first = scan_host_share(src, plane, &boundary, SharePart::First, scan);
             let later = worker.join().unwrap_or_else(|_| {
                 Err(Error::Read {
                     offset: 0,
@@ -253,6 +255,33 @@ fn scan_host_plane(
     }
     let mut visitor = HostVisitor::new(plane, scan);
     plane.visit_events(src, &mut visitor)?;
+    Ok(visitor.scan)
+}
+
+/// One of the two scanners of a host plane shared without an index of its lines.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SharePart {
+    /// Lines from the start to the boundary.
+    First,
+    /// Lines from the boundary, which this scanner sets, to the end.
+    Second,
+}
+
+/// Walks `part` of a host plane shared by two scanners (see [`LineBoundary`]) into
+/// `scan`, whose last line marks are this plane's. The two parts, merged in order
+/// ([`RuntimeScan::absorb`]), are what one walk of the plane finds.
+pub fn scan_host_share(
+    src: &dyn ByteSource,
+    plane: &Plane,
+    boundary: &LineBoundary,
+    part: SharePart,
+    scan: RuntimeScan,
+) -> Result<RuntimeScan, Error> {
+    let mut visitor = HostVisitor::new(plane, scan);
+    match part {
+        SharePart::First => plane.visit_events_before(src, boundary, &mut visitor)?,
+        SharePart::Second => plane.visit_events_from_middle(src, boundary, &mut visitor)?,
+    }
     Ok(visitor.scan)
 }
 
