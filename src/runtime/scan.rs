@@ -1299,7 +1299,23 @@ impl EventVisitor for HostVisitor<'_> {
                         }
                     }
                     Some((_, Span::Run(run))) => {
-                        self.scan.run_modules.entry(*run).or_insert((module, start));
+                        // A run scope inside its own launch (PjRt's `Execute` around
+                        // `EnqueueExecution`) names that launch's module; a run scope
+                        // elsewhere (a worker thread) names it for whichever launch has
+                        // the run id, found when launches are resolved.
+                        let run = *run;
+                        let launch = self
+                            .innermost_execution()
+                            .and_then(|i| self.scan.executions.get_mut(i as usize))
+                            .filter(|e| e.run_id == Some(run));
+                        match launch {
+                            Some(e) => {
+                                e.module.get_or_insert(module);
+                            }
+                            None => {
+                                self.scan.run_modules.entry(run).or_insert((module, start));
+                            }
+                        }
                     }
                     _ => {
                         // A launch seen only through the module it runs (CPU thunks).
