@@ -10,7 +10,8 @@ use oomlens::capture::LineBoundary;
 use oomlens::runtime::scan::{LineMarks, RuntimeScan};
 use oomlens::runtime::{
     decode_host_part, decode_host_work, encode_host_part, encode_host_work, host_split,
-    merge_host_parts, scan_host_lines, scan_host_share, SharePart, HOST_PLANE,
+    merge_host_parts, scan_devices_sharing, scan_host_lines, scan_host_share, SharePart,
+    DEVICE_PLANE_PREFIX, HOST_PLANE,
 };
 use oomlens::source::FileSource;
 
@@ -198,4 +199,47 @@ fn a_host_plane_shared_without_an_index_gives_the_one_scanner_report() {
         shared >= 6,
         "only {shared} captures had a host plane to share"
     );
+}
+
+/// Device planes shared by two threads (when every launch names its module, so the
+/// order kernels are matched in cannot matter) find what one scanner finds: kernel
+/// counts, which launches ran kernels and their programs, module names in order, line
+/// counts. Shared here whatever the plane's size.
+#[test]
+fn device_planes_shared_by_two_threads_match_kernels_as_one_scanner_does() {
+    let mut shared = 0;
+    for path in real_captures::all() {
+        let src = FileSource::open(&path).expect("open");
+        let devices: Vec<_> = oomlens::capture::CaptureIndex::scan(&src)
+            .expect("index")
+            .planes
+            .into_iter()
+            .filter(|p| p.name.starts_with(DEVICE_PLANE_PREFIX))
+            .collect();
+        if devices.is_empty() {
+            continue;
+        }
+        let mut prepared =
+            prepare(&src, "host", "capture", None, &mut |_, _, _| {}).expect("prepare");
+        let host = prepared.scan_host(&src).expect("host scan");
+        let any_order = host.kernels_match_in_any_order(false);
+        let one = scan_devices_sharing(&src, &devices, host, None).expect("one scanner");
+        let host = prepared.scan_host(&src).expect("host scan");
+        let two = scan_devices_sharing(&src, &devices, host, Some(0)).expect("two threads");
+        let what = |scan: &RuntimeScan| {
+            format!(
+                "kernels {}\nlaunches {:?}\nmodules {:?}\nlines {:?}\nmemory {:?}",
+                scan.kernels,
+                scan.executions,
+                scan.module_names,
+                scan.device_line_counts,
+                scan.device_memory_bytes
+            )
+        };
+        assert_eq!(what(&two), what(&one), "{}", path.display());
+        if any_order && one.kernels > 0 {
+            shared += 1;
+        }
+    }
+    assert!(shared >= 3, "only {shared} captures had kernels to share");
 }

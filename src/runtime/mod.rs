@@ -46,18 +46,35 @@ pub fn scan_host(src: &dyn ByteSource, planes: &[Plane]) -> Result<RuntimeScan, 
 pub fn scan_devices(
     src: &dyn ByteSource,
     device_planes: &[PlaneRef],
+    result: RuntimeScan,
+) -> Result<RuntimeScan, Error> {
+    let share_from = split_from().map(|_| DEVICE_PARALLEL_FROM_BYTES);
+    scan_devices_sharing(src, device_planes, result, share_from)
+}
+
+/// [`scan_devices`], with device planes of at least `share_from` bytes shared by two
+/// threads where the order kernels are matched in cannot change the result.
+pub fn scan_devices_sharing(
+    src: &dyn ByteSource,
+    device_planes: &[PlaneRef],
     mut result: RuntimeScan,
+    share_from: Option<u64>,
 ) -> Result<RuntimeScan, Error> {
     // Launches are in time order now.
     let order: Vec<u32> = (0..result.executions.len() as u32).collect();
     let mut first_tpu = true;
     for at in device_planes {
-        let Ok(plane) = Plane::open(src, at) else {
+        // A large plane may be shared by two threads, which need no index of its lines.
+        let large = share_from.is_some_and(|from| at.len >= from);
+        let opened = if large {
+            Plane::open_tables_first(src, at)
+        } else {
+            Plane::open(src, at)
+        };
+        let Ok(mut plane) = opened else {
             result.device_line_counts.push(0);
             continue;
         };
-        result.device_line_counts.push(plane.line_count);
-        let plane = &plane;
         if result.device_memory_bytes.is_none() {
             result.device_memory_bytes = plane
                 .plane_stat("memory_size")
@@ -69,7 +86,28 @@ pub fn scan_devices(
         if collect {
             first_tpu = false;
         }
-        let mut visitor = DeviceVisitor::new(plane, &mut result, &order, collect);
+        let shared = large && result.kernels_match_in_any_order(collect);
+        if let (true, Some(second)) = (shared, src.share()) {
+            let parts = match_kernels_shared(src, second.as_ref(), &mut plane, &result, &order)?;
+            if let Some(parts) = parts {
+                result.device_line_counts.push(plane.line_count);
+                for part in parts {
+                    result.absorb_kernels(part);
+                }
+                continue;
+            }
+        }
+        if plane.tables_unconfirmed() {
+            // Read tables-first, but scanned by one walk after all (or the walk did not
+            // meet the tables where they were taken to be): read it the usual way.
+            let Ok(walked) = plane.reopen(src) else {
+                result.device_line_counts.push(0);
+                continue;
+            };
+            plane = walked;
+        }
+        result.device_line_counts.push(plane.line_count);
+        let mut visitor = DeviceVisitor::new(&plane, &mut result, &order, collect);
         plane.visit_events(src, &mut visitor)?;
     }
     // A launch nothing else named runs the module its `PjitFunction(<fn>)` call names
@@ -94,6 +132,44 @@ pub fn scan_devices(
     }
     Ok(result)
 }
+
+/// Matches a device plane's kernels to launches on two threads sharing its lines (see
+/// [`LineBoundary`]), each into its own copy of the launches: the parts to add to
+/// `result` in order ([`RuntimeScan::absorb_kernels`]), or `None` when the second
+/// walk did not confirm the tables read from the plane's end (nothing is added then,
+/// and the plane is to be read again).
+fn match_kernels_shared(
+    src: &dyn ByteSource,
+    second: &(dyn ByteSource + Send + Sync),
+    plane: &mut Plane,
+    result: &RuntimeScan,
+    order: &[u32],
+) -> Result<Option<[RuntimeScan; 2]>, Error> {
+    let boundary = LineBoundary::default();
+    let (mut first, mut later) = (result.kernel_part(), result.kernel_part());
+    let shared: &Plane = plane;
+    let (first_walk, later_walk) = std::thread::scope(|scope| {
+        let worker = scope.spawn(|| {
+            let mut visitor = DeviceVisitor::new(shared, &mut later, order, false);
+            shared.visit_events_from_middle(second, &boundary, &mut visitor)
+        });
+        let mut visitor = DeviceVisitor::new(shared, &mut first, order, false);
+        let first_walk = shared.visit_events_before(src, &boundary, &mut visitor);
+        (first_walk, worker.join())
+    });
+    first_walk?;
+    later_walk.unwrap_or_else(|_| {
+        Err(Error::Read {
+            offset: shared.offset(),
+            message: "the second scan thread stopped".into(),
+        })
+    })?;
+    Ok(plane.confirm_tables().then_some([first, later]))
+}
+
+/// Device planes at least this large have their kernels matched by two threads
+/// natively, when the order kernels are matched in cannot change the result.
+const DEVICE_PARALLEL_FROM_BYTES: u64 = 8 << 20;
 
 /// Host planes at least this large are scanned by two scanners (threads natively,
 /// workers in the page) where the source allows it.

@@ -660,6 +660,38 @@ impl RuntimeScan {
         }
     }
 
+    /// What a second device scanner needs to match kernels to launches on its own:
+    /// the launches and the interned module names (see [`RuntimeScan::absorb_kernels`]).
+    pub fn kernel_part(&self) -> RuntimeScan {
+        RuntimeScan {
+            executions: self.executions.clone(),
+            module_names: self.module_names.clone(),
+            module_index: self.module_index.clone(),
+            ..Default::default()
+        }
+    }
+
+    /// Whether kernels can be matched to launches in any order: every launch names its
+    /// module (so no kernel names one for it, which later kernels' matching would
+    /// read), and no launches are being collected from a device's module line.
+    pub fn kernels_match_in_any_order(&self, collecting_launches: bool) -> bool {
+        !collecting_launches && self.executions.iter().all(|e| e.module.is_some())
+    }
+
+    /// Adds what a [`RuntimeScan::kernel_part`] found on a device plane's later lines,
+    /// as if this scan had gone on to them: launches that ran kernels, programs the
+    /// earlier lines did not name, kernel counts, and module names first met there.
+    pub fn absorb_kernels(&mut self, later: RuntimeScan) {
+        self.kernels = self.kernels.saturating_add(later.kernels);
+        for (mine, theirs) in self.executions.iter_mut().zip(&later.executions) {
+            mine.launched_kernels |= theirs.launched_kernels;
+            mine.program_id = mine.program_id.or(theirs.program_id);
+        }
+        for name in &later.module_names {
+            self.intern_module(name);
+        }
+    }
+
     /// launches of one run (same run id) into one execution, resolves allocations made
     /// for a run id to its launch, then orders launches by time (records follow).
     pub fn finish_host(&mut self) {
@@ -1624,6 +1656,29 @@ mod tests {
             waited_for_memory: false,
             module_hint: None,
         }
+    }
+
+    /// Module names first met by the later of two device scanners come after the
+    /// earlier one's, each once, as one scanner would have interned them.
+    #[test]
+    fn kernel_parts_add_module_names_in_line_order() {
+        let mut whole = RuntimeScan::default();
+        whole.intern_module("a");
+        whole.executions.push(execution(1));
+        let (mut first, mut later) = (whole.kernel_part(), whole.kernel_part());
+        first.intern_module("b");
+        later.intern_module("c");
+        later.intern_module("b");
+        later.executions[0].launched_kernels = true;
+        later.executions[0].program_id = Some(7);
+        later.kernels = 3;
+        whole.absorb_kernels(first);
+        whole.absorb_kernels(later);
+        assert_eq!(whole.module_names, ["a", "b", "c"]);
+        assert_eq!(whole.intern_module("c"), 2);
+        assert!(whole.executions[0].launched_kernels);
+        assert_eq!(whole.executions[0].program_id, Some(7));
+        assert_eq!(whole.kernels, 3);
     }
 
     /// The forward search from a hint finds what a binary search over all launches
