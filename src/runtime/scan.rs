@@ -600,7 +600,19 @@ impl RuntimeScan {
         let records_through = self
             .records_dropped_through_ps
             .max(other.records_dropped_through_ps);
-        self.records.extend(other.records.into_iter().map(|mut r| {
+        // Drop first what either part's history leaves out, so that the merged records
+        // mostly fit where this part's were (moving them all to a larger buffer cost
+        // more than the rest of the merge).
+        if let Some(through) = records_through {
+            self.drop_records_through(through);
+        }
+        let later = other.records.len();
+        let kept = other
+            .records
+            .into_iter()
+            .filter(|r| records_through.is_none_or(|t| r.time_ps > t));
+        let before = self.records.len();
+        self.records.extend(kept.map(|mut r| {
             r.allocator = allocators
                 .get(r.allocator as usize)
                 .copied()
@@ -612,9 +624,8 @@ impl RuntimeScan {
             };
             r
         }));
-        if let Some(through) = records_through {
-            self.drop_records_through(through);
-        }
+        let added = self.records.len() - before;
+        self.records_dropped += (later - added) as u64;
         self.keep_latest_records();
         self.executions_dropped += other.executions_dropped;
         for ((m, p), count) in other.dropped_launches {
