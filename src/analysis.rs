@@ -124,9 +124,10 @@ impl Prepared {
 }
 
 /// Indexes the capture and reads its plans. Host planes of at least `split_from`
-/// bytes have their lines indexed now, for splitting them between two scanners; the
-/// others have their tables read from their end (their lines are walked once, by
-/// [`Prepared::scan_host`]).
+/// bytes have their lines indexed now, for the page, which hands half of them to a
+/// second worker; the others have their tables read from their end (their lines are
+/// walked once, by [`Prepared::scan_host`], natively by two threads sharing a large
+/// plane without an index).
 pub fn prepare(
     src: &dyn ByteSource,
     host: &str,

@@ -1,10 +1,11 @@
 //! The capture decoder on arbitrary bytes: the index, every plane's metadata, and a
 //! walk over every event and its stats (what the runtime scan does, minus its logic);
-//! and every plane read tables-first, which must agree with it once confirmed.
+//! every plane read tables-first, which must agree with it once confirmed; and every
+//! plane shared by two walks, which together must visit what one walk visits.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use oomlens::capture::{CaptureIndex, Event, EventVisitor, LineInfo, Plane};
+use oomlens::capture::{CaptureIndex, Event, EventVisitor, LineBoundary, LineInfo, Plane};
 
 struct Touch<'p> {
     plane: &'p Plane,
@@ -60,6 +61,32 @@ fuzz_target!(|data: &[u8]| {
             text: 0,
         };
         let _ = plane.visit_events(&src, &mut visitor);
+        let whole_events = visitor.events;
+        // The same plane shared by two walks, the second setting the boundary at the
+        // middle before the first starts: once the second walk confirms the tables read
+        // from the plane's end, and no walk met damage (each part would stop at it on
+        // its own), the two visit every event once and found the lines one walk finds.
+        if let Ok(mut shared) = Plane::open_tables_first(&src, at) {
+            let boundary = LineBoundary::default();
+            let mut later = Touch {
+                plane: &shared,
+                events: 0,
+                text: 0,
+            };
+            let _ = shared.visit_events_from_middle(&src, &boundary, &mut later);
+            let mut earlier = Touch {
+                plane: &shared,
+                events: 0,
+                text: 0,
+            };
+            let _ = shared.visit_events_before(&src, &boundary, &mut earlier);
+            let parts = earlier.events + later.events;
+            if shared.damage().is_none() && shared.confirm_tables() {
+                assert_eq!(parts, whole_events);
+                assert_eq!(shared.line_count, plane.line_count);
+                assert_eq!(shared.lines, plane.lines);
+            }
+        }
         // The same plane with its tables read from its end: once a walk confirms them,
         // they and the lines it found are the ones the plane read by walking has.
         let Ok(mut first) = Plane::open_tables_first(&src, at) else {
