@@ -19,15 +19,26 @@ fn report_json(report: oomlens::HostReport) -> String {
     oomlens::report::json::render(&oomlens::report(vec![report]))
 }
 
+/// The report as one scanner makes it, to compare the parts' with.
+fn one_scanner_report(src: &FileSource) -> String {
+    analyze(
+        src,
+        "host",
+        "capture",
+        &Options::default(),
+        &mut |_, _, _| {},
+    )
+    .map(report_json)
+    .expect("analysis succeeds")
+}
+
 #[test]
 fn a_host_scan_in_two_parts_gives_the_one_scanner_report() {
     let mut split_captures = 0;
     for path in real_captures::all() {
         let src = FileSource::open(&path).expect("open");
         let options = Options::default();
-        let whole = analyze(&src, "host", "capture", &options, &mut |_, _, _| {})
-            .map(report_json)
-            .expect("analysis succeeds");
+        let whole = one_scanner_report(&src);
 
         let prepared =
             prepare(&src, "host", "capture", Some(0), &mut |_, _, _| {}).expect("prepare");
@@ -108,9 +119,7 @@ fn a_host_plane_shared_without_an_index_gives_the_one_scanner_report() {
     for path in real_captures::all() {
         let src = FileSource::open(&path).expect("open");
         let options = Options::default();
-        let whole = analyze(&src, "host", "capture", &options, &mut |_, _, _| {})
-            .map(report_json)
-            .expect("analysis succeeds");
+        let whole = one_scanner_report(&src);
         let prepared = prepare(&src, "host", "capture", None, &mut |_, _, _| {}).expect("prepare");
         let host = |prepared: &oomlens::analysis::Prepared| {
             let hosts: Vec<usize> = (0..prepared.planes().len())

@@ -181,6 +181,23 @@ impl<const N: usize> StatSet<N> {
             self.ids.contains(&Some(id))
         }
     }
+
+    /// The event's value of each stat in the set, in the set's order (the last when
+    /// one repeats); the others are not decoded.
+    #[inline]
+    fn read<'a>(&self, event: &Event<'a>) -> [Option<StatRef<'a>>; N] {
+        let mut values = [None; N];
+        event.for_each_stat_of(
+            |id| self.contains(id),
+            |id, v| {
+                let slot = self.ids.iter().position(|&i| i == Some(id));
+                if let Some(value) = slot.and_then(|i| values.get_mut(i)) {
+                    *value = Some(v);
+                }
+            },
+        );
+        values
+    }
 }
 
 impl StatIds {
@@ -945,22 +962,9 @@ impl<'p> HostVisitor<'p> {
         if self.routes[slot] == Route::Skip {
             return;
         }
-        let ids = &self.ids;
-        let (mut run, mut module, mut program) = (None, None, None);
-        let wanted = self.thunk_stats;
-        event.for_each_stat_of(
-            |id| wanted.contains(id),
-            |id, v| {
-                let id = Some(id);
-                if id == ids.run_id {
-                    run = v.as_i64();
-                } else if id == ids.hlo_module {
-                    module = Some(v);
-                } else if id == ids.program_id {
-                    program = v.as_u64();
-                }
-            },
-        );
+        let [run, module, program] = self.thunk_stats.read(event);
+        let run = run.and_then(|v| v.as_i64());
+        let program = program.and_then(|v| v.as_u64());
         if self.routes[slot] == Route::Probe {
             // A thunk carries all three. Host events that name a module but no run
             // (kernel launches such as `hipModuleLaunchKernel`) are not read again.
@@ -1042,26 +1046,10 @@ impl<'p> HostVisitor<'p> {
     }
 
     fn run_id(&self, event: &Event<'_>) -> Option<i64> {
-        let ids = &self.ids;
-        let (mut run, mut p, mut pt, mut c, mut ct) = (None, None, None, None, None);
-        let wanted = self.run_stats;
-        event.for_each_stat_of(
-            |id| wanted.contains(id),
-            |id, v| {
-                let id = Some(id);
-                if id == ids.run_id {
-                    run = v.as_i64();
-                } else if id == ids.producer_id {
-                    p = v.as_i64();
-                } else if id == ids.producer_type {
-                    pt = v.as_i64();
-                } else if id == ids.consumer_id {
-                    c = v.as_i64();
-                } else if id == ids.consumer_type {
-                    ct = v.as_i64();
-                }
-            },
-        );
+        let [run, p, pt, c, ct] = self
+            .run_stats
+            .read(event)
+            .map(|v| v.and_then(|v| v.as_i64()));
         // Context type 5 is kPjRt: its id is the launch's run id.
         run.or(if pt == Some(5) { p } else { None })
             .or(if ct == Some(5) { c } else { None })
@@ -1500,19 +1488,8 @@ impl<'p, 's> DeviceVisitor<'p, 's> {
     }
 
     fn module_and_program(&mut self, event: &Event<'_>) -> (Option<u32>, Option<u64>) {
-        let (mut module, mut program) = (None, None);
-        let (module_id, program_id) = (self.ids.hlo_module, self.ids.program_id);
-        let wanted = self.kernel_stats;
-        event.for_each_stat_of(
-            |id| wanted.contains(id),
-            |id, v| {
-                if Some(id) == module_id {
-                    module = Some(v);
-                } else if Some(id) == program_id {
-                    program = v.as_u64();
-                }
-            },
-        );
+        let [module, program] = self.kernel_stats.read(event);
+        let mut program = program.and_then(|v| v.as_u64());
         let mut module = module.and_then(|v| self.module_of(&v));
         if module.is_none() {
             let (m, p) = match self.by_metadata.get(&event.metadata_id) {
