@@ -107,6 +107,21 @@ impl Prepared {
         options: &Options,
         progress: Progress<'_>,
     ) -> Result<HostReport, Error> {
+        let share_from = runtime::device_share_from();
+        self.finish_sharing(src, scan, options, share_from, progress)
+    }
+
+    /// [`Prepared::finish`], with device planes of at least `share_from` bytes shared
+    /// by two threads where that cannot change the result (see
+    /// [`runtime::scan_devices_sharing`]).
+    pub fn finish_sharing(
+        self,
+        src: &dyn ByteSource,
+        scan: runtime::scan::RuntimeScan,
+        options: &Options,
+        share_from: Option<u64>,
+        progress: Progress<'_>,
+    ) -> Result<HostReport, Error> {
         let Prepared {
             capture,
             report,
@@ -116,7 +131,7 @@ impl Prepared {
         } = self;
         let total = src.len();
         progress("device planes", 0, total);
-        let scan = runtime::scan_devices(src, &device_planes, scan)?;
+        let scan = runtime::scan_devices_sharing(src, &device_planes, scan, share_from)?;
         finish_report(
             src, &capture, report, &planes, &slots, scan, options, progress,
         )

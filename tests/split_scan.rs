@@ -10,8 +10,8 @@ use oomlens::capture::LineBoundary;
 use oomlens::runtime::scan::{LineMarks, RuntimeScan};
 use oomlens::runtime::{
     decode_host_part, decode_host_work, encode_host_part, encode_host_work, host_split,
-    merge_host_parts, scan_devices_sharing, scan_host_lines, scan_host_share, SharePart,
-    DEVICE_PLANE_PREFIX, HOST_PLANE,
+    merge_host_parts, scan_devices_sharing, scan_host_lines, scan_host_share, scan_host_sharing,
+    SharePart, DEVICE_PLANE_PREFIX, HOST_PLANE,
 };
 use oomlens::source::FileSource;
 
@@ -251,4 +251,32 @@ fn device_planes_shared_by_two_threads_match_kernels_as_one_scanner_does() {
         }
     }
     assert!(shared >= 3, "only {shared} captures had kernels to share");
+}
+
+/// The CLI's two threads, racing for real: the host plane and the device planes of
+/// every real capture shared whatever their size, many times over (the boundary lands
+/// wherever the threads meet), and each time the report equals one scanner's.
+#[test]
+fn two_threads_sharing_every_plane_give_the_one_scanner_report() {
+    for path in real_captures::all() {
+        let src = FileSource::open(&path).expect("open");
+        let whole = one_scanner_report(&src);
+        for round in 0..8 {
+            let mut prepared =
+                prepare(&src, "host", "capture", None, &mut |_, _, _| {}).expect("prepare");
+            let mut scan = scan_host_sharing(&src, prepared.planes(), Some(0)).expect("host");
+            if prepared.confirm_tables(&src).expect("confirm") {
+                scan = scan_host_sharing(&src, prepared.planes(), Some(0)).expect("again");
+            }
+            let shared = prepared
+                .finish_sharing(&src, scan, &Options::default(), Some(0), &mut |_, _, _| {})
+                .map(report_json)
+                .expect("finish");
+            assert!(
+                shared == whole,
+                "{} (round {round}): two threads differ from one",
+                path.display()
+            );
+        }
+    }
 }

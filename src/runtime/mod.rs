@@ -32,10 +32,20 @@ const HOST_EVENT_NAMES: usize = 2000;
 /// Pass one over the host plane: allocator events, launches, transfers, retries.
 /// Then [`scan_devices`] adds what the device planes say about those launches.
 pub fn scan_host(src: &dyn ByteSource, planes: &[Plane]) -> Result<RuntimeScan, Error> {
+    scan_host_sharing(src, planes, split_from())
+}
+
+/// [`scan_host`], with host planes of at least `share_from` bytes shared by two
+/// threads (see [`scan_host_share`]).
+pub fn scan_host_sharing(
+    src: &dyn ByteSource,
+    planes: &[Plane],
+    share_from: Option<u64>,
+) -> Result<RuntimeScan, Error> {
     let mut result = RuntimeScan::default();
     for plane in planes.iter().filter(|p| p.name == HOST_PLANE) {
         result.line_marks.push(LineMarks::default());
-        result = scan_host_plane(src, plane, result)?;
+        result = scan_host_plane(src, plane, result, share_from)?;
     }
     result.finish_host();
     Ok(result)
@@ -48,8 +58,13 @@ pub fn scan_devices(
     device_planes: &[PlaneRef],
     result: RuntimeScan,
 ) -> Result<RuntimeScan, Error> {
-    let share_from = split_from().map(|_| DEVICE_PARALLEL_FROM_BYTES);
-    scan_devices_sharing(src, device_planes, result, share_from)
+    scan_devices_sharing(src, device_planes, result, device_share_from())
+}
+
+/// The size from which this process shares a device plane between two threads, if it
+/// does at all (see [`split_from`]).
+pub fn device_share_from() -> Option<u64> {
+    split_from().map(|_| DEVICE_PARALLEL_FROM_BYTES)
 }
 
 /// [`scan_devices`], with device planes of at least `share_from` bytes shared by two
@@ -306,8 +321,9 @@ fn scan_host_plane(
     src: &dyn ByteSource,
     plane: &Plane,
     scan: RuntimeScan,
+    share_from: Option<u64>,
 ) -> Result<RuntimeScan, Error> {
-    let shared = split_from().is_some_and(|from| plane.byte_len() >= from);
+    let shared = share_from.is_some_and(|from| plane.byte_len() >= from);
     if let (true, Some(second)) = (shared, src.share()) {
         let boundary = LineBoundary::default();
         let (first, later) = std::thread::scope(|scope| {
