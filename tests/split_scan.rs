@@ -231,7 +231,7 @@ fn device_planes_shared_by_two_threads_match_kernels_as_one_scanner_does() {
         let mut prepared =
             prepare(&src, "host", "capture", None, &mut |_, _, _| {}).expect("prepare");
         let host = prepared.scan_host(&src).expect("host scan");
-        let any_order = host.kernels_match_in_any_order(false);
+        let any_order = host.kernels_match_in_any_order();
         let one = scan_devices_sharing(&src, &devices, host, None).expect("one scanner");
         let host = prepared.scan_host(&src).expect("host scan");
         let two = scan_devices_sharing(&src, &devices, host, Some(0)).expect("two threads");

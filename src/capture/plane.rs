@@ -675,8 +675,12 @@ impl Plane {
             Share::Before(_) => None,
         };
         let mut tables_at = None;
-        // The second scanner: bytes of the lines before this one, and its first line.
-        let line_bytes = self.line_bytes();
+        // The second scanner: its lines' bytes (only it needs them: summing an index
+        // is not free), bytes of the lines before this one, and its first line.
+        let line_bytes = match share {
+            Share::FromMiddle(_) => self.line_bytes(),
+            Share::All | Share::Before(_) => 0,
+        };
         let mut passed = 0u64;
         let mut first_line = None;
         loop {

@@ -79,9 +79,11 @@ pub fn scan_devices_sharing(
     let order: Vec<u32> = (0..result.executions.len() as u32).collect();
     let mut first_tpu = true;
     for at in device_planes {
-        // A large plane may be shared by two threads, which need no index of its lines.
-        let large = share_from.is_some_and(|from| at.len >= from);
-        let opened = if large {
+        // A large plane may be shared by two threads, which need no index of its lines,
+        // when kernels can be matched in any order.
+        let shared =
+            share_from.is_some_and(|from| at.len >= from) && result.kernels_match_in_any_order();
+        let opened = if shared {
             Plane::open_tables_first(src, at)
         } else {
             Plane::open(src, at)
@@ -101,8 +103,8 @@ pub fn scan_devices_sharing(
         if collect {
             first_tpu = false;
         }
-        let shared = large && result.kernels_match_in_any_order(collect);
-        if let (true, Some(second)) = (shared, src.share()) {
+        // Launches read from a device's module line come in line order.
+        if let (true, false, Some(second)) = (shared, collect, src.share()) {
             let parts = match_kernels_shared(src, second.as_ref(), &mut plane, &result, &order)?;
             if let Some(parts) = parts {
                 result.device_line_counts.push(plane.line_count);

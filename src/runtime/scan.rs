@@ -700,10 +700,10 @@ impl RuntimeScan {
     }
 
     /// Whether kernels can be matched to launches in any order: every launch names its
-    /// module (so no kernel names one for it, which later kernels' matching would
-    /// read), and no launches are being collected from a device's module line.
-    pub fn kernels_match_in_any_order(&self, collecting_launches: bool) -> bool {
-        !collecting_launches && self.executions.iter().all(|e| e.module.is_some())
+    /// module, so no kernel names one for it, which later kernels' matching would read.
+    /// (Launches collected from a device's module line are the caller's to rule out.)
+    pub fn kernels_match_in_any_order(&self) -> bool {
+        self.executions.iter().all(|e| e.module.is_some())
     }
 
     /// Adds what a [`RuntimeScan::kernel_part`] found on a device plane's later lines,
@@ -1077,8 +1077,8 @@ impl<'p> HostVisitor<'p> {
         let mut value = None;
         event.for_each_stat_of(
             |id| id == stat,
-            |id, v| {
-                if id == stat && value.is_none() {
+            |_, v| {
+                if value.is_none() {
                     value = Some(v);
                 }
             },
