@@ -113,7 +113,7 @@ impl Prepared {
 
     /// [`Prepared::finish`], with device planes of at least `share_from` bytes shared
     /// by two threads where that cannot change the result (see
-    /// [`runtime::scan_devices_sharing`]).
+    /// [`runtime::scan_devices`]).
     pub fn finish_sharing(
         self,
         src: &dyn ByteSource,
@@ -131,7 +131,7 @@ impl Prepared {
         } = self;
         let total = src.len();
         progress("device planes", 0, total);
-        let scan = runtime::scan_devices_sharing(src, &device_planes, scan, share_from)?;
+        let scan = runtime::scan_devices(src, &device_planes, scan, share_from)?;
         finish_report(
             src, &capture, report, &planes, &slots, scan, options, progress,
         )

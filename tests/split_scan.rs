@@ -10,8 +10,8 @@ use oomlens::capture::LineBoundary;
 use oomlens::runtime::scan::{LineMarks, RuntimeScan};
 use oomlens::runtime::{
     decode_host_part, decode_host_work, encode_host_part, encode_host_work, host_split,
-    merge_host_parts, scan_devices_sharing, scan_host_lines, scan_host_share, scan_host_sharing,
-    SharePart, DEVICE_PLANE_PREFIX, HOST_PLANE,
+    merge_host_parts, scan_devices, scan_host_lines, scan_host_share, scan_host_sharing, SharePart,
+    DEVICE_PLANE_PREFIX, HOST_PLANE,
 };
 use oomlens::source::FileSource;
 
@@ -232,9 +232,9 @@ fn device_planes_shared_by_two_threads_match_kernels_as_one_scanner_does() {
             prepare(&src, "host", "capture", None, &mut |_, _, _| {}).expect("prepare");
         let host = prepared.scan_host(&src).expect("host scan");
         let any_order = host.kernels_match_in_any_order();
-        let one = scan_devices_sharing(&src, &devices, host, None).expect("one scanner");
+        let one = scan_devices(&src, &devices, host, None).expect("one scanner");
         let host = prepared.scan_host(&src).expect("host scan");
-        let two = scan_devices_sharing(&src, &devices, host, Some(0)).expect("two threads");
+        let two = scan_devices(&src, &devices, host, Some(0)).expect("two threads");
         let what = |scan: &RuntimeScan| {
             format!(
                 "kernels {}\nlaunches {:?}\nmodules {:?}\nlines {:?}\nmemory {:?}",

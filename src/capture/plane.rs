@@ -436,7 +436,7 @@ impl Plane {
     }
 
     /// Reads the plane's tables from its end, without walking its lines (see
-    /// [`tables`](super::tables)), for a plane that is walked next anyway: that walk
+    /// `capture::tables`), for a plane that is walked next anyway: that walk
     /// learns where the lines lie and confirms that the tables were where they were
     /// taken to be ([`Plane::confirm_tables`]). A plane whose tables cannot be told
     /// from its end is opened as [`Plane::open`] does.

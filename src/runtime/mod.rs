@@ -51,25 +51,17 @@ pub fn scan_host_sharing(
     Ok(result)
 }
 
-/// Pass one over each device plane: which launches ran kernels, and on TPU the
-/// launches themselves.
-pub fn scan_devices(
-    src: &dyn ByteSource,
-    device_planes: &[PlaneRef],
-    result: RuntimeScan,
-) -> Result<RuntimeScan, Error> {
-    scan_devices_sharing(src, device_planes, result, device_share_from())
-}
-
 /// The size from which this process shares a device plane between two threads, if it
 /// does at all (see [`split_from`]).
 pub fn device_share_from() -> Option<u64> {
     split_from().map(|_| DEVICE_PARALLEL_FROM_BYTES)
 }
 
-/// [`scan_devices`], with device planes of at least `share_from` bytes shared by two
-/// threads where the order kernels are matched in cannot change the result.
-pub fn scan_devices_sharing(
+/// Pass one over each device plane: which launches ran kernels, and on TPU the
+/// launches themselves. Device planes of at least `share_from` bytes are shared by two
+/// threads where the order kernels are matched in cannot change the result
+/// ([`device_share_from`] says from which size this process shares them).
+pub fn scan_devices(
     src: &dyn ByteSource,
     device_planes: &[PlaneRef],
     mut result: RuntimeScan,
