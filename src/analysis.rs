@@ -2,13 +2,14 @@
 //! selection → diagnosis → [`HostReport`]. Renderers only read what this returns.
 
 use crate::capture::{CaptureIndex, Plane, PlaneRef};
-use crate::diagnosis;
+use crate::diagnosis::{self, error_text};
 use crate::error::Error;
 use crate::plan::{self, METADATA_PLANE};
 use crate::report::model::{
     Category, Headline, HeadlineFigure, HostReport, Label, ModuleReport, Note, PlaneSummary,
 };
 use crate::runtime::{self, ModuleKey, SelectedPlan};
+use crate::selection::{self, Failure};
 use crate::source::ByteSource;
 use crate::units::{gib, mib};
 
@@ -281,6 +282,8 @@ fn finish_report(
         .collect();
     let labels: Vec<Option<String>> = runtime::execution_labels(&scan, &keys);
     let dropped = runtime::dropped_launch_labels(&scan, &keys);
+    let unfinished = runtime::unfinished_call(&scan, &keys, &labels)
+        .map(|(module, start_ps)| selection::UnfinishedCall { module, start_ps });
     drop(keys);
     let mut launches: std::collections::HashMap<&str, u64> = std::collections::HashMap::new();
     for l in labels.iter().flatten() {
@@ -317,9 +320,28 @@ fn finish_report(
     });
 
     progress("runtime summary", 0, total);
-    let (selected, reason) = select_module(&report, &scan, &labels, options)?;
-    report.selected_module = selected.clone();
-    report.selection_reason = reason;
+    let pasted = options.error_text.as_deref().map(error_text::read);
+    let request = pasted
+        .as_ref()
+        .and_then(|p| error_text::find_request(p, &report.modules, options.module.as_deref()));
+    let launches = selection::Launches {
+        scan: &scan,
+        labels: &labels,
+        capacity: runtime::pool_capacity(&scan),
+        in_use_at_start: (0..scan.executions.len())
+            .map(|i| runtime::in_use_at_launch(&scan, i))
+            .collect(),
+    };
+    let chosen = selection::select(
+        &report,
+        &launches,
+        options.module.as_deref(),
+        request.as_ref(),
+        unfinished.as_ref(),
+    )?;
+    let selected = chosen.module.clone();
+    report.selected_module = chosen.module.clone();
+    report.selection_reason = chosen.reason.clone();
     let selected_module = selected
         .as_deref()
         .and_then(|s| report.modules.iter().find(|m| m.label == s));
@@ -393,15 +415,61 @@ fn finish_report(
     // plane has been read, goes first.
     report.notes.splice(0..0, capture.notes());
     progress("diagnosis", 0, total);
-    report.error = options
-        .error_text
-        .as_deref()
-        .map(|t| diagnosis::error_text::parse(t, &report));
+    report.notes.extend(trace_notes(
+        &report,
+        &scan,
+        &labels,
+        unfinished.as_ref(),
+        chosen.failure.as_ref(),
+        pasted.is_some(),
+    ));
+    report.error = pasted
+        .as_ref()
+        .map(|p| error_text::describe(p, request.as_ref(), &report));
     report.capacity_bytes = diagnosis::capacity(&report);
     report.diagnosis = diagnosis::diagnose(&report, capture);
-    report.headline = headline(&report);
+    report.headline = headline(&report, chosen.failure.as_ref());
     progress("done", total, total);
     Ok(report)
+}
+
+/// What the trace does not cover, said as such (see `runtime::coverage`).
+fn trace_notes(
+    report: &HostReport,
+    scan: &runtime::scan::RuntimeScan,
+    labels: &[Option<String>],
+    unfinished: Option<&selection::UnfinishedCall>,
+    failure: Option<&Failure>,
+    error_pasted: bool,
+) -> Vec<Note> {
+    // The launch that ran out lacks kernels for a reason of its own.
+    let failed = match (failure, report.selected_module.as_deref()) {
+        (Some(Failure::AllocatorRetry | Failure::NoRoom { .. }), Some(selected)) => {
+            labels.iter().rposition(|l| l.as_deref() == Some(selected))
+        }
+        _ => None,
+    };
+    let mut notes: Vec<Note> = Vec::new();
+    let allocators = report
+        .runtime
+        .as_ref()
+        .map(|r| r.allocators.as_slice())
+        .unwrap_or_default();
+    notes.extend(runtime::coverage::device_trace_gaps(
+        scan,
+        labels,
+        &report.planes,
+        allocators,
+        failed,
+    ));
+    if let Some(call) = unfinished {
+        notes.push(runtime::coverage::unfinished_call_note(
+            &call.module,
+            call.start_ps,
+            error_pasted,
+        ));
+    }
+    notes
 }
 
 /// GiB from 1 GiB up, MiB below, as the headline quotes it.
@@ -423,8 +491,9 @@ fn figure(name: &str, bytes: u64, label: Label) -> HeadlineFigure {
 }
 
 /// The verdict in one sentence, from what the report already holds: the selected
-/// module's plan against the device pool, the growth line, and allocator waits.
-pub fn headline(report: &HostReport) -> Headline {
+/// module's plan against the device pool, the growth line, allocator waits, and what
+/// says the module ran out (`failure`, from selection).
+pub fn headline(report: &HostReport, failure: Option<&Failure>) -> Headline {
     let module = report
         .selected_module
         .as_deref()
@@ -447,10 +516,18 @@ pub fn headline(report: &HostReport) -> Headline {
         text,
         figures,
     };
+    // The pool the pasted error failed in (read from it), when the capture has none.
+    let from_error = report.error.as_ref().and_then(|e| e.capacity_bytes);
+    let cap_label = if capacity.is_some() {
+        Label::Measured
+    } else {
+        Label::Read
+    };
+    let capacity = capacity.or(from_error);
     match (module, capacity) {
         (Some(m), Some(cap)) if m.plan.total_bytes > cap => {
             let needs = figure("needs", m.plan.total_bytes, Label::Read);
-            let capacity = figure("capacity", cap, Label::Measured);
+            let capacity = figure("capacity", cap, cap_label);
             make(
                 "does_not_fit",
                 format!(
@@ -459,6 +536,14 @@ pub fn headline(report: &HostReport) -> Headline {
                 ),
                 vec![needs, capacity],
             )
+        }
+        (Some(m), cap)
+            if matches!(
+                failure,
+                Some(Failure::PastedRequest(_) | Failure::NoRoom { .. })
+            ) =>
+        {
+            ran_out_headline(m, cap.map(|c| figure("capacity", c, cap_label)), failure)
         }
         (_, cap) if growth.is_some() => {
             let g = figure("growth_per_execution", growth.unwrap_or(0), Label::Measured);
@@ -471,7 +556,7 @@ pub fn headline(report: &HostReport) -> Headline {
         }
         (Some(m), Some(cap)) if ran_out => {
             let needs = figure("needs", m.plan.total_bytes, Label::Read);
-            let capacity = figure("capacity", cap, Label::Measured);
+            let capacity = figure("capacity", cap, cap_label);
             make(
                 "ran_out",
                 format!(
@@ -481,9 +566,10 @@ pub fn headline(report: &HostReport) -> Headline {
                 vec![needs, capacity],
             )
         }
+        _ if pasted_oom(report) => pasted_headline(report),
         (Some(m), Some(cap)) => {
             let peak = figure("peak", m.plan.peak_bytes, Label::Read);
-            let capacity = figure("capacity", cap, Label::Measured);
+            let capacity = figure("capacity", cap, cap_label);
             make(
                 "fits",
                 format!("Fits: peak {} of capacity {}", peak.shown, capacity.shown),
@@ -507,7 +593,7 @@ pub fn headline(report: &HostReport) -> Headline {
                 .map(|a| a.peak_in_use_bytes)
                 .unwrap_or(0);
             let peak = figure("peak_in_use", peak, Label::Measured);
-            let capacity = figure("capacity", cap, Label::Measured);
+            let capacity = figure("capacity", cap, cap_label);
             make(
                 "runtime_only",
                 format!(
@@ -526,93 +612,85 @@ pub fn headline(report: &HostReport) -> Headline {
     }
 }
 
+/// The verdict when something says the selected module ran out although its plan
+/// fits the pool (or the pool is unknown): the pasted error's failed request, or the
+/// memory already in use when its last launch started.
+fn ran_out_headline(
+    m: &ModuleReport,
+    capacity: Option<HeadlineFigure>,
+    failure: Option<&Failure>,
+) -> Headline {
+    let needs = figure("needs", m.plan.total_bytes, Label::Read);
+    let (text, mut figures) = match failure {
+        Some(Failure::NoRoom { in_use, .. }) => {
+            let in_use = figure("in_use_at_start", *in_use, Label::Measured);
+            (
+                format!(
+                    "Ran out of memory: the step needs {}, but {} were already in use when its last execution started",
+                    needs.shown, in_use.shown
+                ),
+                vec![needs, in_use],
+            )
+        }
+        Some(Failure::PastedRequest(r)) => {
+            let request = figure("failed_request", r.bytes, Label::Read);
+            let what = if r.is_temp_block {
+                format!("the {} temporary block of {}", request.shown, m.label)
+            } else {
+                r.part.clone()
+            };
+            (
+                format!("Ran out of memory: {what} could not be allocated"),
+                vec![request, needs],
+            )
+        }
+        _ => (
+            format!("Ran out of memory in {} (needs {})", m.label, needs.shown),
+            vec![needs],
+        ),
+    };
+    figures.extend(capacity);
+    Headline {
+        verdict: "ran_out".into(),
+        text,
+        figures,
+    }
+}
+
+/// Whether the pasted error is an out-of-memory message.
+fn pasted_oom(report: &HostReport) -> bool {
+    report
+        .error
+        .as_ref()
+        .is_some_and(|e| e.kind != "unrecognized")
+}
+
+/// The verdict from a pasted error that matched no module of the capture.
+fn pasted_headline(report: &HostReport) -> Headline {
+    let request = report.error.as_ref().and_then(|e| e.requested_bytes);
+    match request {
+        Some(bytes) => {
+            let request = figure("failed_request", bytes, Label::Read);
+            Headline {
+                verdict: "ran_out".into(),
+                text: format!(
+                    "Ran out of memory: the pasted error's request of {} matches no buffer of the plans in the capture",
+                    request.shown
+                ),
+                figures: vec![request],
+            }
+        }
+        None => Headline {
+            verdict: "ran_out".into(),
+            text: "Ran out of memory, as the pasted error says; it names no size to match to the plans in the capture".into(),
+            figures: Vec::new(),
+        },
+    }
+}
+
 /// `jit_f` from `jit_f(12)`.
 fn label_name(label: &str) -> &str {
     label.rsplit_once('(').map(|(n, _)| n).unwrap_or(label)
-}
-
-/// The module the report is about (mission-spec §4).
-fn select_module(
-    report: &HostReport,
-    scan: &runtime::scan::RuntimeScan,
-    labels: &[Option<String>],
-    options: &Options,
-) -> Result<(Option<String>, String), Error> {
-    if let Some(wanted) = options.module.as_deref() {
-        let found = report
-            .modules
-            .iter()
-            .find(|m| m.label == wanted)
-            .or_else(|| report.modules.iter().find(|m| m.name == wanted));
-        return match found {
-            Some(m) => Ok((Some(m.label.clone()), "chosen by the user".into())),
-            None => Err(Error::UnknownModule {
-                wanted: wanted.to_owned(),
-                available: report
-                    .modules
-                    .iter()
-                    .map(|m| m.label.as_str())
-                    .collect::<Vec<_>>()
-                    .join(", "),
-            }),
-        };
-    }
-    if scan.kernels > 0 {
-        // The last launch of each module: one that launched no kernel is where it ran
-        // out — if it waited for memory (AllocatorRetry), or if its plan allocates
-        // anything worth a kernel (a module of aliases and bitcasts launches none).
-        let mut last: Vec<(&str, &runtime::scan::ExecutionRecord)> = Vec::new();
-        let mut slot_of: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
-        for (e, l) in scan.executions.iter().zip(labels) {
-            let Some(l) = l.as_deref() else { continue };
-            let at = *slot_of.entry(l).or_insert_with(|| {
-                last.push((l, e));
-                last.len() - 1
-            });
-            if let Some(slot) = last.get_mut(at) {
-                slot.1 = e;
-            }
-        }
-        let adds = |label: &str| {
-            report
-                .modules
-                .iter()
-                .find(|m| m.label == label)
-                .map(|m| m.plan.total_bytes.saturating_sub(m.plan.parameter_bytes))
-        };
-        let failed = last
-            .iter()
-            .filter(|(l, e)| {
-                !e.launched_kernels && adds(l).is_some_and(|a| e.waited_for_memory || a >= 1 << 20)
-            })
-            .max_by_key(|(_, e)| (e.waited_for_memory, e.start_ps));
-        if let Some((label, e)) = failed {
-            let why = if e.waited_for_memory {
-                "its last execution waited for memory (AllocatorRetry) and launched no kernel: it is where memory ran out"
-            } else {
-                "its last execution launched no kernel: it is where memory ran out"
-            };
-            return Ok((Some((*label).to_owned()), why.into()));
-        }
-    }
-    if let Some(m) = report
-        .modules
-        .iter()
-        .filter(|m| m.executions > 0)
-        .max_by_key(|m| m.plan.peak_bytes)
-    {
-        return Ok((
-            Some(m.label.clone()),
-            "the largest module that executed in the capture".into(),
-        ));
-    }
-    Ok(match report.modules.first() {
-        Some(m) => (
-            Some(m.label.clone()),
-            "the largest module (no executions recorded)".into(),
-        ),
-        None => (None, "the capture holds no module plan".into()),
-    })
 }
 
 #[cfg(test)]
@@ -621,6 +699,10 @@ mod tests {
     use crate::report::model::{AllocatorSummary, Diagnosis, Runtime};
 
     const GIB: u64 = 1 << 30;
+
+    fn headline_of(report: &HostReport) -> Headline {
+        headline(report, None)
+    }
 
     fn report(total: u64, peak: u64, capacity: Option<u64>) -> HostReport {
         let mut module = ModuleReport {
@@ -648,7 +730,7 @@ mod tests {
 
     #[test]
     fn headline_does_not_fit() {
-        let h = headline(&report(3_994_000_000, 3 * GIB, Some(2_995_000_000)));
+        let h = headline_of(&report(3_994_000_000, 3 * GIB, Some(2_995_000_000)));
         assert_eq!(h.verdict, "does_not_fit");
         assert_eq!(
             h.text,
@@ -664,7 +746,11 @@ mod tests {
         if let Some(rt) = r.runtime.as_mut() {
             rt.growth_per_execution_bytes = Some(109_051_904);
         }
-        assert_eq!(headline(&r).verdict, "fits", "no diagnosis line: no leak");
+        assert_eq!(
+            headline_of(&r).verdict,
+            "fits",
+            "no diagnosis line: no leak"
+        );
         r.diagnosis.push(Diagnosis {
             id: "growth_per_execution".into(),
             label: Label::Measured,
@@ -676,26 +762,26 @@ mod tests {
             fits_after: None,
             check: None,
         });
-        let h = headline(&r);
+        let h = headline_of(&r);
         assert_eq!(h.verdict, "leak");
         assert_eq!(h.text, "Fits, but grows 104 MiB per execution: a leak");
     }
 
     #[test]
     fn headline_fits_plan_only_runtime_only_empty() {
-        let h = headline(&report(GIB, 788 << 20, Some(4 * GIB)));
+        let h = headline_of(&report(GIB, 788 << 20, Some(4 * GIB)));
         assert_eq!(h.text, "Fits: peak 788 MiB of capacity 4.00 GiB");
-        let h = headline(&report(2 * GIB, GIB, None));
+        let h = headline_of(&report(2 * GIB, GIB, None));
         assert_eq!(h.verdict, "plan_only");
         let mut r = report(0, 0, Some(4 * GIB));
         r.modules.clear();
         r.selected_module = None;
-        let h = headline(&r);
+        let h = headline_of(&r);
         assert_eq!(h.verdict, "runtime_only");
         assert_eq!(
             h.text,
             "No compiled plan in the capture: peak in use 2.00 GiB of capacity 4.00 GiB"
         );
-        assert_eq!(headline(&HostReport::default()).verdict, "empty");
+        assert_eq!(headline_of(&HostReport::default()).verdict, "empty");
     }
 }

@@ -16,6 +16,7 @@ pub mod plan;
 pub mod proto;
 pub mod report;
 pub mod runtime;
+pub mod selection;
 pub mod source;
 pub mod units;
 #[cfg(target_arch = "wasm32")]

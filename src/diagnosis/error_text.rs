@@ -1,7 +1,7 @@
 //! The out-of-memory message the user pasted: its sizes, its kind, the scenario it
 //! points to (mission-spec §9), and which part of the plan the failed request matches.
 
-use crate::report::model::{Category, ErrorMatch, HostReport};
+use crate::report::model::{Category, ErrorMatch, HostReport, ModuleReport};
 use crate::units::mib;
 
 /// A size like `3664773120 bytes`, `34.82G`, `3.41GiB`, `512.0M`.
@@ -52,7 +52,14 @@ fn size_after(text: &str, marker: &str) -> Option<u64> {
     parse_size(token)
 }
 
-pub fn parse(text: &str, report: &HostReport) -> ErrorMatch {
+/// What a pasted message says, before it is matched to a plan.
+#[derive(Debug, Clone, Default)]
+pub struct PastedError {
+    pub message: ErrorMatch,
+}
+
+/// Reads the kind and sizes of an out-of-memory message.
+pub fn read(text: &str) -> PastedError {
     let mut m = ErrorMatch::default();
     if text.contains("TensorCore Hbm usage") {
         m.kind = "tpu_tensorcore_sparsecore".into();
@@ -78,11 +85,14 @@ pub fn parse(text: &str, report: &HostReport) -> ErrorMatch {
         m.requested_bytes = size_after(text, "Exceeded hbm capacity by");
     } else if text.contains("Out of memory while trying to allocate")
         || text.contains("ran out of memory trying to allocate")
+        || text.contains("Out of memory allocating")
     {
         m.kind = "allocate".into();
-        // BFC's log line: `… trying to allocate 3.41GiB (rounded to 3664773120)…`.
-        m.requested_bytes =
-            size_after(text, "(rounded to").or_else(|| size_after(text, "trying to allocate"));
+        // BFC's log line: `… trying to allocate 3.41GiB (rounded to 3664773120)…`; the
+        // CPU client's: `Out of memory allocating 48400880000 bytes.`
+        m.requested_bytes = size_after(text, "(rounded to")
+            .or_else(|| size_after(text, "trying to allocate"))
+            .or_else(|| size_after(text, "Out of memory allocating"));
     } else if text.contains("would exceed memory") {
         m.kind = "allocation_exceeds_memory".into();
         m.requested_bytes = size_after(text, "Allocation (size=");
@@ -94,37 +104,112 @@ pub fn parse(text: &str, report: &HostReport) -> ErrorMatch {
     } else {
         m.kind = "unrecognized".into();
         m.scenario = "the text is not an out-of-memory message oomlens knows; paste the RESOURCE_EXHAUSTED line".into();
-        return m;
     }
+    PastedError { message: m }
+}
 
-    let module = report
-        .selected_module
-        .as_deref()
-        .and_then(|s| report.modules.iter().find(|x| x.label == s));
-    if let (Some(module), Some(req)) = (module, m.requested_bytes) {
-        let close = |a: u64, b: u64| a.abs_diff(b) <= b / 100 + 4096;
+/// The part of a module's plan a failed request is: an execution allocates its
+/// temporary block and its outputs (never its parameters).
+#[derive(Debug, Clone, PartialEq)]
+pub struct RequestMatch {
+    /// The module's label.
+    pub module: String,
+    /// `the temporary block of jit_f(6) (46,159 MiB)`, `add.3 f32[…] (4.0 MiB) of jit_f(6)`.
+    pub part: String,
+    /// The part's bytes.
+    pub bytes: u64,
+    /// Whether the part is the temporary block.
+    pub is_temp_block: bool,
+    /// Whether the request equals the part's size exactly.
+    pub exact: bool,
+}
+
+/// Within 1% (and 4 KiB): allocators round requests up.
+fn close(request: u64, size: u64) -> bool {
+    request.abs_diff(size) <= size / 100 + 4096
+}
+
+/// The module part the failed request of `pasted` is, searched in every module:
+/// exact sizes first, then sizes within rounding; the temporary block before an
+/// output; among equals, `preferred` (the user's choice), then modules that ran.
+pub fn find_request(
+    pasted: &PastedError,
+    modules: &[ModuleReport],
+    preferred: Option<&str>,
+) -> Option<RequestMatch> {
+    let m = &pasted.message;
+    let request = m.requested_bytes?;
+    // TPU's compile error gives the excess, not a request.
+    if m.kind == "tpu_compile_hbm" {
+        return None;
+    }
+    let mut best: Option<(u8, RequestMatch)> = None;
+    for module in modules {
         let plan = &module.plan;
-        if m.kind != "tpu_compile_hbm" && close(req, plan.temp_bytes) {
-            m.matched = Some(format!(
-                "the temporary block of {} ({})",
-                module.label,
-                mib(plan.temp_bytes)
-            ));
-        } else if let Some(b) = plan.live_at_peak.iter().find(|b| {
-            // An execution allocates its outputs (never its parameters) and temp block.
-            b.category == Category::Output && close(req, b.bytes)
-        }) {
-            m.matched = Some(format!(
-                "{} {} ({}) of {}",
-                b.name,
-                b.shape,
-                mib(b.bytes),
-                module.label
-            ));
+        let mut candidates: Vec<RequestMatch> = Vec::new();
+        if plan.temp_bytes > 0 && close(request, plan.temp_bytes) {
+            candidates.push(RequestMatch {
+                module: module.label.clone(),
+                part: format!(
+                    "the temporary block of {} ({})",
+                    module.label,
+                    mib(plan.temp_bytes)
+                ),
+                bytes: plan.temp_bytes,
+                is_temp_block: true,
+                exact: request == plan.temp_bytes,
+            });
+        }
+        if let Some(b) = plan
+            .live_at_peak
+            .iter()
+            .find(|b| b.category == Category::Output && close(request, b.bytes))
+        {
+            candidates.push(RequestMatch {
+                module: module.label.clone(),
+                part: format!(
+                    "{} {} ({}) of {}",
+                    b.name,
+                    b.shape,
+                    mib(b.bytes),
+                    module.label
+                ),
+                bytes: b.bytes,
+                is_temp_block: false,
+                exact: request == b.bytes,
+            });
+        }
+        for c in candidates {
+            let rank = u8::from(c.exact) * 8
+                + u8::from(c.is_temp_block) * 4
+                + u8::from(preferred == Some(module.label.as_str())) * 2
+                + u8::from(module.executions > 0);
+            if best.as_ref().is_none_or(|(r, _)| rank > *r) {
+                best = Some((rank, c));
+            }
         }
     }
+    best.map(|(_, c)| c)
+}
+
+/// The message as the report shows it: what it says, the plan part its request
+/// matched, and the scenario it points to (mission-spec §9).
+pub fn describe(
+    pasted: &PastedError,
+    matched: Option<&RequestMatch>,
+    report: &HostReport,
+) -> ErrorMatch {
+    let mut m = pasted.message.clone();
+    if m.kind == "unrecognized" {
+        return m;
+    }
+    m.matched = matched.map(|r| r.part.clone());
+    let module = matched
+        .map(|r| r.module.as_str())
+        .or(report.selected_module.as_deref())
+        .and_then(|s| report.modules.iter().find(|x| x.label == s));
     // The pool the request failed in, from the capture when the message has none.
-    if m.capacity_bytes.is_none() && m.kind != "unrecognized" {
+    if m.capacity_bytes.is_none() {
         m.capacity_bytes = super::capacity(report);
     }
     if m.scenario.is_empty() {
@@ -141,6 +226,13 @@ pub fn parse(text: &str, report: &HostReport) -> ErrorMatch {
         };
     }
     m
+}
+
+/// [`read`], matched to the selected module's plan and described.
+pub fn parse(text: &str, report: &HostReport) -> ErrorMatch {
+    let pasted = read(text);
+    let matched = find_request(&pasted, &report.modules, report.selected_module.as_deref());
+    describe(&pasted, matched.as_ref(), report)
 }
 
 #[cfg(test)]

@@ -284,6 +284,10 @@ pub struct Runtime {
     pub growth_per_execution_bytes: Option<i64>,
     pub growth_ratio_to_outputs: Option<f64>,
     pub in_use_at_selected_starts: Vec<u64>,
+    /// Bytes in use in the device pool after its last event in the capture: whether
+    /// growth across executions was still held when the capture ended.
+    #[serde(default)]
+    pub in_use_at_end_bytes: Option<u64>,
     pub live_at_last_execution: Vec<LiveGroup>,
     pub host_events_between_last_executions: Vec<HostEventGroup>,
     pub transfers: u64,

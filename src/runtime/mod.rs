@@ -2,6 +2,7 @@
 //! the selected module — bytes in use at each launch, growth across launches, what is
 //! live at the last launch and who allocated it, and what the host did in between.
 
+pub mod coverage;
 pub mod names;
 pub mod scan;
 
@@ -73,8 +74,11 @@ pub fn scan_devices(
     for at in device_planes {
         // A large plane may be shared by two threads, which need no index of its lines,
         // when kernels can be matched in any order.
-        let shared =
-            share_from.is_some_and(|from| at.len >= from) && result.kernels_match_in_any_order();
+        // A TPU's ops are placed by its module runs, which must be read first: its
+        // lines are walked in order.
+        let shared = share_from.is_some_and(|from| at.len >= from)
+            && result.kernels_match_in_any_order()
+            && !at.name.contains("TPU");
         let opened = if shared {
             Plane::open_tables_first(src, at)
         } else {
@@ -82,6 +86,7 @@ pub fn scan_devices(
         };
         let Ok(mut plane) = opened else {
             result.device_line_counts.push(0);
+            result.device_kernel_counts.push(0);
             continue;
         };
         if result.device_memory_bytes.is_none() {
@@ -96,6 +101,7 @@ pub fn scan_devices(
             first_tpu = false;
         }
         // Launches read from a device's module line come in line order.
+        let events_before = result.device_events;
         if let (true, false, Some(second)) = (shared, collect, src.share()) {
             let parts = match_kernels_shared(src, second.as_ref(), &mut plane, &result, &order)?;
             if let Some(parts) = parts {
@@ -103,6 +109,8 @@ pub fn scan_devices(
                 for part in parts {
                     result.absorb_kernels(part);
                 }
+                let seen = result.device_events - events_before;
+                result.device_kernel_counts.push(seen);
                 continue;
             }
         }
@@ -111,6 +119,7 @@ pub fn scan_devices(
             // meet the tables where they were taken to be): read it the usual way.
             let Ok(walked) = plane.reopen(src) else {
                 result.device_line_counts.push(0);
+                result.device_kernel_counts.push(0);
                 continue;
             };
             plane = walked;
@@ -118,6 +127,8 @@ pub fn scan_devices(
         result.device_line_counts.push(plane.line_count);
         let mut visitor = DeviceVisitor::new(&plane, &mut result, &order, collect);
         plane.visit_events(src, &mut visitor)?;
+        let seen = result.device_events - events_before;
+        result.device_kernel_counts.push(seen);
     }
     // A launch nothing else named runs the module its `PjitFunction(<fn>)` call names
     // (XLA 2024–2025 names the module only in `ExecuteThunks`, which a launch that ran
@@ -413,6 +424,45 @@ pub fn dropped_launch_labels(
     counts
 }
 
+/// The capture's last call of a jitted function, when no launch of its module started
+/// at or after it (see [`scan::CallRecord`]): its label and start. A name several
+/// modules share resolves to the one of them that never launched, if only one did not.
+pub fn unfinished_call(
+    scan: &RuntimeScan,
+    modules: &[ModuleKey<'_>],
+    labels: &[Option<String>],
+) -> Option<(String, i64)> {
+    let call = scan.last_call?;
+    let lookup = ModuleLookup::new(modules);
+    let mut label = lookup.label(scan, call.module, None)?;
+    if let Some(name) = label.strip_suffix("(?)") {
+        let launched = |l: &str| labels.iter().flatten().any(|x| x == l);
+        let mut never: Vec<&ModuleKey<'_>> = modules
+            .iter()
+            .filter(|m| m.name == name && !launched(m.label))
+            .collect();
+        label = match (never.pop(), never.is_empty()) {
+            (Some(only), true) => only.label.to_owned(),
+            _ => return None,
+        };
+    }
+    let ran_after = scan
+        .executions
+        .iter()
+        .zip(labels)
+        .any(|(e, l)| e.start_ps >= call.start_ps && l.as_deref() == Some(label.as_str()));
+    (!ran_after).then_some((label, call.start_ps))
+}
+
+/// The device pool's capacity: the main device allocator's, when it recorded events.
+pub fn pool_capacity(scan: &RuntimeScan) -> Option<u64> {
+    let main = main_allocator(scan)?;
+    scan.allocators
+        .get(main as usize)
+        .map(|a| a.capacity)
+        .filter(|&c| c > 0)
+}
+
 /// The first module (in order) for each key [`execution_label`] matches on.
 struct ModuleLookup<'m> {
     by_program: HashMap<u64, &'m str>,
@@ -495,6 +545,51 @@ fn main_allocator(scan: &RuntimeScan) -> Option<u16> {
                 .then_with(|| natural(&a.name).cmp(&natural(&b.name)))
         })
         .map(|(i, _)| i as u16)
+}
+
+/// The main allocator's last event before `t`.
+fn last_record_before(
+    scan: &RuntimeScan,
+    main: Option<u16>,
+    t: i64,
+) -> Option<&scan::AllocationRecord> {
+    let main = main?;
+    let upto = scan.records.partition_point(|r| r.time_ps < t);
+    scan.records[..upto]
+        .iter()
+        .rev()
+        .find(|r| r.allocator == main)
+}
+
+/// Whether the history kept reaches back to `t` (see `MAX_ALLOCATION_RECORDS`):
+/// before it, nothing is known.
+fn kept_at(scan: &RuntimeScan, t: i64) -> bool {
+    scan.records_dropped_through_ps
+        .is_none_or(|through| t > through)
+}
+
+/// Bytes in use in the main allocator at `t`: after its last event before `t`; before
+/// any event, what the first event's own figures say was in use before it.
+fn in_use_at(scan: &RuntimeScan, main: Option<u16>, t: i64) -> Option<u64> {
+    if !kept_at(scan, t) {
+        return None;
+    }
+    if let Some(r) = last_record_before(scan, main, t) {
+        return Some(r.in_use);
+    }
+    let main = main?;
+    let first = scan.records.iter().find(|r| r.allocator == main)?;
+    Some(if first.is_allocation {
+        first.in_use.saturating_sub(first.size)
+    } else {
+        first.in_use.saturating_add(first.size)
+    })
+}
+
+/// Bytes in use in the device pool when launch `index` started, when known.
+pub fn in_use_at_launch(scan: &RuntimeScan, index: usize) -> Option<u64> {
+    let start = scan.executions.get(index)?.start_ps;
+    in_use_at(scan, main_allocator(scan), start)
 }
 
 /// What the runtime section needs to know about the selected module's plan.
@@ -581,36 +676,9 @@ pub fn summarize(
             .then_with(|| natural(&a.name).cmp(&natural(&b.name)))
     });
 
-    let last_record_before = |t: i64| {
-        let main = main?;
-        let upto = scan.records.partition_point(|r| r.time_ps < t);
-        scan.records[..upto]
-            .iter()
-            .rev()
-            .find(|r| r.allocator == main)
-    };
-    // Before the history kept (see `MAX_ALLOCATION_RECORDS`), nothing is known.
-    let kept_at = |t: i64| {
-        scan.records_dropped_through_ps
-            .is_none_or(|through| t > through)
-    };
-    // In use at `t`: after the last allocator event before it; before any event, what
-    // the first event's own figures say was in use before it.
-    let in_use_at = |t: i64| -> Option<u64> {
-        if !kept_at(t) {
-            return None;
-        }
-        if let Some(r) = last_record_before(t) {
-            return Some(r.in_use);
-        }
-        let main = main?;
-        let first = scan.records.iter().find(|r| r.allocator == main)?;
-        Some(if first.is_allocation {
-            first.in_use.saturating_sub(first.size)
-        } else {
-            first.in_use.saturating_add(first.size)
-        })
-    };
+    let last_record_before = |t: i64| last_record_before(scan, main, t);
+    let kept_at = |t: i64| kept_at(scan, t);
+    let in_use_at = |t: i64| in_use_at(scan, main, t);
     let selected_indices: Vec<usize> = labels
         .iter()
         .enumerate()
@@ -696,6 +764,7 @@ pub fn summarize(
         .map(|e| e.start_ps)
         .collect();
     runtime.in_use_at_selected_starts = starts.iter().filter_map(|&t| in_use_at(t)).collect();
+    runtime.in_use_at_end_bytes = last_record_before(i64::MAX).map(|r| r.in_use);
     if let Some(growth) = median_step(&runtime.in_use_at_selected_starts) {
         runtime.growth_per_execution_bytes = Some(growth);
         if non_aliased_outputs > 0 {
@@ -744,7 +813,7 @@ fn allocator_timeline(scan: &RuntimeScan, allocator: u16) -> Vec<(i64, u64)> {
 }
 
 /// Each launch's number among its module's launches, in time order (1-based).
-fn execution_ordinals(labels: &[Option<String>]) -> Vec<usize> {
+pub(crate) fn execution_ordinals(labels: &[Option<String>]) -> Vec<usize> {
     let mut seen: HashMap<&str, usize> = HashMap::new();
     labels
         .iter()
@@ -757,7 +826,7 @@ fn execution_ordinals(labels: &[Option<String>]) -> Vec<usize> {
 }
 
 /// `1–9`, `1, 3, 5–7`: launch numbers, compressed.
-fn ranges(numbers: &mut [usize]) -> String {
+pub(crate) fn ranges(numbers: &mut [usize]) -> String {
     numbers.sort_unstable();
     let mut parts: Vec<String> = Vec::new();
     let mut i = 0;

@@ -27,6 +27,10 @@ pub enum EventKind {
     /// is `jit_<fn>` when no other event names it (a launch that failed before
     /// `ExecuteThunks` on XLA 2024–2025 names nothing else).
     JitCall,
+    /// The caller's half of a PJRT C API call (`PJRT_LoadedExecutable_Execute linkage`):
+    /// its producer context (type 14, kPjrtLibraryCall) is the consumer context of the
+    /// plugin's own event for the same call, on another line.
+    Linkage,
     Other,
 }
 
@@ -41,6 +45,9 @@ pub fn classify(name: &str) -> EventKind {
     }
     if name.starts_with("PjitFunction(") {
         return EventKind::JitCall;
+    }
+    if name.ends_with(" linkage") {
+        return EventKind::Linkage;
     }
     if name.contains("AllocatorRetry") {
         return EventKind::Retry;
@@ -88,11 +95,16 @@ pub fn module_in_name(name: &str) -> Option<&str> {
 }
 
 /// The module name JAX gives `jax.jit(fn)`: `jit_<fn>`, with characters XLA does not
-/// keep in module names replaced by `_` (`<lambda>` → `jit__lambda_`).
+/// keep in module names replaced by `_` (`<lambda>` → `jit__lambda_`). jaxlib names the
+/// call `PjitFunction(<fn>)` up to JAX 0.8 and `PjitFunction(jit(<fn>))` since.
 pub fn jit_module_name(event_name: &str) -> Option<String> {
     let inner = event_name
         .strip_prefix("PjitFunction(")?
         .strip_suffix(')')?;
+    let inner = inner
+        .strip_prefix("jit(")
+        .and_then(|i| i.strip_suffix(')'))
+        .unwrap_or(inner);
     if inner.is_empty() {
         return None;
     }
@@ -278,6 +290,14 @@ mod tests {
             Some("jit__lambda_")
         );
         assert_eq!(jit_module_name("PjitFunction()"), None);
+        assert_eq!(
+            jit_module_name("PjitFunction(jit(train_step))").as_deref(),
+            Some("jit_train_step")
+        );
+        assert_eq!(
+            classify("PJRT_LoadedExecutable_Execute linkage"),
+            EventKind::Linkage
+        );
         assert!(is_user_frame("$train.py:60 load_eval_set"));
         assert!(!is_user_frame("$api.py:2417 device_put"));
         assert!(!is_user_frame("$pxla.py:243 batched_device_put"));

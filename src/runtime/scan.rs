@@ -297,6 +297,74 @@ pub struct ExecutionRecord {
     /// `jit_<fn>` from the enclosing `PjitFunction(<fn>)`: the module when nothing
     /// else names it (a launch that failed before `ExecuteThunks`).
     pub module_hint: Option<u32>,
+    /// The PJRT C API context (kPjrtLibraryCall) that ties the caller's launch event to
+    /// the plugin's on another line: launches sharing one are the same launch.
+    #[serde(default)]
+    pub link: Option<i64>,
+    /// The run id of the launch's work on the device, when the host names it apart
+    /// from the launch's own (TPU: `DoEnqueueProgram` inside the launch).
+    #[serde(default)]
+    pub device_run: Option<i64>,
+}
+
+impl ExecutionRecord {
+    /// Takes in what another event of the same launch named.
+    fn absorb_launch_event(&mut self, other: &ExecutionRecord) {
+        self.module = self.module.or(other.module);
+        self.program_id = self.program_id.or(other.program_id);
+        self.run_id = self.run_id.or(other.run_id);
+        self.link = self.link.or(other.link);
+        self.device_run = self.device_run.or(other.device_run);
+        self.end_ps = self.end_ps.max(other.end_ps);
+        self.waited_for_memory |= other.waited_for_memory;
+        self.launched_kernels |= other.launched_kernels;
+        self.module_hint = self.module_hint.or(other.module_hint);
+    }
+}
+
+/// Disjoint sets of launch indices, for launches that turn out to be one.
+struct UnionFind {
+    parent: Vec<u32>,
+}
+
+impl UnionFind {
+    fn new(n: usize) -> Self {
+        UnionFind {
+            parent: (0..n as u32).collect(),
+        }
+    }
+
+    fn find(&mut self, mut i: u32) -> u32 {
+        while let Some(&p) = self.parent.get(i as usize) {
+            if p == i {
+                break;
+            }
+            // Path halving keeps the chains short.
+            let grand = self.parent.get(p as usize).copied().unwrap_or(p);
+            self.parent[i as usize] = grand;
+            i = grand;
+        }
+        i
+    }
+
+    fn union(&mut self, a: u32, b: u32) {
+        let (a, b) = (self.find(a), self.find(b));
+        if a != b {
+            self.parent[a.max(b) as usize] = a.min(b);
+        }
+    }
+}
+
+/// A call of a jitted function (`PjitFunction(…)`) that reached the runtime (it
+/// encloses a launch or PjRt's preparation of one). On the CPU backend the launch
+/// itself is recorded only when it completes, so a call with no launch after it is one
+/// that never ran, or had not finished when the capture stopped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CallRecord {
+    pub start_ps: i64,
+    pub end_ps: i64,
+    /// `jit_<fn>`, interned.
+    pub module: Option<u32>,
 }
 
 #[derive(Debug, Clone, Copy, Serialize, Deserialize)]
@@ -430,9 +498,30 @@ pub struct RuntimeScan {
     run_programs: HashMap<i64, (u64, i64)>,
     /// Lines of each device plane walked, in file order (for the plane summary).
     pub device_line_counts: Vec<usize>,
+    /// Kernels (and module runs) seen on each device plane, in file order: a device
+    /// with none had no trace recorded, whatever ran on it.
+    #[serde(default)]
+    pub device_kernel_counts: Vec<u64>,
+    /// The start of the last kernel on any device plane.
+    #[serde(default)]
+    pub last_kernel_ps: Option<i64>,
+    /// Kernels and module runs seen on device planes (what the per-plane counts are
+    /// taken from).
+    #[serde(default)]
+    pub device_events: u64,
+    /// The latest call of a jitted function that reached the runtime.
+    #[serde(default)]
+    pub last_call: Option<CallRecord>,
 }
 
 impl RuntimeScan {
+    /// Keeps `call` if it is the latest call seen.
+    fn note_call(&mut self, call: Option<CallRecord>) {
+        if call.map(|c| c.start_ps) > self.last_call.map(|c| c.start_ps) {
+            self.last_call = call;
+        }
+    }
+
     pub fn intern_module(&mut self, name: &str) -> u32 {
         if let Some(&i) = self.module_index.get(name) {
             return i;
@@ -657,6 +746,10 @@ impl RuntimeScan {
                 e.module_hint = module(e.module_hint);
                 e
             }));
+        if let Some(mut call) = other.last_call {
+            call.module = module(call.module);
+            self.note_call(Some(call));
+        }
         self.transfers.extend(other.transfers);
         self.transfer_count += other.transfer_count;
         self.retry_totals.add(other.retry_totals);
@@ -711,6 +804,8 @@ impl RuntimeScan {
     /// earlier lines did not name, kernel counts, and module names first met there.
     pub fn absorb_kernels(&mut self, later: RuntimeScan) {
         self.kernels = self.kernels.saturating_add(later.kernels);
+        self.device_events = self.device_events.saturating_add(later.device_events);
+        self.last_kernel_ps = self.last_kernel_ps.max(later.last_kernel_ps);
         for (mine, theirs) in self.executions.iter_mut().zip(&later.executions) {
             mine.launched_kernels |= theirs.launched_kernels;
             mine.program_id = mine.program_id.or(theirs.program_id);
@@ -720,53 +815,59 @@ impl RuntimeScan {
         }
     }
 
+    /// Launch events of one launch (the same run id, or the same PJRT C API linkage
+    /// context) become one: the earliest holds what any of them named. Returns each
+    /// launch's representative and the representative of each run id.
+    fn merge_launches_of_one_run(&mut self) -> (Vec<u32>, HashMap<i64, u32>) {
+        let n = self.executions.len();
+        let mut groups = UnionFind::new(n);
+        let mut by_run: HashMap<i64, u32> = HashMap::default();
+        let mut by_link: HashMap<i64, u32> = HashMap::default();
+        for (i, e) in self.executions.iter().enumerate() {
+            let i = i as u32;
+            for (key, seen) in [(e.run_id, &mut by_run), (e.link, &mut by_link)] {
+                let Some(key) = key else { continue };
+                match seen.get(&key) {
+                    Some(&j) => groups.union(i, j),
+                    None => {
+                        seen.insert(key, i);
+                    }
+                }
+            }
+        }
+        // The earliest launch of each group represents it (the lower index on a tie).
+        let mut root_of_group: HashMap<u32, u32> = HashMap::default();
+        for i in 0..n as u32 {
+            let group = groups.find(i);
+            let earliest = root_of_group.entry(group).or_insert(i);
+            let start = |k: u32| self.executions.get(k as usize).map(|e| e.start_ps);
+            if start(i) < start(*earliest) {
+                *earliest = i;
+            }
+        }
+        let representative: Vec<u32> = (0..n as u32)
+            .map(|i| root_of_group.get(&groups.find(i)).copied().unwrap_or(i))
+            .collect();
+        for (i, &keep) in representative.iter().enumerate() {
+            if keep as usize != i {
+                let merged = self.executions[i].clone();
+                self.executions[keep as usize].absorb_launch_event(&merged);
+            }
+        }
+        for run in by_run.values_mut() {
+            *run = representative[*run as usize];
+        }
+        (representative, by_run)
+    }
+
     /// launches of one run (same run id) into one execution, resolves allocations made
     /// for a run id to its launch, then orders launches by time (records follow).
     pub fn finish_host(&mut self) {
         self.keep_latest_records();
         self.keep_latest_executions();
         let n = self.executions.len();
-        // Representative (earliest) launch of each run id.
-        let mut by_run: HashMap<i64, u32> = HashMap::default();
-        let mut representative: Vec<u32> = (0..n as u32).collect();
-        for i in 0..n {
-            let Some(run) = self.executions[i].run_id else {
-                continue;
-            };
-            match by_run.get(&run).copied() {
-                None => {
-                    by_run.insert(run, i as u32);
-                }
-                Some(first) => {
-                    let (a, b) = (first as usize, i);
-                    let (keep, drop) = if self.executions[b].start_ps < self.executions[a].start_ps
-                    {
-                        (b, a)
-                    } else {
-                        (a, b)
-                    };
-                    let dropped = self.executions[drop].clone();
-                    let kept = &mut self.executions[keep];
-                    kept.module = kept.module.or(dropped.module);
-                    kept.program_id = kept.program_id.or(dropped.program_id);
-                    kept.end_ps = kept.end_ps.max(dropped.end_ps);
-                    kept.waited_for_memory |= dropped.waited_for_memory;
-                    kept.module_hint = kept.module_hint.or(dropped.module_hint);
-                    representative[drop] = keep as u32;
-                    by_run.insert(run, keep as u32);
-                }
-            }
-        }
-        let resolve = |mut i: u32| {
-            for _ in 0..64 {
-                let r = representative.get(i as usize).copied().unwrap_or(i);
-                if r == i {
-                    break;
-                }
-                i = r;
-            }
-            i
-        };
+        let (representative, by_run) = self.merge_launches_of_one_run();
+        let resolve = |i: u32| representative.get(i as usize).copied().unwrap_or(i);
         for e in &mut self.executions {
             if let Some(run) = e.run_id {
                 if e.module.is_none() {
@@ -849,6 +950,9 @@ enum Route {
     Skip,
     /// A CPU thunk: read for the run id it names.
     Thunk,
+    /// Names a run id and nothing else (TPU's `DoEnqueueProgram`): inside a launch,
+    /// the id its device-side work carries.
+    LaunchRun,
     /// A kind the scan handles.
     Read,
 }
@@ -858,8 +962,8 @@ enum Span {
     Execution(u32),
     Transfer(u32),
     Run(i64),
-    /// `PjitFunction(<fn>)`, with `jit_<fn>` interned.
-    JitCall(Option<u32>),
+    /// `PjitFunction(<fn>)`, with `jit_<fn>` interned, and its start.
+    JitCall(Option<u32>, i64),
     /// A Python frame (its metadata id), and whether it is the user's code.
     Python(i64, bool),
 }
@@ -968,11 +1072,16 @@ impl<'p> HostVisitor<'p> {
         if self.routes[slot] == Route::Probe {
             // A thunk carries all three. Host events that name a module but no run
             // (kernel launches such as `hipModuleLaunchKernel`) are not read again.
-            let thunk = run.is_some() && (module.is_some() || program.is_some());
-            self.routes[slot] = if thunk { Route::Thunk } else { Route::Skip };
+            let names_program = module.is_some() || program.is_some();
+            self.routes[slot] = match (run, names_program) {
+                (Some(_), true) => Route::Thunk,
+                (Some(_), false) => Route::LaunchRun,
+                (None, _) => Route::Skip,
+            };
         }
         let Some(run) = run else { return };
         if module.is_none() && program.is_none() {
+            self.launch_run(run, time);
             return;
         }
         if self.scan.run_modules.contains_key(&run) {
@@ -989,6 +1098,20 @@ impl<'p> HostVisitor<'p> {
         }
     }
 
+    /// A run id named inside a launch on its own line, other than the launch's own:
+    /// the id the device's record of the same launch carries (TPU).
+    fn launch_run(&mut self, run: i64, time: i64) {
+        let open = self.stack.iter().rev().find_map(|(end, s)| match s {
+            Span::Execution(i) if *end > time => Some(*i),
+            _ => None,
+        });
+        if let Some(e) = open.and_then(|i| self.scan.executions.get_mut(i as usize)) {
+            if e.run_id != Some(run) {
+                e.device_run = e.device_run.or(Some(run));
+            }
+        }
+    }
+
     /// The innermost launch, transfer or run scope (Python frames and jitted calls
     /// enclose them and are skipped).
     fn origin(&self) -> Origin {
@@ -997,7 +1120,7 @@ impl<'p> HostVisitor<'p> {
                 Span::Execution(i) => return Origin::Execution(*i),
                 Span::Transfer(t) => return Origin::Transfer(*t),
                 Span::Run(r) => return Origin::Run(*r),
-                Span::JitCall(_) | Span::Python(..) => {}
+                Span::JitCall(..) | Span::Python(..) => {}
             }
         }
         Origin::Unknown
@@ -1013,7 +1136,7 @@ impl<'p> HostVisitor<'p> {
     /// The module of the innermost `PjitFunction(<fn>)` call.
     fn jit_hint(&self) -> Option<u32> {
         self.stack.iter().rev().find_map(|(_, s)| match s {
-            Span::JitCall(m) => *m,
+            Span::JitCall(m, _) => *m,
             _ => None,
         })
     }
@@ -1046,13 +1169,36 @@ impl<'p> HostVisitor<'p> {
     }
 
     fn run_id(&self, event: &Event<'_>) -> Option<i64> {
+        self.contexts(event).0
+    }
+
+    /// The launch's run id (a `run_id` stat, or a kPjRt context) and its PJRT C API
+    /// linkage (a kPjrtLibraryCall context), from the producer and consumer stats
+    /// (`tsl/profiler/lib/context_types.h`).
+    fn contexts(&self, event: &Event<'_>) -> (Option<i64>, Option<i64>) {
+        const PJRT: i64 = 5;
+        const PJRT_LIBRARY_CALL: i64 = 14;
         let [run, p, pt, c, ct] = self
             .run_stats
             .read(event)
             .map(|v| v.and_then(|v| v.as_i64()));
-        // Context type 5 is kPjRt: its id is the launch's run id.
-        run.or(if pt == Some(5) { p } else { None })
-            .or(if ct == Some(5) { c } else { None })
+        let of_type = |kind: i64| {
+            (if pt == Some(kind) { p } else { None }).or(if ct == Some(kind) { c } else { None })
+        };
+        (run.or(of_type(PJRT)), of_type(PJRT_LIBRARY_CALL))
+    }
+
+    /// Remembers the innermost `PjitFunction(…)` call as having reached the runtime.
+    fn call_reached_runtime(&mut self) {
+        let call = self.stack.iter().rev().find_map(|(end, s)| match s {
+            Span::JitCall(m, start) => Some(CallRecord {
+                start_ps: *start,
+                end_ps: *end,
+                module: *m,
+            }),
+            _ => None,
+        });
+        self.scan.note_call(call);
     }
 
     /// The module a launch event names (`…Execute (jit_f)`), by event type, once.
@@ -1262,7 +1408,7 @@ impl EventVisitor for HostVisitor<'_> {
                         m
                     }
                 };
-                self.stack.push((end, Span::JitCall(module)));
+                self.stack.push((end, Span::JitCall(module, start)));
             }
             EventKind::Allocation => self.memory_event(line, event, true),
             EventKind::Deallocation => self.memory_event(line, event, false),
@@ -1289,20 +1435,22 @@ impl EventVisitor for HostVisitor<'_> {
                 }
             }
             EventKind::Execute => {
+                self.call_reached_runtime();
+                let (run, link) = self.contexts(event);
                 // A launch wrapped in another on the same thread (the PJRT C API around
                 // PjRt's own) is the same launch.
                 if let Some(outer) = self.innermost_execution() {
-                    let run = self.run_id(event);
                     let module = self.launch_module(event.metadata_id);
                     if let Some(e) = self.scan.executions.get_mut(outer as usize) {
                         e.run_id = e.run_id.or(run);
                         e.module = e.module.or(module);
+                        e.link = e.link.or(link);
                     }
                     return;
                 }
                 let module = self.launch_module(event.metadata_id);
                 let module_hint = self.jit_hint();
-                let run_id = self.run_id(event);
+                let run_id = run;
                 self.push_execution(ExecutionRecord {
                     start_ps: start,
                     end_ps: end,
@@ -1312,6 +1460,8 @@ impl EventVisitor for HostVisitor<'_> {
                     launched_kernels: false,
                     waited_for_memory: false,
                     module_hint,
+                    link,
+                    device_run: None,
                 });
             }
             EventKind::ModuleRun => {
@@ -1360,13 +1510,25 @@ impl EventVisitor for HostVisitor<'_> {
                             launched_kernels: false,
                             waited_for_memory: false,
                             module_hint: None,
+                            link: None,
+                            device_run: None,
                         });
                     }
                 }
             }
             EventKind::RunScope => {
+                self.call_reached_runtime();
                 if let Some(run) = self.run_id(event) {
                     self.stack.push((end, Span::Run(run)));
+                }
+            }
+            EventKind::Linkage => {
+                // The caller's half of a C API launch: the plugin's launch event on
+                // another line consumes the same context.
+                let (_, link) = self.contexts(event);
+                let outer = self.innermost_execution();
+                if let Some(e) = outer.and_then(|i| self.scan.executions.get_mut(i as usize)) {
+                    e.link = e.link.or(link);
                 }
             }
             EventKind::Transfer => {
@@ -1423,6 +1585,14 @@ pub struct DeviceVisitor<'p, 's> {
     last_match: Option<KernelMatch>,
     /// The last kernel's start and how many launches started by then.
     last_search: Option<(i64, usize)>,
+    /// Module and program a module run's name gives, by metadata id.
+    module_runs: HashMap<i64, (Option<u32>, Option<u64>)>,
+    /// Host launches by run id, built when a module run names one.
+    launch_by_run: Option<HashMap<i64, u32>>,
+    /// Per module (and program), how far into `order` this device has run launches.
+    queue_cursor: HashMap<(Option<u32>, Option<u64>), usize>,
+    /// Whether module runs placed this device's work on launches.
+    module_runs_matched: bool,
 }
 
 /// How many of the launches `order` lists (by start) start at or before `start`,
@@ -1480,6 +1650,10 @@ impl<'p, 's> DeviceVisitor<'p, 's> {
             by_metadata: HashMap::default(),
             last_match: None,
             last_search: None,
+            module_runs: HashMap::default(),
+            launch_by_run: None,
+            queue_cursor: HashMap::default(),
+            module_runs_matched: false,
         }
     }
 
@@ -1531,38 +1705,171 @@ impl EventVisitor for DeviceVisitor<'_, '_> {
 
     fn event(&mut self, line: &LineInfo, event: &Event<'_>) {
         let (module, program) = self.module_and_program(event);
+        let start = event.start_ps(line);
+        if self.on_modules_line {
+            self.module_run(line, event, start, module, program);
+            return;
+        }
         if module.is_none() && program.is_none() {
             return;
         }
-        let start = event.start_ps(line);
-        if self.on_modules_line {
-            if self.collect_device_executions && self.scan.device_executions.len() < MAX_EXECUTIONS
-            {
-                let module = module.or_else(|| {
-                    let name = self.plane.event_metadata.get(&event.metadata_id)?;
-                    Some(self.scan.intern_module(&name.name))
-                });
-                self.scan.device_executions.push(ExecutionRecord {
-                    start_ps: start,
-                    end_ps: event.end_ps(line),
-                    run_id: None,
-                    module,
-                    program_id: program,
-                    launched_kernels: true,
-                    waited_for_memory: false,
-                    module_hint: None,
-                });
-            }
+        self.scan.kernels += 1;
+        self.saw_device_activity(start);
+        // On a device that records module runs, those place its work (see
+        // `module_run`); its ops queue behind earlier launches, so their start time
+        // does not tell which launch they belong to.
+        if !self.module_runs_matched {
+            self.attach(start, module, program);
+        }
+    }
+}
+
+impl DeviceVisitor<'_, '_> {
+    /// Counts device work (a kernel or a module run) for the trace's coverage.
+    fn saw_device_activity(&mut self, start: i64) {
+        self.scan.device_events += 1;
+        self.scan.last_kernel_ps = self.scan.last_kernel_ps.max(Some(start));
+    }
+
+    /// A module run on a TPU's `XLA Modules` line: the launch itself, when the host
+    /// does not name what it launches (TFRT TPU), and otherwise proof that the host's
+    /// launch ran on this device (the PJRT C API's TPU client names its launches).
+    fn module_run(
+        &mut self,
+        line: &LineInfo,
+        event: &Event<'_>,
+        start: i64,
+        module: Option<u32>,
+        program: Option<u64>,
+    ) {
+        let (named, named_program) = self.named_module_run(event.metadata_id);
+        if named.is_none() && module.is_none() && program.is_none() {
             return;
         }
-        self.scan.kernels += 1;
+        self.saw_device_activity(start);
+        if self.collect_device_executions
+            && (module.is_some() || program.is_some())
+            && self.scan.device_executions.len() < MAX_EXECUTIONS
+        {
+            let module = module.or_else(|| {
+                let name = self.plane.event_metadata.get(&event.metadata_id)?;
+                Some(self.scan.intern_module(&name.name))
+            });
+            self.scan.device_executions.push(ExecutionRecord {
+                start_ps: start,
+                end_ps: event.end_ps(line),
+                run_id: None,
+                module,
+                program_id: program,
+                launched_kernels: true,
+                waited_for_memory: false,
+                module_hint: None,
+                link: None,
+                device_run: None,
+            });
+        }
+        let module = module.or(named);
+        let program = program.or(named_program);
+        let run = self.run_stat(event);
+        let launch = run
+            .and_then(|r| self.launch_of_run(r, module))
+            .or_else(|| self.next_queued_launch(start, module, program));
+        if let Some(e) = launch.and_then(|i| self.scan.executions.get_mut(i as usize)) {
+            e.launched_kernels = true;
+            e.program_id = e.program_id.or(program);
+            e.module = e.module.or(module);
+            self.module_runs_matched = true;
+        }
+    }
+
+    /// The launch a module run without a shared run id belongs to: a device runs its
+    /// launches in the order they were queued, so the first launch of the module not
+    /// yet run on this device, among those started before the run.
+    fn next_queued_launch(
+        &mut self,
+        start: i64,
+        module: Option<u32>,
+        program: Option<u64>,
+    ) -> Option<u32> {
+        let cursor = self.queue_cursor.entry((module, program)).or_insert(0);
+        let executions = &self.scan.executions;
+        let same_module = |e: &ExecutionRecord| {
+            let by_name = module.is_some() && e.module == module;
+            let by_program = program.is_some() && e.program_id == program;
+            let unknown = e.module.is_none() && e.program_id.is_none();
+            by_name || by_program || unknown
+        };
+        while let Some(&i) = self.order.get(*cursor) {
+            let e = executions.get(i as usize)?;
+            if e.start_ps > start {
+                return None;
+            }
+            *cursor += 1;
+            if same_module(e) {
+                return Some(i);
+            }
+        }
+        None
+    }
+
+    /// `jit_f` and `12` from a module run named `jit_f(12)`, by event type, once.
+    fn named_module_run(&mut self, metadata_id: i64) -> (Option<u32>, Option<u64>) {
+        if let Some(&known) = self.module_runs.get(&metadata_id) {
+            return known;
+        }
+        let plane = self.plane;
+        let parsed = plane
+            .event_metadata
+            .get(&metadata_id)
+            .and_then(|m| m.name.strip_suffix(')'))
+            .and_then(|n| n.rsplit_once('('))
+            .and_then(|(name, id)| Some((name, id.parse::<u64>().ok()?)));
+        let known = match parsed {
+            Some((name, id)) if !name.is_empty() => (Some(self.scan.intern_module(name)), Some(id)),
+            _ => (None, None),
+        };
+        self.module_runs.insert(metadata_id, known);
+        known
+    }
+
+    fn run_stat(&self, event: &Event<'_>) -> Option<i64> {
+        let id = self.ids.run_id?;
+        let mut run = None;
+        event.for_each_stat_of(|i| i == id, |_, v| run = run.or(v.as_i64()));
+        run
+    }
+
+    /// The host launch with run id `run`, if its module is `module` (or either is
+    /// unknown): host and device run ids are only compared where the runtime shares
+    /// them, so a launch of another module is not taken on a coincidence of numbers.
+    fn launch_of_run(&mut self, run: i64, module: Option<u32>) -> Option<u32> {
+        if self.launch_by_run.is_none() {
+            let map = self
+                .scan
+                .executions
+                .iter()
+                .enumerate()
+                .flat_map(|(i, e)| {
+                    // The device's id for the launch first; its own as a fallback.
+                    let runs = [e.device_run, e.run_id.filter(|_| e.device_run.is_none())];
+                    runs.into_iter().flatten().map(move |r| (r, i as u32))
+                })
+                .collect();
+            self.launch_by_run = Some(map);
+        }
+        let i = *self.launch_by_run.as_ref()?.get(&run)?;
+        let e = self.scan.executions.get(i as usize)?;
+        (module.is_none() || e.module.is_none() || e.module == module).then_some(i)
+    }
+
+    /// Attaches device work that started at `start` to its launch: the latest one of
+    /// its module started before it (work runs after its launch begins).
+    fn attach(&mut self, start: i64, module: Option<u32>, program: Option<u64>) {
         if let Some(m) = self.last_match {
             if m.module == module && m.program == program && m.from <= start && start < m.to {
                 return;
             }
         }
-        // The launch this kernel belongs to: the latest one of its module started
-        // before it (kernels run after their launch begins).
         let executions = &mut self.scan.executions;
         let hint = match self.last_search {
             Some((at, upto)) if at <= start => upto,
@@ -1643,6 +1950,8 @@ mod tests {
             launched_kernels: false,
             waited_for_memory: false,
             module_hint: None,
+            link: None,
+            device_run: None,
         }
     }
 

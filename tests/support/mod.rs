@@ -6,5 +6,6 @@
 pub mod capture_builder;
 pub mod gpu_sim;
 pub mod hlo_builder;
+pub mod launch_layouts;
 pub mod other_backends;
 pub mod scenarios;
