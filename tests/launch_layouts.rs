@@ -72,7 +72,10 @@ fn an_incomplete_device_trace_is_said_to_be_one() {
         .map(|n| layout.traced.contains(&n))
         .collect();
     assert_eq!(launched, expected);
-    assert_eq!(report.selected_module.as_deref(), Some(layout.label.as_str()));
+    assert_eq!(
+        report.selected_module.as_deref(),
+        Some(layout.label.as_str())
+    );
     assert_eq!(
         report.selection_reason,
         "the largest module that executed in the capture"
@@ -83,7 +86,10 @@ fn an_incomplete_device_trace_is_said_to_be_one() {
         gaps.contains("no kernels for 5 of 10 launches (jit_step(5) executions 6–10)"),
         "{gaps}"
     );
-    assert!(gaps.contains("7 of 8 devices recorded no kernels"), "{gaps}");
+    assert!(
+        gaps.contains("7 of 8 devices recorded no kernels"),
+        "{gaps}"
+    );
     for traced in &layout.devices_traced {
         assert!(!gaps.contains(&format!("{traced},")), "{gaps}");
     }
