@@ -31,8 +31,10 @@ pub const WRAPPING_KEYS: [&str; 4] = ["Operator:", "XLA label:", "XLA Label:", "
 /// `12. Size: 96.00M`: a TPU entry's first line. Returns the size.
 pub fn tpu_entry_start(body: &str) -> Option<u64> {
     let digits = body.len() - body.trim_start_matches(|c: char| c.is_ascii_digit()).len();
+    if digits == 0 {
+        return None;
+    }
     let rest = body.get(digits..)?.strip_prefix(". Size:")?;
-    (digits > 0).then_some(())?;
     units::size_exact_prefix(rest, false).map(|(bytes, _)| bytes)
 }
 

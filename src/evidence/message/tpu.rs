@@ -166,7 +166,7 @@ pub fn block_line(draft: &mut Draft, body: &str) -> bool {
 fn block_start(draft: &mut Draft, body: &str) -> bool {
     if let Some((space, size)) = total_usage(body) {
         return open(draft, Block::TpuTotal) && {
-            draft.msg.total_bytes = size;
+            set(&mut draft.msg.total_bytes, size);
             set(&mut draft.msg.memory_space, Some(space));
             true
         };
