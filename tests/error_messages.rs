@@ -242,3 +242,32 @@ fn the_schema_documents_every_field() {
         "fields without a doc comment: {missing:?}"
     );
 }
+
+/// The fuzz target's invariants (fuzz/fuzz_targets/message.rs) on stable: every prefix of
+/// every corpus message (every 5th character boundary) and a few damaged copies parse
+/// without panicking, deterministically, into results that keep their bounds.
+#[test]
+fn prefixes_and_damaged_copies_of_the_corpus_parse() {
+    fn check(text: &str) {
+        let Ok(msg) = parse(text) else {
+            return;
+        };
+        assert!(msg.allocations.len() <= 512);
+        if msg.kind == OomKind::Short {
+            assert!(msg.allocations.is_empty() && !msg.truncated);
+        }
+        assert_eq!(parse(text).as_ref(), Ok(&msg));
+        let back: OomMessage = serde_json::from_str(&serde_json::to_string(&msg).unwrap()).unwrap();
+        assert_eq!(back, msg);
+    }
+    for (_, text, _) in corpus() {
+        let cuts: Vec<usize> = text.char_indices().map(|(i, _)| i).step_by(5).collect();
+        for &cut in &cuts {
+            check(&text[..cut]);
+        }
+        check(&text.replace(' ', ""));
+        check(&text.replace('\n', " "));
+        check(&text.replace(':', "\n"));
+        check(&text.replace("=", "(").replace("bytes", "E"));
+    }
+}
