@@ -7,8 +7,8 @@ use super::model::MessageAllocation;
 use super::scan::Draft;
 use super::units;
 
-/// Entries kept per message: enough for every real listing (XLA prints 20 by default,
-/// some flags 1,000), bounded against a hostile one.
+/// Entries kept per message: real listings run from a few entries to over a thousand;
+/// the largest come first, so the first 512 are the ones that matter.
 pub const MAX_ALLOCATIONS: usize = 512;
 
 /// Keys that start an entry's field line, for the scanner's record-start test.

@@ -436,3 +436,52 @@ fn detail(m: &OomMessage) -> usize {
         + allocator
         + remat
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn open_brackets_and_quotes_keep_a_line_open() {
+        assert!(left_open(
+            "HLO temp 15.45G (60.9% utilization: Unpadded (9.40G) Padded (15.4"
+        ));
+        assert!(left_open(r#"Operator: op_name="jit(f)/cut"#));
+        assert!(!left_open("Shape: f32[4096,256]"));
+    }
+
+    #[test]
+    fn borrows_only_about_the_same_request() {
+        let mut msg = OomMessage {
+            requested_bytes: Some(6),
+            ..OomMessage::default()
+        };
+        let named = |requested, op: &str| OomMessage {
+            requested_bytes: requested,
+            requested_op: Some(op.into()),
+            ..OomMessage::default()
+        };
+        borrow(&mut msg, &named(Some(7), "other"));
+        assert_eq!(msg.requested_op, None);
+        borrow(&mut msg, &named(None, "same"));
+        borrow(&mut msg, &named(Some(6), "later"));
+        assert_eq!(msg.requested_op.as_deref(), Some("same"));
+    }
+
+    #[test]
+    fn a_failure_beats_a_more_detailed_warning() {
+        let mut scanner = Scanner::default();
+        let mut buf = String::new();
+        for line in [
+            "Allocator (GPU_0_bfc) ran out of memory trying to allocate 2.20GiB with freed_by_count=0. The caller indicates that this is not a failure",
+            "RESOURCE_EXHAUSTED: From /job:localhost/replica:0/task:0:",
+        ] {
+            scanner.physical(line, &mut buf);
+        }
+        let msg = scanner.finish().unwrap();
+        assert_eq!(
+            (msg.kind, msg.advisory, msg.requested_bytes),
+            (OomKind::Short, false, None)
+        );
+    }
+}
