@@ -1,0 +1,193 @@
+//! The BFC allocator's log (TensorFlow's, then XLA's `tsl/framework/bfc_allocator.cc`):
+//! `Allocator (GPU_0_bfc) ran out of memory trying to allocate 3.41GiB (rounded to
+//! 3664773120)requested by op …`, or the warning `… with freed_by_count=0. The caller
+//! indicates that this is not a failure …`; then, when dumped, the bins (`Bin (256):
+//! Total Chunks: …`), the chunk map (`InUse at …`, `Free at …`), `Sum Total of in-use
+//! chunks: …` and the `Stats:` block (`Limit:`, `InUse:`, `MaxInUse:`, …).
+
+use super::clean;
+use super::fields::{after, bounded, count_after, word};
+use super::model::{AllocatorStats, OomKind};
+use super::scan::{set, Block, Draft, Family};
+use super::units;
+
+/// Lines that belong to a BFC dump, for the scanner's record-start test.
+const KEYS: [&str; 13] = [
+    "Current allocation summary follows",
+    "If the cause is memory fragmentation",
+    "BFCAllocator dump for",
+    "Bin (",
+    "Summary of in-use Chunks",
+    "Sum Total of in-use chunks",
+    "Total bytes in pool",
+    "Stats:",
+    "Limit:",
+    "InUse:",
+    "MaxInUse:",
+    "NumAllocs:",
+    "MaxAllocSize:",
+];
+
+pub fn is_key_line(body: &str) -> bool {
+    KEYS.iter().any(|k| body.starts_with(k)) || is_chunk_line(body)
+}
+
+/// `Allocator (GPU_0_bfc) ran out of memory trying to allocate …`.
+pub fn headline(body: &str) -> Option<Draft> {
+    let rest = after(body, "ran out of memory trying to allocate ")?;
+    let warning = body.contains("freed_by_count") || body.contains("not a failure");
+    let mut draft = Draft::new(OomKind::BfcRuntime, !warning);
+    let m = &mut draft.msg;
+    m.requested_bytes = units::size_exact_prefix(rest, false).map(|s| s.0);
+    m.requested_op = after(body, "requested by op ").and_then(word);
+    if let Some(name) = allocator_name(body) {
+        m.allocator = Some(AllocatorStats {
+            name,
+            ..AllocatorStats::default()
+        });
+    }
+    Some(draft)
+}
+
+/// `NAME` in `Allocator (NAME)`.
+fn allocator_name(body: &str) -> Option<String> {
+    let name = after(body, "Allocator (")?.split(')').next()?;
+    (!name.is_empty() && !name.contains(' ')).then(|| bounded(name))
+}
+
+/// Whether a line without a headline starts a BFC dump (a paste that begins there).
+pub fn opens(body: &str) -> bool {
+    body.starts_with("BFCAllocator dump for")
+        || is_bin_line(body)
+        || is_chunk_line(body)
+        || body.starts_with("Sum Total of in-use chunks")
+}
+
+fn is_bin_line(body: &str) -> bool {
+    body.starts_with("Bin (") && body.contains("Total Chunks")
+}
+
+/// `InUse at 7fa140385100 of size 47710208 next 878`, `Free  at …`, `Chunk at …`.
+fn is_chunk_line(body: &str) -> bool {
+    let mut words = body.split_whitespace();
+    let first = words.next();
+    matches!(first, Some("InUse" | "Free" | "Chunk"))
+        && words.next() == Some("at")
+        && body.contains(" of size ")
+}
+
+/// Reads a line of a BFC dump into `draft`. Returns whether the line was one.
+pub fn block_line(draft: &mut Draft, body: &str) -> bool {
+    if clean::is_fragmentation_picture(body)
+        || body.starts_with("If the cause is memory fragmentation")
+    {
+        return draft.msg.kind == OomKind::BfcRuntime;
+    }
+    if let Some(taken) = dump_line(draft, body) {
+        return taken;
+    }
+    if body.starts_with("Stats:") {
+        let opened = draft.msg.kind == OomKind::BfcRuntime && draft.enter(Block::BfcStats);
+        draft.dump_open &= !opened;
+        return opened;
+    }
+    draft.block == Block::BfcStats && stats_field(draft, body)
+}
+
+/// The dump before `Stats:`. `None` when the line is not a dump line.
+fn dump_line(draft: &mut Draft, body: &str) -> Option<bool> {
+    let dump = body.starts_with("Current allocation summary follows")
+        || body.starts_with("BFCAllocator dump for")
+        || is_bin_line(body)
+        || is_chunk_line(body);
+    let summary = body.starts_with("Summary of in-use Chunks") || body.contains(" Chunks of size ");
+    let sum = body.starts_with("Sum Total of in-use chunks");
+    let pool = body.starts_with("Total bytes in pool");
+    if !(dump || summary || sum || pool) {
+        return None;
+    }
+    if !draft.adopt(Family::Bfc) || draft.seen.contains(&Block::BfcStats) {
+        return Some(false);
+    }
+    draft.block = Block::BfcDump;
+    draft.dump_open |= dump;
+    let stats = draft
+        .msg
+        .allocator
+        .get_or_insert_with(AllocatorStats::default);
+    if let Some(name) = after(body, "BFCAllocator dump for ").and_then(word) {
+        if stats.name.is_empty() {
+            stats.name = name;
+        }
+    }
+    if sum {
+        set(&mut draft.sum_total, after(body, ":").and_then(size));
+    }
+    if pool {
+        set(&mut stats.limit_bytes, count_after(body, "memory_limit_:"));
+    }
+    Some(true)
+}
+
+/// One line of the `Stats:` block (`Limit:        9955036364`).
+fn stats_field(draft: &mut Draft, body: &str) -> bool {
+    let Some((key, value)) = body.split_once(':') else {
+        return false;
+    };
+    let bytes = units::size_exact_prefix(value, true).map(|s| s.0);
+    let stats = draft
+        .msg
+        .allocator
+        .get_or_insert_with(AllocatorStats::default);
+    let slot = match key.trim() {
+        "Limit" => &mut stats.limit_bytes,
+        "InUse" => &mut stats.in_use_bytes,
+        "MaxInUse" => &mut stats.max_in_use_bytes,
+        "NumAllocs" => &mut stats.num_allocs,
+        "MaxAllocSize" => &mut stats.max_alloc_size_bytes,
+        "Reserved" => &mut stats.reserved_bytes,
+        "PeakReserved" => &mut stats.peak_reserved_bytes,
+        "LargestFreeBlock" => &mut stats.largest_free_block_bytes,
+        _ => return false,
+    };
+    set(slot, bytes);
+    if key.trim() == "Limit" {
+        set(&mut draft.msg.capacity_bytes, bytes);
+    }
+    true
+}
+
+fn size(text: &str) -> Option<u64> {
+    units::size_exact_prefix(text, false).map(|s| s.0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_the_headline() {
+        let d = headline("Allocator (GPU_0_bfc) ran out of memory trying to allocate 3.41GiB (rounded to 3664773120)requested by op Mul").unwrap();
+        assert!(d.failure);
+        assert_eq!(d.msg.requested_bytes, Some(3_664_773_120));
+        assert_eq!(d.msg.requested_op.as_deref(), Some("Mul"));
+        assert_eq!(d.msg.allocator.map(|a| a.name), Some("GPU_0_bfc".into()));
+        let w = headline("Allocator (GPU_0_bfc) ran out of memory trying to allocate 2.20GiB with freed_by_count=0. The caller indicates that this is not a failure").unwrap();
+        assert!(!w.failure);
+        assert_eq!(w.msg.requested_op, None);
+    }
+
+    #[test]
+    fn recognises_dump_lines() {
+        assert!(is_chunk_line(
+            "Free  at 7fa143105100 of size 23593216 next 812"
+        ));
+        assert!(is_chunk_line(
+            "InUse at 00000007A03B6600 next 2609 of size 256"
+        ));
+        assert!(!is_chunk_line("InUse: 4319733760"));
+        assert!(is_bin_line(
+            "Bin (256): \tTotal Chunks: 64, Chunks in use: 64."
+        ));
+    }
+}

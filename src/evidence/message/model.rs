@@ -1,0 +1,181 @@
+//! What an out-of-memory message states, as a JSON contract. Every figure is in bytes,
+//! converted 1024-based from the units the message prints (see `units`); a field the
+//! message does not state is `null` (or empty for strings and lists), never a guess.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+/// Which printer wrote the message: the format family decides which fields can be filled.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum OomKind {
+    /// XLA:TPU's compile-time check: `Ran out of memory in memory space hbm. Used X of Y
+    /// hbm. Exceeded hbm capacity by Z.` with its usage summary and largest allocations
+    /// (error E1000; also other memory spaces such as `vmem`, see `memory_space`).
+    TpuCompileHbm,
+    /// XLA:TPU's split of HBM between TensorCore and SparseCore programs: `TPU TensorCore
+    /// Hbm usage: X, SparseCore Hbm usage Y, exceeding available bytes: Z`.
+    TpuTcSc,
+    /// XLA:TPU giving up before compiling: `Aborting compilation early because it's
+    /// unlikely to have enough memory. Requires X, has Y available.`
+    TpuEarlyAbort,
+    /// XLA:GPU's buffer assignment: `Out of memory while trying to allocate N bytes.`
+    /// followed by `BufferAssignment stats:` and `Peak buffers:`.
+    GpuBufferAssignment,
+    /// The BFC allocator's runtime log (`Allocator (GPU_0_bfc) ran out of memory trying
+    /// to allocate …`), with its chunk dump and `Stats:` block when printed.
+    BfcRuntime,
+    /// The TPU runtime failing to place a buffer or a program: `Attempting to allocate X.
+    /// That was not possible. There are Y free.`, `Attempting to reserve X at the bottom of
+    /// memory …`, `Allocation (size=N) would exceed memory (size=M)`.
+    TpuRuntime,
+    /// A one-line message: a bare `RESOURCE_EXHAUSTED`, `Out of memory while trying to
+    /// allocate N bytes.` without its buffer assignment, `Out of memory allocating N
+    /// bytes.`, `Failed to allocate request for …`, TensorFlow's `OOM when allocating
+    /// tensor with shape[…]`; also a lone rematerialization warning (see `remat`).
+    #[default]
+    Short,
+}
+
+/// The out-of-memory message found in a text, figure by figure.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct OomMessage {
+    /// The format family of the message (which printer wrote it).
+    pub kind: OomKind,
+    /// XLA's error code when printed (`E1000` in `RESOURCE_EXHAUSTED: E1000:
+    /// CompileTimeHbmOom: …`).
+    pub error_code: Option<String>,
+    /// The memory space named by a TPU message (`hbm`, `vmem`).
+    pub memory_space: Option<String>,
+    /// The size of the allocation that failed (`trying to allocate N`, `Attempting to
+    /// allocate X`, `Attempting to reserve X`, `Allocation (size=N)`); the exact count
+    /// when one is printed beside the rounded one.
+    pub requested_bytes: Option<u64>,
+    /// The operation that asked for the failed allocation (`requested by op Mul`,
+    /// TensorFlow's `[Op:Mul]`).
+    pub requested_op: Option<String>,
+    /// The shape of the tensor that failed, as printed (`[2,480,640,66]`, or an XLA shape
+    /// such as `u8[327680,327680]{1,0:T(8,128)(4,1)}`).
+    pub requested_shape: Option<String>,
+    /// The element type TensorFlow names for that tensor (`float`).
+    pub requested_dtype: Option<String>,
+    /// The device the failure names (`on device ordinal 0`, `/device:GPU:0`).
+    pub device_ordinal: Option<u32>,
+    /// The bytes the program needs in that memory: TPU `Used X of Y`, early-abort
+    /// `Requires X`, GPU `total allocation`, TPU runtime `Currently allocated`.
+    pub used_bytes: Option<u64>,
+    /// The memory's capacity: TPU `of Y hbm`, `has Y available`, `exceeding available
+    /// bytes: Y`, `HBM capacity Y`, `would exceed memory (size=Y)`, the BFC `Limit:`.
+    pub capacity_bytes: Option<u64>,
+    /// `Exceeded hbm capacity by Z`.
+    pub exceeded_by_bytes: Option<u64>,
+    /// Free memory at the failure: TPU runtime `There are Y free`.
+    pub free_bytes: Option<u64>,
+    /// TPU `Total hbm usage >= T` (reserved + program + arguments, a lower bound).
+    pub total_bytes: Option<u64>,
+    /// TPU `TensorCore Hbm usage`.
+    pub tensorcore_bytes: Option<u64>,
+    /// TPU `SparseCore Hbm usage`.
+    pub sparsecore_bytes: Option<u64>,
+    /// Memory the runtime keeps for itself: the `reserved` line of TPU `Total hbm usage`,
+    /// `Top-of-Memory reserved`.
+    pub reserved_bytes: Option<u64>,
+    /// The program's own need: TPU `program` / `Program hbm requirement` / `Program
+    /// requirement`.
+    pub program_bytes: Option<u64>,
+    /// Program inputs: TPU `arguments` (null when printed as `unknown size`), GPU
+    /// `parameter allocation`.
+    pub arguments_bytes: Option<u64>,
+    /// Program outputs: TPU `Output size`, GPU `maybe_live_out allocation`.
+    pub output_bytes: Option<u64>,
+    /// GPU `constant allocation`.
+    pub constant_bytes: Option<u64>,
+    /// Temporaries: TPU `HLO temp`, GPU `preallocated temp allocation`.
+    pub temp_bytes: Option<u64>,
+    /// TPU padding of the temporaries: `Padded (B)` minus `Unpadded (A)` on the `HLO temp`
+    /// line.
+    pub padding_bytes: Option<u64>,
+    /// Fragmentation: the figure in TPU `…% fragmentation (F)`, GPU `total fragmentation`.
+    pub fragmentation_bytes: Option<u64>,
+    /// GPU `preallocated temp fragmentation`.
+    pub temp_fragmentation_bytes: Option<u64>,
+    /// The allocations the message lists, in its order: TPU `Largest program allocations
+    /// in hbm`, GPU `Peak buffers` (at most 512; see `omitted_allocations`).
+    pub allocations: Vec<MessageAllocation>,
+    /// Listed allocations beyond the 512 kept.
+    pub omitted_allocations: u64,
+    /// The BFC allocator's name and `Stats:` block, when printed.
+    pub allocator: Option<AllocatorStats>,
+    /// XLA's rematerialization warning (`Can't reduce memory use below …`), the last one in
+    /// the text, whatever message was chosen.
+    pub remat: Option<RematWarning>,
+    /// Whether the chosen message is only a warning: no failure was found, only lines
+    /// such as BFC's `freed_by_count` ("not a failure") or a rematerialization warning.
+    pub advisory: bool,
+    /// Whether the message was cut short: a listed allocation without its closing
+    /// `=====` line, a listing header without entries, a buffer-assignment summary without
+    /// its `total allocation` line, or a BFC dump without its `Stats:` block.
+    pub truncated: bool,
+}
+
+/// One allocation of a TPU listing or one GPU peak buffer.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct MessageAllocation {
+    /// `Size:` of the allocation (padded, on TPU).
+    pub size_bytes: u64,
+    /// TPU `Unpadded size:`.
+    pub unpadded_bytes: Option<u64>,
+    /// TPU `Extra memory due to padding: X`.
+    pub padding_bytes: Option<u64>,
+    /// The expansion factor printed after the padding (`(32.0x expansion)`).
+    pub padding_expansion: Option<f64>,
+    /// `Shape:` (or GPU `Entry Parameter Subshape:`), layout and tiling as printed.
+    pub shape: String,
+    /// `op_name` of the `Operator:` line (the JAX name stack).
+    pub op_name: String,
+    /// `op_type` of the `Operator:` line (the primitive, or a TensorFlow op type).
+    pub op_type: String,
+    /// `source_file:source_line` of the `Operator:` line (the file alone without a line).
+    pub source: String,
+    /// `XLA label:` (TPU) or `XLA Label:` (GPU): the HLO instruction, as printed (XLA
+    /// shortens long ones with `...`).
+    pub xla_label: String,
+    /// TPU `Allocation type:` (`HLO temp`, `scoped`, …); `parameter` for a GPU buffer
+    /// printed as `Entry Parameter Subshape`.
+    pub allocation_type: String,
+}
+
+/// The BFC allocator's state as its log prints it.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct AllocatorStats {
+    /// The allocator's name (`GPU_0_bfc`).
+    pub name: String,
+    /// `Limit:`: the bytes the allocator may hold.
+    pub limit_bytes: Option<u64>,
+    /// `InUse:` (or `Sum Total of in-use chunks` when no `Stats:` block is printed).
+    pub in_use_bytes: Option<u64>,
+    /// `MaxInUse:`.
+    pub max_in_use_bytes: Option<u64>,
+    /// `NumAllocs:`.
+    pub num_allocs: Option<u64>,
+    /// `MaxAllocSize:`.
+    pub max_alloc_size_bytes: Option<u64>,
+    /// `Reserved:`.
+    pub reserved_bytes: Option<u64>,
+    /// `PeakReserved:`.
+    pub peak_reserved_bytes: Option<u64>,
+    /// `LargestFreeBlock:`.
+    pub largest_free_block_bytes: Option<u64>,
+}
+
+/// `Can't reduce memory use below X (N bytes) by rematerialization; only reduced to Y (M
+/// bytes), down from Z (K bytes) originally`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct RematWarning {
+    /// The memory limit rematerialization aimed for (X).
+    pub limit_bytes: Option<u64>,
+    /// What it reached (Y): the program's memory after rematerialization.
+    pub reduced_to_bytes: Option<u64>,
+    /// What the program needed before (Z); older XLA does not print it.
+    pub original_bytes: Option<u64>,
+}

@@ -1,0 +1,487 @@
+//! One pass over the text: physical lines are cleaned and, where a field was wrapped,
+//! rejoined into logical lines; each logical line either starts a message (a headline),
+//! continues the current one (a block line), or is noise.
+//!
+//! Several messages in one log: each is kept as a draft until the next starts. A failure
+//! beats a warning (BFC's `freed_by_count` "not a failure", a rematerialization warning);
+//! among failures the one stating the most figures wins, and of equals the last one (the
+//! failure that ended the run). The winner then borrows the allocator, operation, shape,
+//! device and error code from other failures about the same request (same size, or one
+//! without a size), and the last rematerialization warning in the text.
+
+use std::collections::VecDeque;
+
+use super::model::{AllocatorStats, OomKind, OomMessage, RematWarning};
+use super::{bfc, clean, gpu, listing, short, tpu};
+
+/// Physical lines joined into one logical line at most (a wrapped label or headline).
+const MAX_JOINS: usize = 8;
+/// Longest logical line assembled from wrapped lines.
+const MAX_LOGICAL: usize = 16 * 1024;
+/// Earlier failures remembered for borrowing details.
+const RECENT: usize = 32;
+
+/// The block of a message the next field lines belong to.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Block {
+    #[default]
+    None,
+    TpuTotal,
+    TpuProgram,
+    TpuPersistent,
+    TpuRuntime,
+    TpuHeap,
+    TpuListing,
+    GpuStats,
+    GpuPeak,
+    BfcDump,
+    BfcStats,
+}
+
+/// The format families whose blocks a message can take.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Family {
+    Tpu,
+    Gpu,
+    Bfc,
+}
+
+/// A message being read.
+#[derive(Debug, Default)]
+pub struct Draft {
+    pub msg: OomMessage,
+    /// False for warnings that say they are not a failure.
+    pub failure: bool,
+    pub block: Block,
+    /// Blocks already read: a second one of a kind belongs to another message.
+    pub seen: Vec<Block>,
+    pub listing_started: bool,
+    pub entry_open: bool,
+    pub skipping_entry: bool,
+    pub stats_open: bool,
+    pub dump_open: bool,
+    /// BFC `Sum Total of in-use chunks`, used when no `Stats:` block says `InUse`.
+    pub sum_total: Option<u64>,
+}
+
+impl Draft {
+    pub fn new(kind: OomKind, failure: bool) -> Self {
+        let msg = OomMessage {
+            kind,
+            ..OomMessage::default()
+        };
+        Draft {
+            msg,
+            failure,
+            ..Draft::default()
+        }
+    }
+
+    /// Takes a block of `family`: a one-line message becomes that family's kind; another
+    /// family's message refuses it.
+    pub fn adopt(&mut self, family: Family) -> bool {
+        let own = family_of(self.msg.kind);
+        if own == Some(family) {
+            return true;
+        }
+        if own.is_some() {
+            return false;
+        }
+        self.msg.kind = match family {
+            Family::Tpu => OomKind::TpuCompileHbm,
+            Family::Gpu => OomKind::GpuBufferAssignment,
+            Family::Bfc => OomKind::BfcRuntime,
+        };
+        true
+    }
+
+    /// Enters `block` unless this message already read one (then it is another message's).
+    pub fn enter(&mut self, block: Block) -> bool {
+        if self.seen.contains(&block) {
+            return false;
+        }
+        self.seen.push(block);
+        self.block = block;
+        true
+    }
+
+    fn finish(mut self) -> OomMessage {
+        let cut_listing = self.listing_started
+            && self.msg.allocations.is_empty()
+            && self.msg.omitted_allocations == 0;
+        self.msg.truncated |= cut_listing || self.entry_open || self.stats_open || self.dump_open;
+        if let (Some(sum), Some(allocator)) = (self.sum_total, self.msg.allocator.as_mut()) {
+            allocator.in_use_bytes = allocator.in_use_bytes.or(Some(sum));
+        }
+        self.msg
+    }
+}
+
+fn family_of(kind: OomKind) -> Option<Family> {
+    match kind {
+        OomKind::TpuCompileHbm | OomKind::TpuTcSc | OomKind::TpuEarlyAbort => Some(Family::Tpu),
+        OomKind::TpuRuntime => Some(Family::Tpu),
+        OomKind::GpuBufferAssignment => Some(Family::Gpu),
+        OomKind::BfcRuntime => Some(Family::Bfc),
+        OomKind::Short => None,
+    }
+}
+
+/// Sets `slot` unless an earlier line of the message already did: the first statement of
+/// a figure is the message's own (later blocks repeat it rounded).
+pub fn set<T>(slot: &mut Option<T>, value: Option<T>) {
+    if slot.is_none() {
+        *slot = value;
+    }
+}
+
+/// The scanner's state across lines; `parse` feeds it and asks for the result.
+#[derive(Default)]
+pub struct Scanner {
+    pending: String,
+    pending_joinable: bool,
+    /// Whether the last physical line of `pending` ended with a space.
+    pending_spaced_end: bool,
+    joins: usize,
+    current: Option<Draft>,
+    best: Option<(usize, OomMessage)>,
+    best_warning: Option<(usize, OomMessage)>,
+    recent: VecDeque<OomMessage>,
+    remat: Option<RematWarning>,
+}
+
+impl Scanner {
+    /// Feeds one physical line.
+    pub fn physical(&mut self, raw: &str, buf: &mut String) {
+        let line = clean::clean(raw, buf);
+        let trigger = short::has_trigger(line.body);
+        let starts = line.body.is_empty() || line.logged || trigger || starts_record(line.body);
+        let room = self.joins < MAX_JOINS && self.pending.len() + line.body.len() < MAX_LOGICAL;
+        if !starts && self.pending_joinable && room {
+            let glued = !self.pending_spaced_end
+                && clean::joins_without_space(&self.pending, line.body, line.indented);
+            if !glued {
+                self.pending.push(' ');
+            }
+            self.pending.push_str(line.body);
+            self.pending_spaced_end = line.spaced_end;
+            self.joins += 1;
+            return;
+        }
+        self.flush();
+        self.pending.push_str(line.body);
+        self.pending_joinable = trigger || joinable(line.body);
+        self.pending_spaced_end = line.spaced_end;
+    }
+
+    /// Processes the logical line assembled so far.
+    fn flush(&mut self) {
+        let line = std::mem::take(&mut self.pending);
+        self.logical(&line);
+        self.pending = line;
+        self.pending.clear();
+        self.pending_joinable = false;
+        self.joins = 0;
+    }
+
+    fn logical(&mut self, body: &str) {
+        if body.is_empty() {
+            return; // a blank line keeps the current block: listings space their entries
+        }
+        if let Some(remat) = short::remat(body) {
+            // A warning printed while compiling: it neither ends nor joins the current
+            // message, and counts on its own only when no failure is found.
+            let warning = OomMessage {
+                remat: Some(remat.clone()),
+                ..OomMessage::default()
+            };
+            self.remat = Some(remat);
+            self.offer(false, warning);
+        } else if let Some(draft) = headline(body) {
+            self.start(draft);
+        } else if !self.continue_current(body) {
+            self.open_headless(body);
+        }
+    }
+
+    fn start(&mut self, draft: Draft) {
+        self.close_current();
+        self.current = Some(draft);
+    }
+
+    /// Offers `body` to the current message's blocks; a line it does not take ends the
+    /// current block (not the message: later blocks may still come).
+    fn continue_current(&mut self, body: &str) -> bool {
+        let Some(draft) = self.current.as_mut() else {
+            return false;
+        };
+        let taken = tpu::block_line(draft, body)
+            || gpu::block_line(draft, body)
+            || bfc::block_line(draft, body);
+        if !taken {
+            draft.block = Block::None;
+        }
+        taken
+    }
+
+    /// A block without its headline (a paste that starts mid-message) opens a message of
+    /// that block's family.
+    fn open_headless(&mut self, body: &str) {
+        let family = if tpu::opens(body) {
+            Family::Tpu
+        } else if gpu::opens(body) {
+            Family::Gpu
+        } else if bfc::opens(body) {
+            Family::Bfc
+        } else {
+            return;
+        };
+        let mut draft = Draft::new(OomKind::Short, true);
+        draft.adopt(family);
+        let taken = tpu::block_line(&mut draft, body)
+            || gpu::block_line(&mut draft, body)
+            || bfc::block_line(&mut draft, body);
+        if taken {
+            self.start(draft);
+        }
+    }
+
+    fn close_current(&mut self) {
+        let Some(draft) = self.current.take() else {
+            return;
+        };
+        let failure = draft.failure;
+        self.offer(failure, draft.finish());
+    }
+
+    /// Keeps `msg` if it states at least as much as the best of its rank so far.
+    fn offer(&mut self, failure: bool, msg: OomMessage) {
+        let score = detail(&msg);
+        if failure {
+            // What `borrow` may take, without the listing (bounded memory).
+            self.recent.push_back(OomMessage {
+                allocations: Vec::new(),
+                ..msg.clone()
+            });
+            if self.recent.len() > RECENT {
+                self.recent.pop_front();
+            }
+        }
+        let slot = if failure {
+            &mut self.best
+        } else {
+            &mut self.best_warning
+        };
+        if slot.as_ref().is_none_or(|(best, _)| score >= *best) {
+            *slot = Some((score, msg));
+        }
+    }
+
+    /// The chosen message, or `None` when the text held none.
+    pub fn finish(mut self) -> Option<OomMessage> {
+        self.flush();
+        self.close_current();
+        let mut msg = match (self.best, self.best_warning) {
+            (Some((_, msg)), _) => msg,
+            (None, Some((_, msg))) => OomMessage {
+                advisory: true,
+                ..msg
+            },
+            (None, None) => return None,
+        };
+        if !msg.advisory {
+            for other in &self.recent {
+                borrow(&mut msg, other);
+            }
+        }
+        msg.remat = self.remat.or(msg.remat);
+        Some(msg)
+    }
+}
+
+fn headline(body: &str) -> Option<Draft> {
+    if !short::has_trigger(body) {
+        return None;
+    }
+    tpu::headline(body)
+        .or_else(|| bfc::headline(body))
+        .or_else(|| short::headline(body))
+}
+
+/// Whether a physical line starts a record of its own (never the tail of a wrapped one);
+/// a headline phrase also does (tested by the caller).
+fn starts_record(body: &str) -> bool {
+    tpu::is_key_line(body)
+        || gpu::is_key_line(body)
+        || bfc::is_key_line(body)
+        || listing::KEYS.iter().any(|k| body.starts_with(k))
+        || listing::is_separator(body)
+        || listing::tpu_entry_start(body).is_some()
+        || [
+            "Traceback",
+            "File \"",
+            "During handling",
+            "The above exception",
+        ]
+        .iter()
+        .any(|k| body.starts_with(k))
+}
+
+/// Whether a logical line may continue on the next physical line: a field whose value
+/// wraps, or any line left open (a bracket or quote not closed yet); a headline also may
+/// (tested by the caller).
+fn joinable(body: &str) -> bool {
+    listing::WRAPPING_KEYS.iter().any(|k| body.starts_with(k)) || left_open(body)
+}
+
+/// Whether `body` opens more brackets than it closes, or an odd number of quotes.
+fn left_open(body: &str) -> bool {
+    let (mut depth, mut quotes) = (0i64, 0u64);
+    for b in body.bytes() {
+        match b {
+            b'(' | b'[' | b'{' => depth += 1,
+            b')' | b']' | b'}' => depth -= 1,
+            b'"' => quotes += 1,
+            _ => {}
+        }
+    }
+    depth > 0 || quotes % 2 == 1
+}
+
+/// Fills what `msg` lacks from `other` when both speak of the same request.
+fn borrow(msg: &mut OomMessage, other: &OomMessage) {
+    let same_request = match (msg.requested_bytes, other.requested_bytes) {
+        (Some(a), Some(b)) => a == b,
+        _ => true,
+    };
+    if !same_request {
+        return;
+    }
+    set(&mut msg.error_code, other.error_code.clone());
+    set(&mut msg.memory_space, other.memory_space.clone());
+    set(&mut msg.requested_op, other.requested_op.clone());
+    set(&mut msg.requested_shape, other.requested_shape.clone());
+    set(&mut msg.requested_dtype, other.requested_dtype.clone());
+    set(&mut msg.device_ordinal, other.device_ordinal);
+    if let Some(theirs) = &other.allocator {
+        let ours = msg.allocator.get_or_insert_with(AllocatorStats::default);
+        borrow_allocator(ours, theirs);
+    }
+}
+
+fn borrow_allocator(ours: &mut AllocatorStats, theirs: &AllocatorStats) {
+    if ours.name.is_empty() {
+        ours.name = theirs.name.clone();
+    }
+    set(&mut ours.limit_bytes, theirs.limit_bytes);
+    set(&mut ours.in_use_bytes, theirs.in_use_bytes);
+    set(&mut ours.max_in_use_bytes, theirs.max_in_use_bytes);
+    set(&mut ours.num_allocs, theirs.num_allocs);
+    set(&mut ours.max_alloc_size_bytes, theirs.max_alloc_size_bytes);
+    set(&mut ours.reserved_bytes, theirs.reserved_bytes);
+    set(&mut ours.peak_reserved_bytes, theirs.peak_reserved_bytes);
+    set(
+        &mut ours.largest_free_block_bytes,
+        theirs.largest_free_block_bytes,
+    );
+}
+
+/// How much a message states: its figures, named details, listed allocations and
+/// allocator fields.
+fn detail(m: &OomMessage) -> usize {
+    let figures = [
+        m.requested_bytes,
+        m.used_bytes,
+        m.capacity_bytes,
+        m.exceeded_by_bytes,
+        m.free_bytes,
+        m.total_bytes,
+        m.tensorcore_bytes,
+        m.sparsecore_bytes,
+        m.reserved_bytes,
+        m.program_bytes,
+        m.arguments_bytes,
+        m.output_bytes,
+        m.constant_bytes,
+        m.temp_bytes,
+        m.padding_bytes,
+        m.fragmentation_bytes,
+        m.temp_fragmentation_bytes,
+    ];
+    let named = [
+        &m.error_code,
+        &m.memory_space,
+        &m.requested_op,
+        &m.requested_shape,
+    ];
+    let allocator = m.allocator.as_ref().map_or(0, |a| {
+        let figures = [
+            a.limit_bytes,
+            a.in_use_bytes,
+            a.max_in_use_bytes,
+            a.largest_free_block_bytes,
+        ];
+        1 + figures.iter().flatten().count()
+    });
+    let remat = m.remat.as_ref().map_or(0, |r| {
+        [r.limit_bytes, r.reduced_to_bytes, r.original_bytes]
+            .iter()
+            .flatten()
+            .count()
+    });
+    figures.iter().flatten().count()
+        + named.iter().filter(|n| n.is_some()).count()
+        + m.device_ordinal.map_or(0, |_| 1)
+        + m.allocations.len()
+        + allocator
+        + remat
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn open_brackets_and_quotes_keep_a_line_open() {
+        assert!(left_open(
+            "HLO temp 15.45G (60.9% utilization: Unpadded (9.40G) Padded (15.4"
+        ));
+        assert!(left_open(r#"Operator: op_name="jit(f)/cut"#));
+        assert!(!left_open("Shape: f32[4096,256]"));
+    }
+
+    #[test]
+    fn borrows_only_about_the_same_request() {
+        let mut msg = OomMessage {
+            requested_bytes: Some(6),
+            ..OomMessage::default()
+        };
+        let named = |requested, op: &str| OomMessage {
+            requested_bytes: requested,
+            requested_op: Some(op.into()),
+            ..OomMessage::default()
+        };
+        borrow(&mut msg, &named(Some(7), "other"));
+        assert_eq!(msg.requested_op, None);
+        borrow(&mut msg, &named(None, "same"));
+        borrow(&mut msg, &named(Some(6), "later"));
+        assert_eq!(msg.requested_op.as_deref(), Some("same"));
+    }
+
+    #[test]
+    fn a_failure_beats_a_more_detailed_warning() {
+        let mut scanner = Scanner::default();
+        let mut buf = String::new();
+        for line in [
+            "Allocator (GPU_0_bfc) ran out of memory trying to allocate 2.20GiB with freed_by_count=0. The caller indicates that this is not a failure",
+            "RESOURCE_EXHAUSTED: From /job:localhost/replica:0/task:0:",
+        ] {
+            scanner.physical(line, &mut buf);
+        }
+        let msg = scanner.finish().unwrap();
+        assert_eq!(
+            (msg.kind, msg.advisory, msg.requested_bytes),
+            (OomKind::Short, false, None)
+        );
+    }
+}

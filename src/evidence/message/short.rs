@@ -1,0 +1,175 @@
+//! One-line messages and the phrases that announce any message: a bare
+//! `RESOURCE_EXHAUSTED`, `Out of memory while trying to allocate N bytes.` (XLA:GPU, before
+//! its buffer-assignment report), `Out of memory allocating N bytes.`, `Failed to allocate
+//! request for X (NB) on device ordinal K`, TensorFlow's `OOM when allocating tensor with
+//! shape[…] and type float on /job:…/device:GPU:0 by allocator GPU_0_bfc`, `failed to
+//! allocate memory`; and XLA's rematerialization warning.
+
+use super::fields::{after, bounded, size_after, word};
+use super::model::{AllocatorStats, OomKind, RematWarning};
+use super::scan::Draft;
+use super::units;
+
+/// Phrases that announce an out-of-memory message (any family). A line without one is
+/// never a headline, which keeps the scan over a long log to a few substring searches.
+const TRIGGERS: [&str; 18] = [
+    "RESOURCE_EXHAUSTED",
+    "Resource exhausted",
+    "ResourceExhaustedError",
+    "Ran out of memory in memory space",
+    "TensorCore Hbm usage",
+    "Aborting compilation early",
+    "enough memory. Requires",
+    "Attempting to allocate",
+    "Attempting to reserve",
+    "would exceed memory",
+    "ran out of memory trying to allocate",
+    "Can't reduce memory use below",
+    "Out of memory while trying to allocate",
+    "Out of memory allocating",
+    "Failed to allocate request for",
+    "OOM when allocating tensor",
+    "failed to allocate memory",
+    "CUDA_ERROR_OUT_OF_MEMORY",
+];
+
+pub fn has_trigger(body: &str) -> bool {
+    TRIGGERS.iter().any(|t| body.contains(t))
+}
+
+/// A one-line message (the last resort after the TPU and BFC headlines).
+pub fn headline(body: &str) -> Option<Draft> {
+    let mut draft = Draft::new(OomKind::Short, true);
+    let m = &mut draft.msg;
+    m.error_code = error_code(body);
+    if let Some(rest) = after(body, "Out of memory while trying to allocate ")
+        .or_else(|| after(body, "Out of memory allocating "))
+    {
+        m.requested_bytes = units::size_exact_prefix(rest, false).map(|s| s.0);
+    } else if let Some(rest) = after(body, "Failed to allocate request for ") {
+        m.requested_bytes = units::size_exact_prefix(rest, false).map(|s| s.0);
+        m.device_ordinal = after(rest, "on device ordinal ").and_then(leading_u32);
+    } else if body.contains("OOM when allocating tensor") {
+        tensorflow_tensor(&mut draft, body);
+    } else if body.contains("CUDA_ERROR_OUT_OF_MEMORY") {
+        // StreamExecutor growing its pool; TensorFlow retries smaller, so not a failure.
+        draft.failure = false;
+        let rest = after(body, "failed to allocate ").or_else(|| after(body, "failed to alloc "));
+        draft.msg.requested_bytes = rest
+            .and_then(|r| units::size_exact_prefix(r, true))
+            .map(|s| s.0);
+    } else if !body.contains("failed to allocate memory") && !resource_exhausted(body) {
+        return None;
+    }
+    set_op(&mut draft, body);
+    Some(draft)
+}
+
+fn resource_exhausted(body: &str) -> bool {
+    [
+        "RESOURCE_EXHAUSTED",
+        "Resource exhausted",
+        "ResourceExhaustedError",
+    ]
+    .iter()
+    .any(|t| body.contains(t))
+}
+
+/// `OOM when allocating tensor with shape[2,480,640,66] and type float on
+/// /job:localhost/replica:0/task:0/device:GPU:0 by allocator GPU_0_bfc` (TensorFlow 1.x
+/// prints `of shape [4096]`).
+fn tensorflow_tensor(draft: &mut Draft, body: &str) {
+    let m = &mut draft.msg;
+    let shape = after(body, "with shape").or_else(|| after(body, "of shape"));
+    m.requested_shape = shape.and_then(|s| {
+        let s = s.trim_start();
+        let end = s.find(']')?;
+        s.strip_prefix('[')
+            .map(|_| bounded(s.get(..=end).unwrap_or(s)))
+    });
+    m.requested_dtype = after(body, "and type ").and_then(word);
+    m.device_ordinal = after(body, "/device:GPU:")
+        .or_else(|| after(body, "/device:TPU:"))
+        .and_then(leading_u32);
+    if let Some(name) = after(body, "by allocator ").and_then(word) {
+        let name = name.trim_end_matches([',', '.']).to_string();
+        m.allocator = Some(AllocatorStats {
+            name,
+            ..AllocatorStats::default()
+        });
+    }
+}
+
+/// TensorFlow's `[Op:Mul]` names the operation that failed.
+fn set_op(draft: &mut Draft, body: &str) {
+    if draft.msg.requested_op.is_none() {
+        draft.msg.requested_op = after(body, "[Op:")
+            .and_then(|r| r.split(']').next())
+            .filter(|op| !op.is_empty() && !op.contains(' '))
+            .map(bounded);
+    }
+}
+
+fn leading_u32(text: &str) -> Option<u32> {
+    let digits = text.len() - text.trim_start_matches(|c: char| c.is_ascii_digit()).len();
+    text.get(..digits)?.parse().ok()
+}
+
+/// XLA's error code in `RESOURCE_EXHAUSTED: E1000: CompileTimeHbmOom: …`: an `E` and four
+/// digits, then a colon, standing alone.
+pub fn error_code(body: &str) -> Option<String> {
+    body.match_indices('E').find_map(|(at, _)| {
+        let code = body.get(at..at + 5)?;
+        let alone = body
+            .get(..at)
+            .and_then(|b| b.chars().next_back())
+            .is_none_or(|c| c == ' ' || c == ':');
+        let digits = code.bytes().skip(1).all(|b| b.is_ascii_digit());
+        (alone && digits && body.get(at + 5..)?.starts_with(':')).then(|| code.to_string())
+    })
+}
+
+/// `Can't reduce memory use below 10.64GiB (11429599125 bytes) by rematerialization; only
+/// reduced to 67.69GiB (72679996812 bytes), down from 71.05GiB (76287081352 bytes)
+/// originally`.
+pub fn remat(body: &str) -> Option<RematWarning> {
+    let rest = after(body, "Can't reduce memory use below ")?;
+    Some(RematWarning {
+        limit_bytes: units::size_exact_prefix(rest, false).map(|s| s.0),
+        reduced_to_bytes: size_after(rest, "only reduced to "),
+        original_bytes: size_after(rest, "down from "),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_one_line_messages() {
+        let d = headline("RESOURCE_EXHAUSTED: Failed to allocate request for 256.00MiB (268435456B) on device ordinal 0").unwrap();
+        assert_eq!(
+            (d.msg.requested_bytes, d.msg.device_ordinal),
+            (Some(268_435_456), Some(0))
+        );
+        let d = headline("OOM when allocating tensor with shape[3,3,512,1024] and type float on /job:localhost/replica:0/task:0/device:GPU:0 by allocator GPU_0_bfc [Op:Mul]").unwrap();
+        assert_eq!(d.msg.requested_shape.as_deref(), Some("[3,3,512,1024]"));
+        assert_eq!(d.msg.requested_dtype.as_deref(), Some("float"));
+        assert_eq!(d.msg.requested_op.as_deref(), Some("Mul"));
+        assert_eq!(d.msg.device_ordinal, Some(0));
+        assert!(headline("an unrelated line").is_none());
+    }
+
+    #[test]
+    fn reads_error_codes_and_remat() {
+        assert_eq!(
+            error_code("RESOURCE_EXHAUSTED: E1000: CompileTimeHbmOom:").as_deref(),
+            Some("E1000")
+        );
+        assert_eq!(error_code("TYPE1000: x"), None);
+        let r = remat("Can't reduce memory use below 13.58GiB (14583876403 bytes) by rematerialization; only reduced to 15.22GiB (16339342336 bytes)").unwrap();
+        assert_eq!(r.limit_bytes, Some(14_583_876_403));
+        assert_eq!(r.reduced_to_bytes, Some(16_339_342_336));
+        assert_eq!(r.original_bytes, None);
+    }
+}

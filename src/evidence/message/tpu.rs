@@ -1,0 +1,371 @@
+//! XLA:TPU's messages: the compile-time check (`Ran out of memory in memory space hbm.
+//! Used X of Y hbm. Exceeded hbm capacity by Z.`, error E1000) with its `Total hbm usage`,
+//! `Program hbm requirement` and `Largest program allocations` blocks; the TensorCore /
+//! SparseCore split; the early abort; and the runtime's failures to place a buffer or a
+//! program (`Attempting to allocate X. That was not possible. There are Y free.`).
+
+use super::fields::{after, bounded, count_after, field, size_after, word};
+use super::listing;
+use super::model::OomKind;
+use super::scan::{set, Block, Draft, Family};
+use super::short;
+use super::units;
+
+/// Lines that start a TPU block or a block's field, for the scanner's record-start test.
+const KEYS: [&str; 14] = [
+    "Total ",
+    "Program ",
+    "Largest program allocations",
+    "Output size",
+    "HBM capacity",
+    "Top-of-Memory reserved:",
+    "Currently allocated:",
+    "Available after request:",
+    "Persistent allocations",
+    "Heap allocator status:",
+    "HLO temp",
+    "reserved",
+    "arguments",
+    "program",
+];
+
+pub fn is_key_line(body: &str) -> bool {
+    KEYS.iter().any(|k| body.starts_with(k))
+}
+
+/// A TPU headline: the compile-time check, the TensorCore/SparseCore split, the early
+/// abort or a runtime failure.
+pub fn headline(body: &str) -> Option<Draft> {
+    let (kind, fill): (OomKind, fn(&mut Draft, &str)) =
+        if body.contains("Ran out of memory in memory space") {
+            (OomKind::TpuCompileHbm, compile_check)
+        } else if body.contains("TensorCore Hbm usage") {
+            (OomKind::TpuTcSc, tensorcore_sparsecore)
+        } else if body.contains("Aborting compilation early")
+            || body.contains("enough memory. Requires")
+        {
+            (OomKind::TpuEarlyAbort, early_abort)
+        } else if is_runtime_failure(body) {
+            (OomKind::TpuRuntime, runtime_failure)
+        } else {
+            return None;
+        };
+    let mut draft = Draft::new(kind, true);
+    draft.msg.error_code = short::error_code(body);
+    fill(&mut draft, body);
+    Some(draft)
+}
+
+/// `Ran out of memory in memory space hbm. Used 49.34G of 32.00G hbm. Exceeded hbm
+/// capacity by 17.34G.`
+fn compile_check(draft: &mut Draft, body: &str) {
+    let m = &mut draft.msg;
+    m.memory_space = after(body, "in memory space ")
+        .and_then(word)
+        .map(|w| w.trim_end_matches(['.', ',', ':']).to_string());
+    if let Some(used) = after(body, "Used ") {
+        if let Some((bytes, len)) = units::size_exact_prefix(used, false) {
+            m.used_bytes = Some(bytes);
+            m.capacity_bytes = used.get(len..).and_then(|r| size_after(r, " of "));
+        }
+    }
+    m.exceeded_by_bytes = size_after(body, "capacity by ");
+}
+
+/// `TPU TensorCore Hbm usage: 34.82G, SparseCore Hbm usage 174.10G, exceeding available
+/// bytes: 95.74G`
+fn tensorcore_sparsecore(draft: &mut Draft, body: &str) {
+    let m = &mut draft.msg;
+    m.memory_space = Some("hbm".into());
+    m.tensorcore_bytes = size_after(body, "TensorCore Hbm usage:");
+    m.sparsecore_bytes = size_after(body, "SparseCore Hbm usage");
+    m.capacity_bytes = size_after(body, "exceeding available bytes:");
+}
+
+/// `Aborting compilation early because it's unlikely to have enough memory. Requires
+/// 3.47E, has 14.49G available.`
+fn early_abort(draft: &mut Draft, body: &str) {
+    let m = &mut draft.msg;
+    m.used_bytes = size_after(body, "Requires ");
+    m.capacity_bytes = after(body, "Requires ").and_then(|r| size_after(r, "has "));
+}
+
+fn is_runtime_failure(body: &str) -> bool {
+    let attempt = body.contains("Attempting to allocate") || body.contains("Attempting to reserve");
+    (attempt && body.contains("not possible")) || body.contains("would exceed memory")
+}
+
+/// `Attempting to allocate 129.50M. That was not possible. There are 78.17M free.`,
+/// `Attempting to reserve 10.51G at the bottom of memory. … There are 8.97G free, …`,
+/// `Allocation (size=107374182400) would exceed memory (size=17179869184) :: #allocation7
+/// [shape = 'u8[…]{…}', space=hbm, …]`.
+fn runtime_failure(draft: &mut Draft, body: &str) {
+    let m = &mut draft.msg;
+    m.requested_bytes = size_after(body, "Attempting to allocate ")
+        .or_else(|| size_after(body, "Attempting to reserve "))
+        .or_else(|| count_after(body, "Allocation (size="));
+    m.free_bytes = size_after(body, "There are ");
+    m.capacity_bytes = count_after(body, "would exceed memory (size=");
+    m.requested_shape = after(body, "shape = '")
+        .and_then(|r| r.split('\'').next())
+        .map(bounded);
+    m.memory_space = after(body, "space=")
+        .and_then(word)
+        .map(|w| w.trim_end_matches([',', ']']).to_string());
+}
+
+/// Whether a line without a headline starts a TPU block (a paste that begins there).
+pub fn opens(body: &str) -> bool {
+    total_usage(body).is_some()
+        || program_requirement(body).is_some()
+        || body.starts_with("Largest program allocations in ")
+        || listing::tpu_entry_start(body).is_some()
+}
+
+/// `Total hbm usage >= 41.74G:`: the memory space and the size.
+fn total_usage(body: &str) -> Option<(String, Option<u64>)> {
+    let rest = body.strip_prefix("Total ")?;
+    let (space, size) = rest.split_once(" usage >= ")?;
+    (!space.contains(' ')).then(|| {
+        (
+            space.to_string(),
+            units::size_prefix(size, false).map(|s| s.0),
+        )
+    })
+}
+
+/// `Program hbm requirement 41.22G:`: the memory space and the size.
+fn program_requirement(body: &str) -> Option<(String, Option<u64>)> {
+    let rest = body.strip_prefix("Program ")?;
+    let (space, size) = rest.split_once(" requirement ")?;
+    (!space.contains(' ')).then(|| {
+        (
+            space.to_string(),
+            units::size_prefix(size, false).map(|s| s.0),
+        )
+    })
+}
+
+/// Reads a line of a TPU block into `draft`. Returns whether the line was one.
+pub fn block_line(draft: &mut Draft, body: &str) -> bool {
+    if block_start(draft, body) {
+        return true;
+    }
+    match draft.block {
+        Block::TpuTotal => total_field(draft, body),
+        Block::TpuProgram => program_field(draft, body),
+        Block::TpuPersistent => persistent_field(draft, body),
+        Block::TpuRuntime => runtime_field(draft, body),
+        Block::TpuHeap => body.starts_with("Max free chunk"),
+        Block::TpuListing => listing::entry_field(draft, body),
+        _ => false,
+    }
+}
+
+/// A line that opens a TPU block (the current message takes it if it can).
+fn block_start(draft: &mut Draft, body: &str) -> bool {
+    if let Some((space, size)) = total_usage(body) {
+        return open(draft, Block::TpuTotal) && {
+            set(&mut draft.msg.total_bytes, size);
+            set(&mut draft.msg.memory_space, Some(space));
+            true
+        };
+    }
+    if let Some((space, size)) = program_requirement(body) {
+        return open(draft, Block::TpuProgram) && {
+            set(&mut draft.msg.program_bytes, size);
+            set(&mut draft.msg.memory_space, Some(space));
+            true
+        };
+    }
+    if let Some(space) = body.strip_prefix("Largest program allocations in ") {
+        return open(draft, Block::TpuListing) && {
+            draft.listing_started = true;
+            let space = space.trim_end_matches(':').trim();
+            set(&mut draft.msg.memory_space, Some(bounded(space)));
+            true
+        };
+    }
+    if let Some(size) = listing::tpu_entry_start(body) {
+        let ours = draft.adopt(Family::Tpu);
+        if ours && matches!(draft.block, Block::TpuListing | Block::None) {
+            draft.block = Block::TpuListing;
+            listing::open_entry(draft, size);
+            return true;
+        }
+        return false;
+    }
+    other_block_start(draft, body)
+}
+
+/// The blocks that only follow a headline: output size, runtime capacity, persistent
+/// allocations, heap status.
+fn other_block_start(draft: &mut Draft, body: &str) -> bool {
+    if let Some(rest) = body.strip_prefix("Output size") {
+        return draft.adopt(Family::Tpu) && {
+            set(
+                &mut draft.msg.output_bytes,
+                units::size_prefix(rest, false).map(|s| s.0),
+            );
+            true
+        };
+    }
+    if let Some(rest) = body.strip_prefix("HBM capacity") {
+        return open(draft, Block::TpuRuntime) && {
+            set(
+                &mut draft.msg.capacity_bytes,
+                units::size_prefix(rest, false).map(|s| s.0),
+            );
+            true
+        };
+    }
+    if body.starts_with("Persistent allocations") {
+        return open(draft, Block::TpuPersistent);
+    }
+    if body.starts_with("Heap allocator status") {
+        return open(draft, Block::TpuHeap);
+    }
+    false
+}
+
+fn open(draft: &mut Draft, block: Block) -> bool {
+    draft.adopt(Family::Tpu) && draft.enter(block)
+}
+
+/// `reserved 528.00M`, `program 41.22G`, `arguments unknown size` (the `Total` block).
+fn total_field(draft: &mut Draft, body: &str) -> bool {
+    let m = &mut draft.msg;
+    if body.starts_with("reserved") {
+        set(&mut m.reserved_bytes, value_after_label(body));
+    } else if body.starts_with("program") {
+        set(&mut m.program_bytes, value_after_label(body));
+    } else if body.starts_with("arguments") {
+        set(&mut m.arguments_bytes, value_after_label(body));
+    } else {
+        return body.starts_with("heap allocations");
+    }
+    true
+}
+
+/// The size after a block line's label (`reserved(Infeed/Outfeed/Continuations) 529.00M`,
+/// `heap allocations (without fragmentation)   6.08G`); `None` for `unknown size`.
+fn value_after_label(body: &str) -> Option<u64> {
+    let label_end = match body.find('(') {
+        Some(open) if body.get(..open).is_some_and(|l| !l.contains(' ')) => body
+            .get(open..)
+            .and_then(|r| r.find(')'))
+            .map_or(body.len(), |c| open + c + 1),
+        _ => body.find([' ', '\t']).unwrap_or(body.len()),
+    };
+    units::size_exact_prefix(body.get(label_end..)?, false).map(|s| s.0)
+}
+
+/// `HLO temp 41.19G (24.2% utilization: Unpadded (A) Padded (B), 0.7% fragmentation (F))`
+/// and the program block's other lines (`global`, `scoped`, `reserved`, `overlays`).
+fn program_field(draft: &mut Draft, body: &str) -> bool {
+    let Some(rest) = field(body, "HLO temp") else {
+        let other = ["reserved", "global", "scoped", "overlays"];
+        return other.iter().any(|k| body.starts_with(k));
+    };
+    let m = &mut draft.msg;
+    set(
+        &mut m.temp_bytes,
+        units::size_prefix(rest, false).map(|s| s.0),
+    );
+    let unpadded = size_after(rest, "Unpadded (");
+    let padded = size_after(rest, "Padded (");
+    if let (Some(unpadded), Some(padded)) = (unpadded, padded) {
+        set(&mut m.padding_bytes, Some(padded.saturating_sub(unpadded)));
+    }
+    set(
+        &mut m.fragmentation_bytes,
+        size_after(rest, "fragmentation ("),
+    );
+    true
+}
+
+/// `arguments 478.07M (89.4% utilization)`, `output 5.06G (…)`.
+fn persistent_field(draft: &mut Draft, body: &str) -> bool {
+    let m = &mut draft.msg;
+    if body.starts_with("arguments") {
+        set(&mut m.arguments_bytes, value_after_label(body));
+    } else if body.starts_with("output") {
+        set(&mut m.output_bytes, value_after_label(body));
+    } else {
+        return false;
+    }
+    true
+}
+
+/// `Top-of-Memory reserved:  529.00M (554,696,704 bytes)`, `Currently allocated: …`,
+/// `Program requirement: …` under `HBM capacity 8.00G:`.
+fn runtime_field(draft: &mut Draft, body: &str) -> bool {
+    let m = &mut draft.msg;
+    if let Some(v) = field(body, "Top-of-Memory reserved:") {
+        set(
+            &mut m.reserved_bytes,
+            units::size_exact_prefix(v, false).map(|s| s.0),
+        );
+    } else if let Some(v) = field(body, "Currently allocated:") {
+        set(
+            &mut m.used_bytes,
+            units::size_exact_prefix(v, false).map(|s| s.0),
+        );
+    } else if let Some(v) = field(body, "Program requirement:") {
+        set(
+            &mut m.program_bytes,
+            units::size_exact_prefix(v, false).map(|s| s.0),
+        );
+    } else {
+        let rule = !body.is_empty() && body.bytes().all(|b| b == b'-');
+        return rule || body.starts_with("Available after request:") || body.starts_with(';');
+    }
+    true
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_the_compile_check() {
+        let d = headline("RESOURCE_EXHAUSTED: E1000: CompileTimeHbmOom: XLA:TPU compile permanent error. Ran out of memory in memory space hbm. Used 49.34G of 32.00G hbm. Exceeded hbm capacity by 17.34G.").unwrap();
+        assert_eq!(d.msg.kind, OomKind::TpuCompileHbm);
+        assert_eq!(d.msg.memory_space.as_deref(), Some("hbm"));
+        assert_eq!(d.msg.error_code.as_deref(), Some("E1000"));
+        assert_eq!(d.msg.capacity_bytes, Some(32 << 30));
+        assert_eq!(d.msg.used_bytes, Some(52_978_421_596)); // 49.34 × 2^30
+    }
+
+    #[test]
+    fn reads_block_labels() {
+        assert_eq!(
+            value_after_label("reserved(Infeed/Outfeed/Continuations) 529.00M"),
+            Some(554_696_704)
+        );
+        assert_eq!(value_after_label("arguments       unknown size"), None);
+        assert_eq!(
+            value_after_label("output    5.06G (71.6% utilization) [may share]"),
+            Some(5_433_133_629)
+        );
+        assert_eq!(
+            total_usage("Total hbm usage >= 9.60G:").map(|t| t.0),
+            Some("hbm".into())
+        );
+        assert_eq!(program_requirement("Program requirement:  3.95G"), None);
+    }
+
+    #[test]
+    fn reads_runtime_failures() {
+        let d = headline("Error allocating device buffer: Attempting to allocate 129.50M. That was not possible. There are 78.17M free.; (0x0x0_HBM0)").unwrap();
+        assert_eq!(d.msg.kind, OomKind::TpuRuntime);
+        assert_eq!(d.msg.requested_bytes, Some(135_790_592));
+        let d = headline("RESOURCE_EXHAUSTED: Allocation (size=107374182400) would exceed memory (size=17179869184) :: #allocation7 [shape = 'u8[327680,327680]{1,0:T(8,128)(4,1)}', space=hbm, size = 0xffffffffffffffff]").unwrap();
+        assert_eq!(d.msg.capacity_bytes, Some(17_179_869_184));
+        assert_eq!(d.msg.memory_space.as_deref(), Some("hbm"));
+        assert_eq!(
+            d.msg.requested_shape.as_deref(),
+            Some("u8[327680,327680]{1,0:T(8,128)(4,1)}")
+        );
+    }
+}
