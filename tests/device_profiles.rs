@@ -293,11 +293,38 @@ fn records_that_would_decode_past_the_memory_budget_are_refused() {
 }
 
 #[test]
-fn errors_name_the_file_and_have_stable_kinds() {
+fn errors_begin_with_the_file_name() {
     let e = device_profile::read("step7.prof", b"").expect_err("empty");
     assert!(
         e.to_string()
             .starts_with("step7.prof: this is not a device memory profile (the file is empty)"),
         "{e}"
     );
+}
+
+/// The JSON Schema is generated from the doc comments: every field must have one.
+#[test]
+fn every_field_of_the_json_contract_is_described() {
+    let schemas = [
+        serde_json::to_value(schemars::schema_for!(DeviceProfile)).expect("schema"),
+        serde_json::to_value(schemars::schema_for!(device_profile::FrameGrowth)).expect("schema"),
+    ];
+    let mut checked = 0;
+    for schema in &schemas {
+        let mut objects = vec![schema];
+        if let Some(definitions) = schema["definitions"].as_object() {
+            objects.extend(definitions.values());
+        }
+        for object in objects {
+            for (name, property) in object["properties"].as_object().expect("properties") {
+                let described = property["description"]
+                    .as_str()
+                    .is_some_and(|d| !d.is_empty());
+                assert!(described, "{name} has no description");
+                checked += 1;
+            }
+        }
+    }
+    // DeviceProfile 11, DeviceBytes 3, ProfileGroup 9, FrameGrowth 11.
+    assert_eq!(checked, 34);
 }
