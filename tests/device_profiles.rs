@@ -1,174 +1,312 @@
-//! The device memory profile reader on real profiles recorded by
-//! `tests/fixtures/profiles_dev/record.py` (JAX on the CPU backend), checked against
-//! what `jax.live_arrays()` said when each was saved, and on damaged and foreign input.
+//! The device memory profile reader on real profiles (`tests/fixtures/profiles_leak`
+//! and `profiles_8dev`, recorded by `tests/fixtures/make_captures.py` with JAX on the
+//! CPU backend), checked against their `oracle.json`: what the recorder decoded itself
+//! and what `jax.live_arrays()` said when each profile was saved. Then damaged and
+//! foreign input.
 
+use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use oomlens::evidence::device_profile::{self, DeviceProfile, ProfileError};
 use serde_json::Value;
 
-fn fixtures() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/profiles_dev")
+const LEAK: &str = "profiles_leak";
+const EIGHT_DEVICES: &str = "profiles_8dev";
+
+fn folder(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures")
+        .join(name)
 }
 
-fn oracle() -> Value {
-    let text = std::fs::read_to_string(fixtures().join("oracle.json")).expect("oracle.json");
+fn oracle(name: &str) -> Value {
+    let path = folder(name).join("oracle.json");
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path:?}: {e}"));
     serde_json::from_str(&text).expect("oracle.json is JSON")
 }
 
-fn bytes_of(file: &str) -> Vec<u8> {
-    std::fs::read(fixtures().join(file)).unwrap_or_else(|e| panic!("{file}: {e}"))
+fn bytes_of(name: &str, file: &str) -> Vec<u8> {
+    std::fs::read(folder(name).join(file)).unwrap_or_else(|e| panic!("{name}/{file}: {e}"))
 }
 
-fn profile(file: &str) -> DeviceProfile {
-    device_profile::read(file, &bytes_of(file)).unwrap_or_else(|e| panic!("{e}"))
+fn profile(name: &str, file: &str) -> DeviceProfile {
+    device_profile::read(file, &bytes_of(name, file)).unwrap_or_else(|e| panic!("{e}"))
 }
 
 fn u(v: &Value) -> u64 {
-    v.as_u64().unwrap_or_else(|| panic!("not a number: {v}"))
+    v.as_u64().unwrap_or_else(|| panic!("not a count: {v}"))
 }
 
-/// Every recorded profile, with what JAX said was live when it was saved.
+fn i(v: &Value) -> i64 {
+    v.as_i64().unwrap_or_else(|| panic!("not a number: {v}"))
+}
+
+/// Every profile of both folders, with the oracle's entry for it.
 fn recorded() -> Vec<(DeviceProfile, Value)> {
-    let oracle = oracle();
     let mut out = Vec::new();
-    for scenario in oracle.as_object().expect("scenarios").values() {
-        for live in scenario["profiles"].as_array().expect("profiles") {
-            let file = live["file"].as_str().expect("file");
-            out.push((profile(file), live.clone()));
+    for name in [LEAK, EIGHT_DEVICES] {
+        let oracle = oracle(name);
+        for entry in oracle["profiles"]["files"].as_array().expect("files") {
+            let file = entry["file"].as_str().expect("file");
+            out.push((profile(name, file), entry.clone()));
         }
     }
-    assert_eq!(out.len(), 3);
+    assert_eq!(out.len(), 6);
     out
 }
 
+/// A JSON object of numbers (or of `{key: number}` objects) as a sorted map.
+fn numbers(v: &Value, key: Option<&str>) -> BTreeMap<String, i64> {
+    v.as_object()
+        .unwrap_or_else(|| panic!("not an object: {v}"))
+        .iter()
+        .map(|(k, v)| (k.clone(), i(key.map_or(v, |key| &v[key]))))
+        .collect()
+}
+
 #[test]
-fn totals_by_kind_and_device_are_what_jax_said_was_live() {
-    for (p, live) in recorded() {
-        let devices = live["devices"].as_object().expect("devices");
-        assert_eq!(p.devices.len(), devices.len(), "{}", p.file);
-        for d in &p.devices {
-            let want = &devices[&d.device];
-            assert_eq!(d.bytes, u(&want["bytes"]), "{} {}", p.file, d.device);
-            assert_eq!(d.count, u(&want["count"]), "{} {}", p.file, d.device);
-        }
-        let buffer_bytes: u64 = devices.values().map(|d| u(&d["bytes"])).sum();
-        let buffer_count: u64 = devices.values().map(|d| u(&d["count"])).sum();
-        assert_eq!(p.buffer_bytes, buffer_bytes, "{}", p.file);
-        assert_eq!(p.buffer_count, buffer_count, "{}", p.file);
-        assert_eq!(p.executable_count, u(&live["executables"]), "{}", p.file);
-        // The CPU backend reports no code size for its executables.
-        assert_eq!(p.executable_bytes, 0, "{}", p.file);
-        assert_eq!(p.total_bytes, p.buffer_bytes + p.executable_bytes);
+fn totals_by_kind_and_device_are_the_oracles() {
+    for (p, want) in recorded() {
+        let f = &p.file;
+        assert_eq!(p.samples, u(&want["samples"]), "{f}");
+        let by_kind = &want["space_bytes_by_kind"];
+        let count_by_kind = &want["allocations_by_kind"];
+        assert_eq!(p.buffer_bytes, u(&by_kind["buffer"]), "{f}");
+        assert_eq!(p.executable_bytes, u(&by_kind["executable"]), "{f}");
+        assert_eq!(p.buffer_count, u(&count_by_kind["buffer"]), "{f}");
+        assert_eq!(p.executable_count, u(&count_by_kind["executable"]), "{f}");
+        assert_eq!(p.total_bytes, p.buffer_bytes + p.executable_bytes, "{f}");
+
+        let bytes: BTreeMap<String, i64> = p
+            .devices
+            .iter()
+            .map(|d| (d.device.clone(), d.bytes as i64))
+            .collect();
+        let counts: BTreeMap<String, i64> = p
+            .devices
+            .iter()
+            .map(|d| (d.device.clone(), d.count as i64))
+            .collect();
+        assert_eq!(bytes, numbers(&want["space_bytes_by_device"], None), "{f}");
+        assert_eq!(counts, numbers(&want["allocations_by_device"], None), "{f}");
+        // What jax.live_arrays() held on each device when the profile was saved.
+        assert_eq!(bytes, numbers(&want["live_bytes_by_device"], None), "{f}");
+
         let grouped: u64 = p.groups.iter().map(|g| g.bytes).sum();
         assert_eq!(
             grouped, p.total_bytes,
-            "{}: groups add up to the total",
-            p.file
+            "{f}: the groups add up to the total"
         );
         let counted: u64 = p.groups.iter().map(|g| g.count).sum();
-        assert_eq!(counted, p.buffer_count + p.executable_count, "{}", p.file);
+        assert_eq!(counted, p.buffer_count + p.executable_count, "{f}");
     }
 }
 
 #[test]
-fn groups_name_the_users_lines_largest_first() {
-    for (p, _) in recorded() {
-        assert!(
-            p.groups.windows(2).all(|w| w[0].bytes >= w[1].bytes),
-            "{}: largest first",
-            p.file
+fn buffers_are_grouped_by_the_recorders_innermost_line() {
+    for (p, want) in recorded() {
+        let f = &p.file;
+        let buffers = p.groups.iter().filter(|g| g.kind == "buffer");
+        let bytes: BTreeMap<String, i64> = buffers
+            .clone()
+            .map(|g| (g.frame.clone(), g.bytes as i64))
+            .collect();
+        let counts: BTreeMap<String, i64> = buffers
+            .clone()
+            .map(|g| (g.frame.clone(), g.count as i64))
+            .collect();
+        assert_eq!(
+            bytes,
+            numbers(&want["buffer_bytes_by_user_line"], Some("bytes")),
+            "{f}"
         );
-        for g in p.groups.iter().filter(|g| g.kind == "buffer") {
-            // Every buffer in these recordings was made by the recording script.
-            assert!(g.user_code, "{}: {}", p.file, g.frame);
-            assert!(g.frame.starts_with("record.py:"), "{}: {}", p.file, g.frame);
-            assert!(g.path.ends_with("/profiles_dev/record.py"), "{}", g.path);
-            assert_eq!(g.frame, format!("record.py:{} {}", g.line, g.function));
+        assert_eq!(
+            counts,
+            numbers(&want["buffer_bytes_by_user_line"], Some("count")),
+            "{f}"
+        );
+        for g in buffers {
+            assert!(g.user_code, "{f}: {}", g.frame);
+            assert!(g.path.ends_with("make_captures.py"), "{f}: {}", g.path);
+            assert_eq!(
+                g.frame,
+                format!("make_captures.py:{} {}", g.line, g.function)
+            );
         }
         assert!(
-            p.frames_skipped_as_library > 0,
-            "{}: JAX's frames were skipped",
-            p.file
+            p.groups.windows(2).all(|w| w[0].bytes >= w[1].bytes),
+            "{f}: largest first"
         );
-        assert!(p.samples as usize >= p.groups.len());
+        assert!(
+            p.frames_skipped_as_library > 0,
+            "{f}: JAX's frames were passed over"
+        );
+        assert_eq!(
+            p.device,
+            if p.devices.len() == 1 {
+                "cpu:0"
+            } else {
+                "8 devices"
+            }
+        );
+    }
+}
+
+/// Reads the profiles `from` and `to` of a folder and checks their growth against
+/// the oracle's entry for that pair: the sum, and the bytes by line.
+fn check_growth(name: &str, growth: &Value) -> Vec<device_profile::FrameGrowth> {
+    let from = profile(name, growth["from"].as_str().expect("from"));
+    let to = profile(name, growth["to"].as_str().expect("to"));
+    let changes = device_profile::growth(&[from.clone(), to.clone()]);
+    let sum: i64 = changes.iter().map(|g| g.bytes).sum();
+    assert_eq!(
+        sum,
+        to.total_bytes as i64 - from.total_bytes as i64,
+        "{name}"
+    );
+    assert_eq!(sum, i(&growth["space_bytes"]), "{name}");
+    let by_line: BTreeMap<String, i64> = changes
+        .iter()
+        .filter(|g| g.kind == "buffer" && g.bytes != 0)
+        .map(|g| (g.frame.clone(), g.bytes))
+        .collect();
+    assert_eq!(
+        by_line,
+        numbers(&growth["buffer_bytes_by_user_line"], None),
+        "{name}"
+    );
+    // Per device, from the two profiles' device sums.
+    let on = |p: &DeviceProfile, device: &str| {
+        p.devices
+            .iter()
+            .find(|d| d.device == device)
+            .map_or(0, |d| d.bytes as i64)
+    };
+    for (device, bytes) in numbers(&growth["space_bytes_by_device"], None) {
+        assert_eq!(
+            on(&to, &device) - on(&from, &device),
+            bytes,
+            "{name} {device}"
+        );
+    }
+    changes
+}
+
+#[test]
+fn growth_between_profiles_is_the_oracles_by_line_and_device() {
+    for name in [LEAK, EIGHT_DEVICES] {
+        for growth in oracle(name)["profiles"]["growth"]
+            .as_array()
+            .expect("growth")
+        {
+            check_growth(name, growth);
+        }
     }
 }
 
 #[test]
-fn growth_between_leaking_steps_is_what_the_loop_keeps_and_names_its_line() {
-    let oracle = oracle();
-    let leak = &oracle["leak"];
-    let step1 = profile("leak_step1.prof");
-    let step4 = profile("leak_step4.prof");
-    let kept = 3 * u(&leak["bytes_kept_per_step"]);
-    assert_eq!(step1.device, "cpu:0");
-
-    let changes = device_profile::growth(&[step1.clone(), step4.clone()]);
-    let sum: i64 = changes.iter().map(|g| g.bytes).sum();
-    assert_eq!(sum, step4.total_bytes as i64 - step1.total_bytes as i64);
-    assert_eq!(
-        sum, kept as i64,
-        "the loop keeps one step's gradients per step"
-    );
-
-    let top = &changes[0];
-    assert_eq!(top.frame, leak["keeping_frame"].as_str().expect("frame"));
-    assert_eq!(top.kind, "buffer");
-    assert_eq!(top.bytes, kept as i64);
-    assert_eq!(
-        top.count,
-        3 * leak["buffers_kept_per_step"].as_i64().expect("count")
-    );
-    assert!(top.user_code && top.rose_every_step);
-    assert_eq!(top.last_bytes - top.first_bytes, kept);
-    // Nothing else changed: the step's other outputs replace the previous step's.
-    assert!(changes[1..].iter().all(|g| g.bytes == 0), "{changes:#?}");
+fn the_growth_of_a_leaking_loop_is_what_it_keeps_and_names_the_line() {
+    for name in [LEAK, EIGHT_DEVICES] {
+        let oracle = oracle(name);
+        let expected = &oracle["profiles"]["expected_growth"];
+        let keeps = &oracle["profiles"]["keeps"];
+        let mut pair = expected.clone();
+        pair["space_bytes"] = expected["bytes"].clone();
+        pair["space_bytes_by_device"] = expected["bytes_by_device"].clone();
+        pair["buffer_bytes_by_user_line"] =
+            serde_json::json!({ keeps["frame"].as_str().expect("frame"): expected["bytes"] });
+        let changes = check_growth(name, &pair);
+        let top = &changes[0];
+        assert_eq!(top.frame, keeps["frame"].as_str().expect("frame"), "{name}");
+        assert_eq!(
+            (top.kind.as_str(), top.bytes),
+            ("buffer", i(&keeps["growth_bytes"])),
+            "{name}"
+        );
+        assert_eq!(top.line, i(&keeps["line"]), "{name}");
+        assert!(top.user_code && top.rose_every_step, "{name}");
+        assert!(
+            changes[1..].iter().all(|g| g.bytes == 0),
+            "{name}: {changes:#?}"
+        );
+    }
 }
 
 #[test]
-fn eight_devices_are_summed_per_device_and_a_replicated_array_per_frame() {
-    let oracle = oracle();
-    let sharded = &oracle["sharded_8dev"];
-    let p = profile("sharded_8dev.prof");
+fn over_every_profile_of_a_run_the_kept_line_rose_at_each_step() {
+    for name in [LEAK, EIGHT_DEVICES] {
+        let oracle = oracle(name);
+        let files = oracle["profiles"]["files"].as_array().expect("files");
+        let run: Vec<DeviceProfile> = files
+            .iter()
+            .map(|f| profile(name, f["file"].as_str().expect("file")))
+            .collect();
+        let changes = device_profile::growth(&run);
+        let sum: i64 = changes.iter().map(|g| g.bytes).sum();
+        let (first, last) = (&run[0], &run[run.len() - 1]);
+        assert_eq!(
+            sum,
+            last.total_bytes as i64 - first.total_bytes as i64,
+            "{name}"
+        );
+        let keeps = oracle["profiles"]["keeps"]["frame"]
+            .as_str()
+            .expect("frame");
+        let kept = changes
+            .iter()
+            .find(|g| g.frame == keeps)
+            .expect("the kept line");
+        assert!(kept.rose_every_step, "{name}");
+        assert_eq!(
+            kept.first_bytes, 0,
+            "{name}: nothing was made there before the loop"
+        );
+        // The lines whose arrays the first step replaced fell; they did not rise.
+        assert!(changes
+            .iter()
+            .filter(|g| g.bytes < 0)
+            .all(|g| !g.rose_every_step));
+    }
+}
+
+#[test]
+fn on_eight_devices_a_replicated_array_lies_on_all_and_a_single_one_on_one() {
+    let p = profile(EIGHT_DEVICES, "step0.prof");
     assert_eq!(p.device, "8 devices");
     let names: Vec<&str> = p.devices.iter().map(|d| d.device.as_str()).collect();
     assert_eq!(
         names,
         ["cpu:0", "cpu:1", "cpu:2", "cpu:3", "cpu:4", "cpu:5", "cpu:6", "cpu:7"]
     );
-
-    let group = |frame: &Value| {
-        let frame = frame.as_str().expect("frame");
-        p.groups
+    let devices = |frame: &str| {
+        let g = p
+            .groups
             .iter()
-            .find(|g| g.frame == frame)
-            .unwrap_or_else(|| panic!("no group {frame} in {:#?}", p.groups))
+            .find(|g| g.frame == frame && g.kind == "buffer");
+        g.map(|g| (g.count, g.devices))
+            .unwrap_or_else(|| panic!("no {frame}"))
     };
-    let replicated = group(&sharded["replicated_frame"]);
+    // The two replicated weight matrices: one buffer of each on every device.
+    assert_eq!(devices("make_captures.py:452 worker"), (16, 8));
+    // The eval array left on cpu:0.
+    assert_eq!(devices("make_captures.py:224 rand"), (1, 1));
+    let cpu0 = &p.devices[0];
     assert_eq!(
-        replicated.bytes,
-        8 * u(&sharded["replicated_bytes_per_device"])
-    );
-    assert_eq!((replicated.count, replicated.devices), (8, 8));
-    let split = group(&sharded["sharded_frame"]);
-    assert_eq!(split.bytes, 8 * u(&sharded["sharded_bytes_per_device"]));
-    assert_eq!((split.count, split.devices), (8, 8));
-    assert_eq!(
-        p.groups[0].frame, replicated.frame,
-        "the replicated array is the largest"
+        cpu0.bytes - p.devices[1].bytes,
+        524288,
+        "cpu:0 also holds the eval array"
     );
 }
 
 #[test]
 fn raw_pprof_reads_as_the_gzip_does() {
-    let gz = bytes_of("leak_step4.prof");
+    let gz = bytes_of(LEAK, "step4.prof");
     let mut raw = Vec::new();
     std::io::Read::read_to_end(&mut flate2::read::GzDecoder::new(&gz[..]), &mut raw)
         .expect("gunzip");
-    let from_raw = device_profile::read("leak_step4.prof", &raw).expect("raw pprof");
-    assert_eq!(from_raw, profile("leak_step4.prof"));
+    let from_raw = device_profile::read("step4.prof", &raw).expect("raw pprof");
+    assert_eq!(from_raw, profile(LEAK, "step4.prof"));
 }
 
 fn error(bytes: &[u8]) -> ProfileError {
@@ -246,7 +384,7 @@ fn a_cpu_profile_is_told_apart_by_what_it_measures() {
 
 #[test]
 fn truncated_gzip_says_so() {
-    let whole = bytes_of("leak_step1.prof");
+    let whole = bytes_of(LEAK, "step1.prof");
     for cut in [whole.len() / 2, whole.len() - 5, whole.len() - 1, 11] {
         let e = error(&whole[..cut]);
         assert_eq!(
@@ -261,7 +399,7 @@ fn truncated_gzip_says_so() {
 
 #[test]
 fn damaged_gzip_is_corrupt() {
-    let mut damaged = bytes_of("leak_step1.prof");
+    let mut damaged = bytes_of(LEAK, "step1.prof");
     let end = damaged.len() - 3;
     damaged[end] ^= 0xff; // the length in the trailer
     let e = error(&damaged);

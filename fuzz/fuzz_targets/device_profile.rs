@@ -7,8 +7,9 @@
 //! far better than a deflate stream):
 //!
 //!     mkdir -p corpus/device_profile
-//!     for f in ../tests/fixtures/profiles_dev/*.prof; do
-//!         cp "$f" corpus/device_profile/; gunzip -c "$f" > "corpus/device_profile/$(basename "$f" .prof).pb"
+//!     for f in ../tests/fixtures/profiles_*/*.prof; do
+//!         seed="corpus/device_profile/$(basename "$(dirname "$f")")_$(basename "$f" .prof)"
+//!         cp "$f" "$seed.prof"; gunzip -c "$f" > "$seed.pb"
 //!     done
 #![no_main]
 
