@@ -2,7 +2,11 @@
 //! so building needs no system `protoc`.
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let files = ["proto/xplane.proto", "proto/hlo.proto"];
+    let files = [
+        "proto/xplane.proto",
+        "proto/hlo.proto",
+        "proto/profile.proto",
+    ];
     for file in files {
         println!("cargo:rerun-if-changed={file}");
     }

@@ -9,3 +9,9 @@ pub mod xla {
 pub mod xplane {
     include!(concat!(env!("OUT_DIR"), "/tensorflow.profiler.rs"));
 }
+
+/// pprof's `Profile`, as `jax.profiler.save_device_memory_profile` writes it.
+#[allow(clippy::all, missing_docs)]
+pub mod pprof {
+    include!(concat!(env!("OUT_DIR"), "/perftools.profiles.rs"));
+}
