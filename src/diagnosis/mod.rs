@@ -2,6 +2,7 @@
 //! bytes the fix would save (estimated), its cost, and whether the plan then fits.
 
 pub mod error_text;
+pub mod verdict;
 
 use crate::capture::CaptureIndex;
 use crate::report::model::{Category, Diagnosis, HostReport, Label, ModuleReport, Role, Runtime};

@@ -1,0 +1,239 @@
+//! From the runtime scan to the finished host report: launches counted per module,
+//! the module chosen, the runtime section, what the trace lacks, the pasted error
+//! matched, the diagnosis lines and the verdict.
+
+use super::{Options, Progress, Slot};
+use crate::capture::{CaptureIndex, Plane};
+use crate::diagnosis::{self, error_text, verdict};
+use crate::error::Error;
+use crate::report::model::{Category, HostReport, Note, PlaneSummary};
+use crate::runtime::{self, ModuleKey, SelectedPlan};
+use crate::selection::{self, Failure};
+use crate::source::ByteSource;
+
+#[allow(clippy::too_many_arguments)]
+pub(super) fn report(
+    src: &dyn ByteSource,
+    capture: &CaptureIndex,
+    mut report: HostReport,
+    planes: &[Plane],
+    slots: &[Slot],
+    scan: runtime::scan::RuntimeScan,
+    options: &Options,
+    progress: Progress<'_>,
+) -> Result<HostReport, Error> {
+    let total = src.len();
+    let mut device_lines = scan.device_line_counts.iter();
+    for (p, slot) in capture.planes.iter().zip(slots) {
+        let lines = match *slot {
+            Slot::Device => device_lines.next().copied(),
+            Slot::Read(i) => planes.get(i).map(|plane| plane.line_count),
+            Slot::Unreadable => None,
+        }
+        .unwrap_or(0);
+        report.planes.push(PlaneSummary {
+            name: p.name.clone(),
+            bytes: p.len,
+            lines,
+        });
+    }
+    let keys: Vec<ModuleKey<'_>> = report
+        .modules
+        .iter()
+        .map(|m| ModuleKey {
+            name: &m.name,
+            program_id: m.program_id.parse().unwrap_or(0),
+            label: &m.label,
+        })
+        .collect();
+    let labels: Vec<Option<String>> = runtime::execution_labels(&scan, &keys);
+    let dropped = runtime::dropped_launch_labels(&scan, &keys);
+    let unfinished = runtime::unfinished_call(&scan, &keys, &labels)
+        .map(|(module, start_ps)| selection::UnfinishedCall { module, start_ps });
+    drop(keys);
+    let mut launches: std::collections::HashMap<&str, u64> = std::collections::HashMap::new();
+    for l in labels.iter().flatten() {
+        *launches.entry(l.as_str()).or_insert(0) += 1;
+    }
+    // Older launches whose module cannot be told (several modules share its name, and
+    // the program id that tells them apart was not known when it was dropped).
+    let mut unattributed = 0u64;
+    let mut unattributed_names: Vec<&str> = Vec::new();
+    for (l, count) in &dropped {
+        match l {
+            Some(l) if report.modules.iter().any(|m| m.label == *l) => {
+                *launches.entry(l.as_str()).or_insert(0) += count;
+            }
+            _ => {
+                unattributed += count;
+                // `name(?)`: the label of a name several modules share.
+                let name = l.as_deref().and_then(|l| l.strip_suffix("(?)"));
+                // Labels come sorted: a name's repeats are neighbours.
+                if name.is_some() && unattributed_names.last().copied() != name {
+                    unattributed_names.extend(name);
+                }
+            }
+        }
+    }
+    for m in &mut report.modules {
+        m.executions = launches.get(m.label.as_str()).copied().unwrap_or(0);
+    }
+    report.modules.sort_by(|a, b| {
+        b.plan
+            .peak_bytes
+            .cmp(&a.plan.peak_bytes)
+            .then_with(|| a.label.cmp(&b.label))
+    });
+
+    progress("runtime summary", 0, total);
+    let pasted = options.error_text.as_deref().map(error_text::read);
+    let request = pasted
+        .as_ref()
+        .and_then(|p| error_text::find_request(p, &report.modules, options.module.as_deref()));
+    let launches = selection::Launches {
+        scan: &scan,
+        labels: &labels,
+        capacity: runtime::pool_capacity(&scan),
+        in_use_at_start: (0..scan.executions.len())
+            .map(|i| runtime::in_use_at_launch(&scan, i))
+            .collect(),
+    };
+    let chosen = selection::select(
+        &report,
+        &launches,
+        options.module.as_deref(),
+        request.as_ref(),
+        unfinished.as_ref(),
+    )?;
+    let selected = chosen.module.clone();
+    report.selected_module = chosen.module.clone();
+    report.selection_reason = chosen.reason.clone();
+    let selected_module = selected
+        .as_deref()
+        .and_then(|s| report.modules.iter().find(|m| m.label == s));
+    let plan = SelectedPlan {
+        label: selected.as_deref(),
+        non_aliased_outputs: selected_module
+            .map(|m| m.plan.non_aliased_output_bytes)
+            .unwrap_or(0),
+        // Every parameter allocation is held for the whole program, so each is among
+        // the buffers listed at the peak (at its own size, device memory only).
+        parameter_sizes: selected_module
+            .map(|m| {
+                m.plan
+                    .live_at_peak
+                    .iter()
+                    .filter(|b| b.category == Category::Parameter && b.memory_space == 0)
+                    .map(|b| b.bytes)
+                    .collect()
+            })
+            .unwrap_or_default(),
+    };
+    let has_runtime = !scan.executions.is_empty() || !scan.allocators.is_empty();
+    if has_runtime {
+        let rt = runtime::summarize(src, planes, &scan, &labels, &plan)?;
+        if let Some(text) = runtime::xprof_capacity_note(&rt) {
+            report.notes.push(Note {
+                id: "xprof_capacity".into(),
+                text,
+            });
+        }
+        report.runtime = Some(rt);
+    }
+    if let (dropped @ 1.., Some(through)) = (scan.records_dropped, scan.records_dropped_through_ps)
+    {
+        report.notes.push(Note {
+            id: "allocation_history_truncated".into(),
+            text: format!(
+                "the capture has more allocator events than are kept: the peaks and counts include all of them, but the timeline, the memory in use at each execution start and the live arrays come from the latest {} only, after {:.3} s ({} earlier ones are not kept)",
+                scan.records.len(),
+                through as f64 / 1e12,
+                dropped
+            ),
+        });
+    }
+    if let (dropped @ 1.., Some(through)) =
+        (scan.executions_dropped, scan.executions_dropped_through_ps)
+    {
+        report.notes.push(Note {
+            id: "execution_history_truncated".into(),
+            text: format!(
+                "the capture has more launches than are kept: all {} are counted, but the per-launch figures come from the latest {} only, after {:.3} s, and launches are numbered from the first one kept{}",
+                dropped + scan.executions.len() as u64,
+                scan.executions.len(),
+                through as f64 / 1e12,
+                if unattributed > 0 {
+                    format!(
+                        "; {unattributed} older launches could not be told apart between modules that share a name{}, so those modules count only their kept launches",
+                        if unattributed_names.is_empty() {
+                            String::new()
+                        } else {
+                            format!(" ({})", unattributed_names.join(", "))
+                        }
+                    )
+                } else {
+                    String::new()
+                }
+            ),
+        });
+    }
+    // What the capture itself lacks (a cut tail, damaged planes), known now that every
+    // plane has been read, goes first.
+    report.notes.splice(0..0, capture.notes());
+    progress("diagnosis", 0, total);
+    report.notes.extend(trace_notes(
+        &report,
+        &scan,
+        &labels,
+        unfinished.as_ref(),
+        chosen.failure.as_ref(),
+        pasted.is_some(),
+    ));
+    report.error = pasted
+        .as_ref()
+        .map(|p| error_text::describe(p, request.as_ref(), &report));
+    report.capacity_bytes = diagnosis::capacity(&report);
+    report.diagnosis = diagnosis::diagnose(&report, capture);
+    report.headline = verdict::headline(&report, chosen.failure.as_ref());
+    progress("done", total, total);
+    Ok(report)
+}
+
+/// What the trace does not cover, said as such (see `runtime::coverage`).
+fn trace_notes(
+    report: &HostReport,
+    scan: &runtime::scan::RuntimeScan,
+    labels: &[Option<String>],
+    unfinished: Option<&selection::UnfinishedCall>,
+    failure: Option<&Failure>,
+    error_pasted: bool,
+) -> Vec<Note> {
+    // The launch that ran out lacks kernels for a reason of its own.
+    let failed = match (failure, report.selected_module.as_deref()) {
+        (Some(Failure::AllocatorRetry | Failure::NoRoom { .. }), Some(selected)) => {
+            labels.iter().rposition(|l| l.as_deref() == Some(selected))
+        }
+        _ => None,
+    };
+    let mut notes: Vec<Note> = Vec::new();
+    let allocators = report
+        .runtime
+        .as_ref()
+        .map(|r| r.allocators.as_slice())
+        .unwrap_or_default();
+    notes.extend(runtime::coverage::device_trace_gaps(
+        scan,
+        labels,
+        &report.planes,
+        allocators,
+        failed,
+    ));
+    if let Some(call) = unfinished {
+        notes.push(runtime::coverage::unfinished_call_note(
+            &call.module,
+            call.start_ps,
+            error_pasted,
+        ));
+    }
+    notes
+}
