@@ -12,12 +12,20 @@ fn fixtures() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures")
 }
 
+/// Folders holding a capture and its `oracle.json`. Folders with an oracle but no
+/// capture (`dump_attention_train_text`, `profiles_*`) are not analyzed here.
 fn scenario_dirs(root: &Path) -> Vec<PathBuf> {
+    let has_capture = |dir: &Path| {
+        std::fs::read_dir(dir).is_ok_and(|rd| {
+            rd.flatten()
+                .any(|e| e.file_name().to_string_lossy().ends_with(".xplane.pb"))
+        })
+    };
     let mut dirs: Vec<PathBuf> = std::fs::read_dir(root)
         .map(|rd| {
             rd.flatten()
                 .map(|e| e.path())
-                .filter(|p| p.join("oracle.json").is_file())
+                .filter(|p| p.join("oracle.json").is_file() && has_capture(p))
                 .collect()
         })
         .unwrap_or_default();
