@@ -1,5 +1,5 @@
 //! Compiled memory plans from an XLA dump directory (`XLA_FLAGS=--xla_dump_to=DIR`).
-//! So far: the parsers of the text dump's files ([`text`]).
+//! So far: a module's plan rebuilt from its text dump files ([`text`]).
 //!
 //! Nothing here panics on any input (the lints below); sums saturate.
 
