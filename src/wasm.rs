@@ -13,7 +13,7 @@ use web_sys::{Blob, FileReaderSync};
 use crate::analysis::{prepare, Prepared};
 use crate::runtime::{self, scan::RuntimeScan, HostSplit};
 use crate::source::ByteSource;
-use crate::{analyze, report, Error, HostReport, Options};
+use crate::{analyze, report, Error, Options};
 
 /// Progress reports to the page: `progress(phase, done, total, read)` — the pass's
 /// position in the file, its size, and the bytes read so far in all — at most every
@@ -261,8 +261,7 @@ fn js_error(e: Error) -> JsValue {
     JsValue::from(err)
 }
 
-fn js_report(host_report: HostReport) -> Result<JsValue, JsValue> {
-    let report = report(vec![host_report]);
+fn js_report(report: crate::Report) -> Result<JsValue, JsValue> {
     let value = crate::report::json::to_value(&report);
     let serializer = serde_wasm_bindgen::Serializer::json_compatible();
     match serde::Serialize::serialize(&value, &serializer) {
@@ -279,7 +278,7 @@ fn run(src: &dyn ByteSource, options: JsValue, reporter: &Reporter) -> Result<Js
     let mut on_progress = |phase: &str, _done: u64, _total: u64| reporter.phase(phase);
     let host_report =
         analyze(src, &host, &file, &options.analysis(), &mut on_progress).map_err(js_error)?;
-    js_report(host_report)
+    js_report(report(vec![host_report]))
 }
 
 /// `discard`: `options.discard`, if it is a function.
@@ -354,6 +353,8 @@ pub struct Analysis {
     /// The host plane's split, its plane's place in the prepared planes, and the first
     /// part's scan.
     first_part: Option<(HostSplit, usize, RuntimeScan)>,
+    /// The finished report as Markdown, for "Copy as Markdown".
+    markdown: String,
 }
 
 #[wasm_bindgen]
@@ -379,6 +380,7 @@ impl Analysis {
             options,
             prepared: Some(prepared),
             first_part: None,
+            markdown: String::new(),
         })
     }
 
@@ -443,9 +445,19 @@ impl Analysis {
         let host_report = prepared
             .finish(&self.src, scan, &options, &mut on_progress)
             .map_err(js_error)?;
-        js_report(host_report)
+        let report = report(vec![host_report]);
+        self.markdown = crate::report::markdown::render(&report, MARKDOWN_TOP);
+        js_report(report)
+    }
+
+    /// The finished report as Markdown (empty before [`Analysis::finish`]).
+    pub fn markdown(&self) -> String {
+        self.markdown.clone()
     }
 }
+
+/// Live buffers listed in the page's Markdown export.
+const MARKDOWN_TOP: usize = 20;
 
 /// The second part of a large host plane's scan, for [`Analysis::finish`] in another
 /// worker: `work` is what [`Analysis::scan_first_part`] sent; `options` may hold
@@ -460,19 +472,6 @@ pub fn scan_host_part(blob: Blob, work: Vec<u8>, options: JsValue) -> Result<Vec
     }
     let scan = runtime::scan_host_lines(&src, &plane, split.second_lines()).map_err(js_error)?;
     runtime::encode_host_part(&split, &scan).map_err(|e| JsValue::from_str(&e))
-}
-
-/// Renders a report (as returned by the analysis) as Markdown, for "Copy as Markdown".
-#[wasm_bindgen(js_name = reportMarkdown)]
-pub fn report_markdown(report: JsValue) -> Result<String, JsValue> {
-    let value: serde_json::Value =
-        serde_wasm_bindgen::from_value(report).map_err(|e| JsValue::from_str(&e.to_string()))?;
-    let host: crate::HostReport =
-        serde_json::from_value(value).map_err(|e| JsValue::from_str(&e.to_string()))?;
-    Ok(crate::report::markdown::render(
-        &crate::report(vec![host]),
-        20,
-    ))
 }
 
 /// Host planes at least this large are worth a second worker (the engine's default

@@ -5,7 +5,7 @@
 mod support;
 
 use oomlens::report::json;
-use oomlens::report::model::{Diagnosis, HostReport, Label, Role};
+use oomlens::report::model::{Diagnosis, HostReport, Label, LiveOrigin, Role};
 use oomlens::Options;
 use serde_json::Value;
 use support::capture_builder::S;
@@ -13,6 +13,15 @@ use support::gpu_sim::{Flavor, MetadataLayout};
 use support::hlo_builder::Intent;
 use support::other_backends::{cpu_training, tpu_inference, FINGERPRINT};
 use support::scenarios::*;
+
+const BEFORE_THE_CAPTURE: LiveOrigin = LiveOrigin::BeforeCapture {
+    history_from_ps: None,
+};
+
+/// Whether arrays came from a transfer inside the user's Python function `function`.
+fn transferred_in(origin: &LiveOrigin, function: &str) -> bool {
+    matches!(origin, LiveOrigin::Transfer { frame: Some(f), .. } if f.contains(function))
+}
 
 struct Analyzed {
     report: HostReport,
@@ -435,21 +444,33 @@ fn gradients_kept_every_step_grow_by_the_outputs() {
         let live = &rt.live_at_last_execution;
         let outputs = live
             .iter()
-            .find(|g| g.origin == format!("output of {step} executions 1–9"))
+            .find(|g| {
+                g.origin
+                    == LiveOrigin::Outputs {
+                        module: step.into(),
+                        executions: (1..=9).collect(),
+                    }
+            })
             .unwrap_or_else(|| panic!("{live:?}"));
         assert_eq!(outputs.bytes, kept * 9);
         assert_eq!(outputs.count, 18);
         assert_eq!(outputs.input_bytes, 0);
         let before = live
             .iter()
-            .find(|g| g.origin == "allocated before the capture started")
+            .find(|g| g.origin == BEFORE_THE_CAPTURE)
             .expect("the state");
         assert_eq!(before.bytes, s.preexisting);
         assert_eq!(before.input_bytes, s.preexisting);
         let (transfer_event, frame, batch) = s.transfers.last().cloned().unwrap();
         let batch_group = live
             .iter()
-            .find(|g| g.origin == format!("host-to-device transfer ({transfer_event} in {frame})"))
+            .find(|g| {
+                g.origin
+                    == LiveOrigin::Transfer {
+                        event: transfer_event.clone(),
+                        frame: Some(frame.clone()),
+                    }
+            })
             .unwrap_or_else(|| panic!("{live:?}"));
         assert_eq!(batch_group.bytes, batch);
         assert_eq!(batch_group.input_bytes, batch);
@@ -612,7 +633,7 @@ fn eval_copy_left_on_device_names_the_transfer() {
     let live = &a.runtime().live_at_last_execution;
     let eval_set = live
         .iter()
-        .find(|g| g.origin.contains("load_eval_set"))
+        .find(|g| transferred_in(&g.origin, "load_eval_set"))
         .expect("eval set");
     assert_eq!(
         (eval_set.bytes, eval_set.count, eval_set.input_bytes),
@@ -620,7 +641,7 @@ fn eval_copy_left_on_device_names_the_transfer() {
     );
     let batch = live
         .iter()
-        .find(|g| g.origin.contains("get_batch"))
+        .find(|g| transferred_in(&g.origin, "get_batch"))
         .expect("batch");
     assert_eq!(
         (batch.bytes, batch.input_bytes),
@@ -628,7 +649,7 @@ fn eval_copy_left_on_device_names_the_transfer() {
     );
     let before = live
         .iter()
-        .find(|g| g.origin == "allocated before the capture started")
+        .find(|g| g.origin == BEFORE_THE_CAPTURE)
         .expect("state");
     assert_eq!(
         (before.bytes, before.input_bytes),
@@ -840,7 +861,7 @@ fn current_xla_names_the_failed_launch_without_a_jit_hint() {
         .find(|e| e.launched_kernels == Some(false))
         .expect("the failed launch");
     assert_eq!(failed.module, "jit_train_step(5)");
-    assert_eq!(a.module("jit_train_step(5)").program_id, "5");
+    assert_eq!(a.module("jit_train_step(5)").program_id, 5);
 }
 
 // -------------------------------------------------------------------------------------
@@ -958,11 +979,7 @@ fn tpu_capture_memory_id_fingerprints_padding_and_offload() {
     };
     assert_eq!(a.report.selected_module.as_deref(), Some(s.label.as_str()));
     let m = a.module(&s.label);
-    assert_eq!(
-        m.program_id,
-        FINGERPRINT.to_string(),
-        "the metadata id, read as u64"
-    );
+    assert_eq!(m.program_id, FINGERPRINT, "the metadata id, read as u64");
     assert_eq!(m.executions, 3);
 
     // The memory id is index_on_host (no allocator_name on TPU), as XProf names it.
@@ -993,7 +1010,7 @@ fn tpu_capture_memory_id_fingerprints_padding_and_offload() {
     assert!(
         !rt.live_at_last_execution
             .iter()
-            .any(|g| g.origin.contains("before the capture")),
+            .any(|g| matches!(g.origin, LiveOrigin::BeforeCapture { .. })),
         "{:?}",
         rt.live_at_last_execution
     );

@@ -20,7 +20,7 @@
 //   in:  {type: 'second-part', blob, work}   work: the split and the host plane's metadata
 //   out: {type: 'second-part', bytes}        the encoded part, or null if it failed
 
-import init, { Analysis, parallelFromBytes, reportMarkdown, scanHostPart, version } from './oomlens.js';
+import init, { Analysis, parallelFromBytes, scanHostPart, version } from './oomlens.js';
 
 const ready = init();
 
@@ -143,12 +143,7 @@ self.onmessage = async (event) => {
       part = (await second.part) || undefined;
     }
     const report = analysis.finish(part);
-    let markdown = '';
-    try {
-      markdown = reportMarkdown(report);
-    } catch (e) {
-      markdown = '';
-    }
+    const markdown = analysis.markdown();
     self.postMessage({
       id,
       type: 'result',

@@ -7,7 +7,7 @@ use crate::capture::{CaptureIndex, Plane};
 use crate::diagnosis::{self, error_text, verdict};
 use crate::error::Error;
 use crate::report::model::{Category, HostReport, Note, PlaneSummary};
-use crate::runtime::{self, ModuleKey, SelectedPlan};
+use crate::runtime::{self, LaunchModule, ModuleKey, SelectedPlan};
 use crate::selection::{self, Failure};
 use crate::source::ByteSource;
 
@@ -42,7 +42,7 @@ pub(super) fn report(
         .iter()
         .map(|m| ModuleKey {
             name: &m.name,
-            program_id: m.program_id.parse().unwrap_or(0),
+            program_id: m.program_id,
             label: &m.label,
         })
         .collect();
@@ -59,16 +59,18 @@ pub(super) fn report(
     // the program id that tells them apart was not known when it was dropped).
     let mut unattributed = 0u64;
     let mut unattributed_names: Vec<&str> = Vec::new();
-    for (l, count) in &dropped {
-        match l {
-            Some(l) if report.modules.iter().any(|m| m.label == *l) => {
+    for (module, count) in &dropped {
+        match module {
+            Some(LaunchModule::Known(l)) if report.modules.iter().any(|m| m.label == *l) => {
                 *launches.entry(l.as_str()).or_insert(0) += count;
             }
             _ => {
                 unattributed += count;
-                // `name(?)`: the label of a name several modules share.
-                let name = l.as_deref().and_then(|l| l.strip_suffix("(?)"));
-                // Labels come sorted: a name's repeats are neighbours.
+                let name = match module {
+                    Some(LaunchModule::Ambiguous(name)) => Some(name.as_str()),
+                    _ => None,
+                };
+                // Launches come sorted by label: a name's repeats are neighbours.
                 if name.is_some() && unattributed_names.last().copied() != name {
                     unattributed_names.extend(name);
                 }

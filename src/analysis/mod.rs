@@ -213,7 +213,7 @@ pub fn prepare(
                 report.modules.push(ModuleReport {
                     label: format!("{name}({})", entry.program_id),
                     name,
-                    program_id: entry.program_id.to_string(),
+                    program_id: entry.program_id,
                     executions: 0,
                     plan: plan::analyze(&hlo),
                 });

@@ -5,7 +5,10 @@ pub mod error_text;
 pub mod verdict;
 
 use crate::capture::CaptureIndex;
-use crate::report::model::{Category, Diagnosis, HostReport, Label, ModuleReport, Role, Runtime};
+use crate::report::model::{
+    AllocatorKind, Category, Diagnosis, HostReport, Label, LiveOrigin, ModuleReport, Role, Runtime,
+};
+use crate::report::present;
 use crate::units::{gib, mib};
 
 pub const NO_PLAN_TEXT: &str = "the capture has no compiled plans (no /host:metadata plane with HloProtos): \
@@ -97,7 +100,11 @@ pub fn capacity(report: &HostReport) -> Option<u64> {
     report
         .runtime
         .as_ref()
-        .and_then(|r| r.allocators.iter().find(|a| !a.name.contains("host")))
+        .and_then(|r| {
+            r.allocators
+                .iter()
+                .find(|a| a.kind == AllocatorKind::Device)
+        })
         .map(|a| a.capacity_bytes)
         .filter(|&c| c > 0)
 }
@@ -154,7 +161,7 @@ fn memory_pressure(
     let peaked = rt
         .allocators
         .iter()
-        .find(|a| !a.name.contains("host"))
+        .find(|a| a.kind == AllocatorKind::Device)
         .is_some_and(|a| a.peak_in_use_bytes as f64 >= 0.9 * capacity as f64);
     exceeds || failed || peaked || rt.retry.count > 0
 }
@@ -680,22 +687,26 @@ fn other_arrays_line(b: &mut Builder<'_>, rt: &Runtime) {
     let Some(selected) = b.report.selected_module.clone() else {
         return;
     };
-    let own = format!("output of {selected} execution");
-    let mut other: Vec<(u64, &str)> = rt
+    let own =
+        |o: &LiveOrigin| matches!(o, LiveOrigin::Outputs { module, .. } if *module == selected);
+    let mut other: Vec<(u64, String)> = rt
         .live_at_last_execution
         .iter()
-        .filter(|g| !g.origin.starts_with(&own))
-        .map(|g| (g.bytes.saturating_sub(g.input_bytes), g.origin.as_str()))
+        .filter(|g| !own(&g.origin))
+        .map(|g| {
+            let bytes = g.bytes.saturating_sub(g.input_bytes);
+            (bytes, present::live_origin(&g.origin))
+        })
         .filter(|(bytes, _)| *bytes > 0)
         .collect();
-    other.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(b.1)));
+    other.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
     let total: u64 = other.iter().map(|o| o.0).fold(0, u64::saturating_add);
     let inputs: u64 = rt
         .live_at_last_execution
         .iter()
         .map(|g| g.input_bytes)
         .fold(0, u64::saturating_add);
-    let (Some(&(largest, origin)), Some(capacity)) = (other.first(), b.capacity) else {
+    let (Some((largest, origin)), Some(capacity)) = (other.first().cloned(), b.capacity) else {
         return;
     };
     if total < NOTEWORTHY

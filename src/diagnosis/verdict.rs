@@ -1,6 +1,8 @@
 //! The verdict: one sentence every renderer leads with, from what the report holds.
 
-use crate::report::model::{Headline, HeadlineFigure, HostReport, Label, ModuleReport};
+use crate::report::model::{
+    AllocatorKind, Headline, HeadlineFigure, HostReport, Label, ModuleReport,
+};
 use crate::selection::Failure;
 use crate::units::{gib, mib};
 
@@ -121,7 +123,11 @@ pub fn headline(report: &HostReport, failure: Option<&Failure>) -> Headline {
         }
         (None, Some(cap)) => {
             let peak = runtime
-                .and_then(|r| r.allocators.iter().find(|a| !a.name.contains("host")))
+                .and_then(|r| {
+                    r.allocators
+                        .iter()
+                        .find(|a| a.kind == AllocatorKind::Device)
+                })
                 .map(|a| a.peak_in_use_bytes)
                 .unwrap_or(0);
             let peak = figure("peak_in_use", peak, Label::Measured);

@@ -117,7 +117,7 @@ pub fn render(report: &Report, top: usize) -> String {
                     out,
                     "- live at last execution: {} — {}",
                     mib(g.bytes),
-                    escape(&g.origin, 160)
+                    escape(&super::present::live_origin(&g.origin), 160)
                 );
             }
             out.push('\n');

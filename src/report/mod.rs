@@ -4,6 +4,7 @@
 pub mod json;
 pub mod markdown;
 pub mod model;
+pub mod present;
 pub mod text;
 
 /// Makes an untrusted string from a capture safe to print on one line: control and

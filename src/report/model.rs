@@ -7,12 +7,17 @@
 //! line carries its own label (savings are **estimated**).
 
 use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
 pub const SCHEMA: &str = "oomlens/1";
 
+/// Writes a number as a JSON string (see [`ModuleReport::program_id`]).
+fn as_string<S: serde::Serializer>(value: &u64, serializer: S) -> Result<S::Ok, S::Error> {
+    serializer.collect_str(value)
+}
+
 /// Where a figure comes from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Label {
     /// From runtime events (allocator, executions).
@@ -34,7 +39,7 @@ impl Label {
 }
 
 /// The whole output: one host, or several (`hosts`).
-#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct Report {
     pub schema: String,
     pub tool: String,
@@ -44,7 +49,7 @@ pub struct Report {
 }
 
 /// The analysis of one `<host>.xplane.pb`.
-#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Default, Serialize, JsonSchema)]
 pub struct HostReport {
     pub host: String,
     pub file: String,
@@ -73,7 +78,7 @@ pub struct HostReport {
 }
 
 /// The verdict in one sentence, with the figures it quotes and their labels.
-#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, JsonSchema)]
+#[derive(Debug, Clone, Default, Serialize, PartialEq, JsonSchema)]
 pub struct Headline {
     /// `does_not_fit`, `leak`, `ran_out`, `fits`, `plan_only`, `runtime_only` or `empty`.
     pub verdict: String,
@@ -83,7 +88,7 @@ pub struct Headline {
     pub figures: Vec<HeadlineFigure>,
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, JsonSchema)]
+#[derive(Debug, Clone, Serialize, PartialEq, JsonSchema)]
 pub struct HeadlineFigure {
     /// What the figure is: `needs`, `capacity`, `peak`, `growth_per_execution`, …
     pub name: String,
@@ -93,23 +98,27 @@ pub struct HeadlineFigure {
     pub label: Label,
 }
 
-#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Default, Serialize, JsonSchema)]
 pub struct PlaneSummary {
     pub name: String,
     pub bytes: u64,
     pub lines: usize,
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct Note {
     pub id: String,
     pub text: String,
 }
 
-#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Default, Serialize, JsonSchema)]
 pub struct ModuleReport {
     pub name: String,
-    pub program_id: String,
+    /// The program id XLA gave the module (on TPU a 64-bit fingerprint). Written as a
+    /// string in JSON: 64-bit ids do not fit a JavaScript number.
+    #[serde(serialize_with = "as_string")]
+    #[schemars(with = "String")]
+    pub program_id: u64,
     /// `name(program_id)`, exactly as XProf names the module.
     pub label: String,
     /// How many times it executed in the capture (measured); 0 when no runtime events.
@@ -118,7 +127,7 @@ pub struct ModuleReport {
 }
 
 /// One module's compiled memory plan. All figures **read** from the plan.
-#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Default, Serialize, JsonSchema)]
 pub struct Plan {
     /// As `compiled.memory_analysis().argument_size_in_bytes`.
     pub argument_bytes: u64,
@@ -170,7 +179,7 @@ pub struct Plan {
     pub replay_note: Option<String>,
 }
 
-#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, PartialEq, JsonSchema)]
+#[derive(Debug, Clone, Copy, Default, Serialize, PartialEq, JsonSchema)]
 pub struct Roles {
     pub forward: u64,
     pub backward: u64,
@@ -207,7 +216,7 @@ impl Roles {
 }
 
 /// What a buffer is for, from the JAX name stack (mission-spec §2).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Hash, JsonSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Hash, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Role {
     /// Forward activations kept for the backward pass (`jvp(`).
@@ -231,7 +240,7 @@ impl Role {
 }
 
 /// How a buffer's allocation lives (XProf's groups, first match wins).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum Category {
     Parameter,
@@ -241,7 +250,7 @@ pub enum Category {
     Temporary,
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct LiveBuffer {
     /// Defining instruction, with `{i}` when the buffer is a tuple element.
     pub name: String,
@@ -258,7 +267,7 @@ pub struct LiveBuffer {
     pub memory_space: i64,
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct ScanStack {
     pub shape: String,
     pub count: u64,
@@ -267,14 +276,14 @@ pub struct ScanStack {
     pub role: Role,
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct TimelinePoint {
     pub bytes: u64,
     pub instruction: String,
 }
 
 /// Runtime figures, all **measured** from allocator and execution events.
-#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Default, Serialize, JsonSchema)]
 pub struct Runtime {
     pub allocators: Vec<AllocatorSummary>,
     pub executions: Vec<Execution>,
@@ -296,9 +305,12 @@ pub struct Runtime {
     pub device_memory_bytes: Option<u64>,
 }
 
-#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Default, Serialize, JsonSchema)]
 pub struct AllocatorSummary {
     pub name: String,
+    /// Whether it is a device's pool (what plans are compared against) or the pinned
+    /// host pool (`xla_gpu_host_bfc`), decided once when allocators are read.
+    pub kind: AllocatorKind,
     pub capacity_bytes: u64,
     pub peak_in_use_bytes: u64,
     pub peak_time_ps: i64,
@@ -310,7 +322,7 @@ pub struct AllocatorSummary {
     pub timeline: Vec<(i64, u64)>,
 }
 
-#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Default, Serialize, JsonSchema)]
 pub struct Execution {
     pub module: String,
     pub run_id: Option<i64>,
@@ -320,7 +332,7 @@ pub struct Execution {
     pub launched_kernels: Option<bool>,
 }
 
-#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Default, Serialize, JsonSchema)]
 pub struct Retry {
     pub count: u64,
     pub longest_ns: f64,
@@ -337,7 +349,7 @@ pub struct Retry {
 
 /// One `AllocatorRetry` wait: the allocator found no free memory and waited for some
 /// to be freed (**measured**).
-#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Default, Serialize, JsonSchema)]
 pub struct RetryWait {
     /// On the clock of [`Execution::start_ns`] and the allocator timelines.
     pub start_ns: f64,
@@ -346,9 +358,13 @@ pub struct RetryWait {
     pub execution: Option<String>,
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct LiveGroup {
-    pub origin: String,
+    /// Who allocated the group, written in JSON as a sentence: `output of jit_step(3)
+    /// executions 1–4`, `host-to-device transfer (DevicePut in $train.py:60 load)`,
+    /// `allocated before the capture started`, `allocated outside any launch or transfer`.
+    #[schemars(with = "String")]
+    pub origin: LiveOrigin,
     pub bytes: u64,
     pub count: u64,
     /// Of `bytes`, what the selected module's last execution takes as its arguments
@@ -358,7 +374,7 @@ pub struct LiveGroup {
     pub input_bytes: u64,
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct HostEventGroup {
     pub name: String,
     pub count: u64,
@@ -366,7 +382,7 @@ pub struct HostEventGroup {
 }
 
 /// One diagnosis line.
-#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct Diagnosis {
     /// Stable identifier (`role_forward`, `no_donation`, …).
     pub id: String,
@@ -385,7 +401,7 @@ pub struct Diagnosis {
 }
 
 /// A pasted OOM message, parsed and matched to the plan.
-#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Default, Serialize, JsonSchema)]
 pub struct ErrorMatch {
     pub kind: String,
     pub requested_bytes: Option<u64>,
@@ -395,4 +411,52 @@ pub struct ErrorMatch {
     pub sparsecore_bytes: Option<u64>,
     pub matched: Option<String>,
     pub scenario: String,
+}
+
+/// Which pool an allocator is.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum AllocatorKind {
+    /// A device's memory pool (`GPU_0_bfc`, a TPU's HBM).
+    #[default]
+    Device,
+    /// Pinned host memory for transfers (`xla_gpu_host_bfc`, TF's `gpu_host_bfc`).
+    Host,
+}
+
+impl AllocatorKind {
+    /// XLA names its host pools `…host_bfc`; every other allocator is a device's.
+    pub fn of_name(name: &str) -> Self {
+        if name.contains("host") {
+            AllocatorKind::Host
+        } else {
+            AllocatorKind::Device
+        }
+    }
+}
+
+/// Who allocated arrays that are live at the selected module's last execution.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum LiveOrigin {
+    /// Outputs of a module's executions, by their numbers among its executions.
+    Outputs {
+        module: String,
+        executions: Vec<usize>,
+    },
+    /// A host-to-device transfer: its event and the user's Python frame around it.
+    Transfer {
+        event: String,
+        frame: Option<String>,
+    },
+    /// Held before the allocator events begin: before the capture started, or before
+    /// the history kept (`history_from_ps`) when older events were dropped.
+    BeforeCapture { history_from_ps: Option<i64> },
+    /// Allocated outside any launch or transfer.
+    Other,
+}
+
+impl Serialize for LiveOrigin {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_str(&super::present::live_origin(self))
+    }
 }

@@ -191,7 +191,7 @@ fn render_host(out: &mut String, h: &HostReport, top: usize) {
                     out,
                     "    {:>12}  {}{inputs}",
                     mib(g.bytes),
-                    clean(&g.origin, 160)
+                    clean(&super::present::live_origin(&g.origin), 160)
                 );
             }
         }

@@ -5,7 +5,8 @@
 use crate::report::model::{AllocatorSummary, Note, PlaneSummary};
 
 use super::scan::RuntimeScan;
-use super::{execution_ordinals, ranges, DEVICE_PLANE_PREFIX};
+use super::{execution_ordinals, DEVICE_PLANE_PREFIX};
+use crate::report::present;
 
 /// Device names listed in a note before the rest are counted.
 const DEVICES_LISTED: usize = 8;
@@ -53,14 +54,7 @@ pub fn device_trace_gaps(
     if missing > 0 {
         let groups: Vec<String> = without
             .into_iter()
-            .map(|(label, mut list)| {
-                let word = if list.len() == 1 {
-                    "execution"
-                } else {
-                    "executions"
-                };
-                format!("{label} {word} {}", ranges(&mut list))
-            })
+            .map(|(label, list)| format!("{label} {}", present::executions(&list)))
             .collect();
         parts.push(format!(
             "it has no kernels for {missing} of {} launches ({})",

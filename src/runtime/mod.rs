@@ -12,8 +12,10 @@ use std::ops::Range;
 use crate::capture::{Event, EventVisitor, LineBoundary, LineInfo, Plane, PlaneRef};
 use crate::error::Error;
 use crate::report::model::{
-    AllocatorSummary, Execution, HostEventGroup, LiveGroup, Retry, RetryWait, Runtime,
+    AllocatorKind, AllocatorSummary, Execution, HostEventGroup, LiveGroup, LiveOrigin, Retry,
+    RetryWait, Runtime,
 };
+use crate::report::present;
 use crate::source::ByteSource;
 use names::{classify, EventKind};
 use scan::{DeviceVisitor, ExecutionRecord, HostVisitor, LineMarks, Origin, RuntimeScan};
@@ -396,7 +398,9 @@ pub fn execution_label(
     e: &ExecutionRecord,
     modules: &[ModuleKey<'_>],
 ) -> Option<String> {
-    ModuleLookup::new(modules).label(scan, e.module, e.program_id)
+    ModuleLookup::new(modules)
+        .label(scan, e.module, e.program_id)
+        .map(|m| m.label())
 }
 
 /// Every launch's label ([`execution_label`]), with the modules indexed once: a
@@ -405,7 +409,11 @@ pub fn execution_labels(scan: &RuntimeScan, modules: &[ModuleKey<'_>]) -> Vec<Op
     let lookup = ModuleLookup::new(modules);
     scan.executions
         .iter()
-        .map(|e| lookup.label(scan, e.module, e.program_id))
+        .map(|e| {
+            lookup
+                .label(scan, e.module, e.program_id)
+                .map(|m| m.label())
+        })
         .collect()
 }
 
@@ -413,14 +421,15 @@ pub fn execution_labels(scan: &RuntimeScan, modules: &[ModuleKey<'_>]) -> Vec<Op
 pub fn dropped_launch_labels(
     scan: &RuntimeScan,
     modules: &[ModuleKey<'_>],
-) -> Vec<(Option<String>, u64)> {
+) -> Vec<(Option<LaunchModule>, u64)> {
     let lookup = ModuleLookup::new(modules);
-    let mut counts: Vec<(Option<String>, u64)> = scan
+    let mut counts: Vec<(Option<LaunchModule>, u64)> = scan
         .dropped_launches
         .iter()
         .map(|(&(module, program_id), &count)| (lookup.label(scan, module, program_id), count))
         .collect();
-    counts.sort();
+    // In the order of the labels shown, so that a name's repeats are neighbours.
+    counts.sort_by_cached_key(|(m, count)| (m.as_ref().map(LaunchModule::label), *count));
     counts
 }
 
@@ -434,18 +443,20 @@ pub fn unfinished_call(
 ) -> Option<(String, i64)> {
     let call = scan.last_call?;
     let lookup = ModuleLookup::new(modules);
-    let mut label = lookup.label(scan, call.module, None)?;
-    if let Some(name) = label.strip_suffix("(?)") {
-        let launched = |l: &str| labels.iter().flatten().any(|x| x == l);
-        let mut never: Vec<&ModuleKey<'_>> = modules
-            .iter()
-            .filter(|m| m.name == name && !launched(m.label))
-            .collect();
-        label = match (never.pop(), never.is_empty()) {
-            (Some(only), true) => only.label.to_owned(),
-            _ => return None,
-        };
-    }
+    let label = match lookup.label(scan, call.module, None)? {
+        LaunchModule::Known(label) => label,
+        LaunchModule::Ambiguous(name) => {
+            let launched = |l: &str| labels.iter().flatten().any(|x| x == l);
+            let mut never: Vec<&ModuleKey<'_>> = modules
+                .iter()
+                .filter(|m| m.name == name && !launched(m.label))
+                .collect();
+            match (never.pop(), never.is_empty()) {
+                (Some(only), true) => only.label.to_owned(),
+                _ => return None,
+            }
+        }
+    };
     let ran_after = scan
         .executions
         .iter()
@@ -499,27 +510,48 @@ impl<'m> ModuleLookup<'m> {
         scan: &RuntimeScan,
         module: Option<u32>,
         program_id: Option<u64>,
-    ) -> Option<String> {
+    ) -> Option<LaunchModule> {
         let name = module
             .and_then(|m| scan.module_names.get(m as usize))
             .map(String::as_str);
+        let known = |label: &&str| LaunchModule::Known((*label).to_owned());
         if let Some(pid) = program_id {
             let found = match name {
                 Some(n) => self.by_program_name.get(&(pid, n)),
                 None => self.by_program.get(&pid),
             };
             if let Some(label) = found {
-                return Some((*label).to_owned());
+                return Some(known(label));
             }
         }
         let name = name?;
         // A TPU module line names the module by its label already.
         if let Some(label) = self.by_label.get(name) {
-            return Some((*label).to_owned());
+            return Some(known(label));
         }
         match self.by_name.get(name) {
-            Some((label, 1)) => Some((*label).to_owned()),
-            _ => Some(format!("{name}(?)")),
+            Some((label, 1)) => Some(known(label)),
+            _ => Some(LaunchModule::Ambiguous(name.to_owned())),
+        }
+    }
+}
+
+/// The module a launch ran, as far as the capture tells.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub enum LaunchModule {
+    /// A module with a plan, by label.
+    Known(String),
+    /// A name several modules share (or none has), without the program id that would
+    /// tell which.
+    Ambiguous(String),
+}
+
+impl LaunchModule {
+    /// The label the report shows: `jit_step(12)`, or `jit_step(?)` when ambiguous.
+    pub fn label(&self) -> String {
+        match self {
+            LaunchModule::Known(label) => label.clone(),
+            LaunchModule::Ambiguous(name) => format!("{name}(?)"),
         }
     }
 }
@@ -538,7 +570,7 @@ fn main_allocator(scan: &RuntimeScan) -> Option<u16> {
     scan.allocators
         .iter()
         .enumerate()
-        .filter(|(_, a)| !a.name.contains("host"))
+        .filter(|(_, a)| AllocatorKind::of_name(&a.name) == AllocatorKind::Device)
         .min_by(|(_, a), (_, b)| {
             b.peak_in_use
                 .cmp(&a.peak_in_use)
@@ -628,14 +660,6 @@ mod tests {
         assert_eq!(median_step(&[10, 14, 14]), Some(0));
         assert_eq!(median_step(&[10]), None);
     }
-
-    #[test]
-    fn launch_numbers_are_compressed() {
-        assert_eq!(ranges(&mut [3, 1, 2, 5, 7, 8]), "1–3, 5, 7, 8");
-        let mut many: Vec<usize> = (1..=40).step_by(2).collect();
-        let text = ranges(&mut many);
-        assert!(text.ends_with("… 39 (20 executions)"), "{text}");
-    }
 }
 
 /// Builds the runtime section for the selected module (by label).
@@ -659,6 +683,7 @@ pub fn summarize(
     for (i, a) in scan.allocators.iter().enumerate() {
         runtime.allocators.push(AllocatorSummary {
             name: a.name.clone(),
+            kind: AllocatorKind::of_name(&a.name),
             capacity_bytes: a.capacity,
             peak_in_use_bytes: a.peak_in_use,
             peak_time_ps: a.peak_time_ps,
@@ -825,33 +850,6 @@ pub(crate) fn execution_ordinals(labels: &[Option<String>]) -> Vec<usize> {
         .collect()
 }
 
-/// `1–9`, `1, 3, 5–7`: launch numbers, compressed.
-pub(crate) fn ranges(numbers: &mut [usize]) -> String {
-    numbers.sort_unstable();
-    let mut parts: Vec<String> = Vec::new();
-    let mut i = 0;
-    while i < numbers.len() {
-        let mut j = i;
-        while j + 1 < numbers.len() && numbers[j + 1] == numbers[j] + 1 {
-            j += 1;
-        }
-        parts.push(if j > i + 1 {
-            format!("{}–{}", numbers[i], numbers[j])
-        } else if j == i + 1 {
-            format!("{}, {}", numbers[i], numbers[j])
-        } else {
-            numbers[i].to_string()
-        });
-        i = j + 1;
-    }
-    if parts.len() > 8 {
-        let last = parts.last().cloned().unwrap_or_default();
-        parts.truncate(6);
-        parts.push(format!("… {last} ({} executions)", numbers.len()));
-    }
-    parts.join(", ")
-}
-
 /// A live allocation at the last launch: bytes, requested bytes, who allocated it.
 #[derive(Clone, Copy)]
 struct Live {
@@ -979,20 +977,21 @@ fn live_groups(
     }
     let mut out: Vec<LiveGroup> = groups
         .into_iter()
-        .map(|(key, (bytes, count, input_bytes, mut launches))| {
+        .map(|(key, (bytes, count, input_bytes, launches))| {
             let origin = match key {
-                GroupKey::Outputs(label) => match launches.len() {
-                    1 => format!("output of {label} execution {}", launches[0]),
-                    _ => format!("output of {label} executions {}", ranges(&mut launches)),
+                GroupKey::Outputs(module) => LiveOrigin::Outputs {
+                    module,
+                    executions: launches,
                 },
-                GroupKey::Transfer(t) => format!(
-                    "host-to-device transfer ({})",
-                    scan.transfers
+                GroupKey::Transfer(t) => {
+                    let (event, frame) = scan
+                        .transfers
                         .get(t as usize)
-                        .map(String::as_str)
-                        .unwrap_or("transfer")
-                ),
-                GroupKey::Outside => "allocated outside any launch or transfer".into(),
+                        .cloned()
+                        .unwrap_or_else(|| ("transfer".into(), None));
+                    LiveOrigin::Transfer { event, frame }
+                }
+                GroupKey::Outside => LiveOrigin::Other,
             };
             LiveGroup {
                 origin,
@@ -1004,19 +1003,16 @@ fn live_groups(
         .collect();
     if before > 0 {
         out.push(LiveGroup {
-            origin: match scan.records_dropped_through_ps {
-                None => "allocated before the capture started".into(),
-                Some(t) => format!(
-                    "allocated before {:.3} s (older allocator events are not kept)",
-                    t as f64 / 1e12
-                ),
+            origin: LiveOrigin::BeforeCapture {
+                history_from_ps: scan.records_dropped_through_ps,
             },
             bytes: before,
             count: 0,
             input_bytes: absorbed_before,
         });
     }
-    out.sort_by(|a, b| b.bytes.cmp(&a.bytes).then_with(|| a.origin.cmp(&b.origin)));
+    // Ties in the order the sentences sort in, so the order does not depend on hashing.
+    out.sort_by_cached_key(|g| (std::cmp::Reverse(g.bytes), present::live_origin(&g.origin)));
     out
 }
 
@@ -1128,7 +1124,7 @@ pub fn xprof_capacity_note(runtime: &Runtime) -> Option<String> {
     let device = runtime
         .allocators
         .iter()
-        .find(|a| !a.name.contains("host"))?;
+        .find(|a| a.kind == AllocatorKind::Device)?;
     let largest = runtime.allocators.iter().max_by_key(|a| a.capacity_bytes)?;
     (largest.capacity_bytes != device.capacity_bytes).then(|| {
         format!(

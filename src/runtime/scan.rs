@@ -476,7 +476,8 @@ pub struct RuntimeScan {
     pub dropped_launches: HashMap<(Option<u32>, Option<u64>), u64>,
     /// Interned module names (from execution events and kernels).
     pub module_names: Vec<String>,
-    pub transfers: Vec<String>,
+    /// Transfers by event name and the user's Python frame around them.
+    pub transfers: Vec<(String, Option<String>)>,
     pub transfer_count: u64,
     pub retries: Vec<RetryRecord>,
     /// Every wait, kept or not.
@@ -1546,14 +1547,14 @@ impl EventVisitor for HostVisitor<'_> {
                             .plane
                             .event_metadata
                             .get(&event.metadata_id)
-                            .map(|m| m.name.as_str())
-                            .unwrap_or("");
-                        let name = match self.plane.event_metadata.get(&frame) {
-                            Some(f) if frame != 0 => format!("{name} in {}", f.name),
-                            _ => name.to_owned(),
+                            .map(|m| m.name.clone())
+                            .unwrap_or_default();
+                        let frame = match self.plane.event_metadata.get(&frame) {
+                            Some(f) if frame != 0 => Some(f.name.clone()),
+                            _ => None,
                         };
                         let i = self.scan.transfers.len() as u32;
-                        self.scan.transfers.push(name);
+                        self.scan.transfers.push((name, frame));
                         self.transfer_by_metadata.insert(key, i);
                         i
                     }

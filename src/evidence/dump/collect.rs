@@ -223,7 +223,7 @@ fn text_report(
     ModuleReport {
         label: format!("{name}({})", key.number),
         name,
-        program_id: key.number.to_string(),
+        program_id: key.number,
         executions: 0,
         plan,
     }

@@ -30,7 +30,7 @@ mod proto;
 pub mod text;
 
 use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
 use crate::report::model::{ModuleReport, Note};
 use collect::{Collector, MAX_MODULES};
@@ -60,7 +60,7 @@ pub struct DumpFile<'a> {
 /// `modules` is exactly what a capture's [`HostReport`](crate::report::model::HostReport)
 /// holds, so it can stand in its place; where each plan came from is kept beside it in
 /// `sources` (one per module, same order) rather than in the report model.
-#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Default, Serialize, JsonSchema)]
 pub struct Dump {
     /// Every module with a plan, largest peak first (as a capture's report orders them).
     pub modules: Vec<ModuleReport>,
@@ -78,7 +78,7 @@ impl Dump {
 }
 
 /// Where one module's plan came from.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
 pub struct ModuleSource {
     /// The module's label, `name(program_id)`.
     pub label: String,
@@ -88,7 +88,7 @@ pub struct ModuleSource {
 }
 
 /// How a plan was read.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum PlanSource {
     /// From `*after_optimizations.hlo.pb`: exact, the capture's own analysis.

@@ -45,7 +45,7 @@ pub fn read_module(key: &ModuleKey, bytes: &[u8]) -> Outcome {
     Outcome::Plan(Box::new(ModuleReport {
         label: format!("{name}({program_id})"),
         name,
-        program_id: program_id.to_string(),
+        program_id,
         executions: 0,
         plan: plan::analyze(&hlo),
     }))

@@ -1,0 +1,81 @@
+//! The presentation layer: the words, titles, units and sentences every renderer
+//! shares (text, Markdown, JSON strings, and the page through the engine), so that the
+//! CLI and the page say the same thing the same way.
+
+use super::model::LiveOrigin;
+
+/// `1–9`, `1, 3, 5–7`: execution numbers, compressed; past eight runs, the first six
+/// and the last.
+pub fn ranges(numbers: &mut [usize]) -> String {
+    numbers.sort_unstable();
+    let mut parts: Vec<String> = Vec::new();
+    let mut i = 0;
+    while i < numbers.len() {
+        let mut j = i;
+        while j + 1 < numbers.len() && numbers[j + 1] == numbers[j] + 1 {
+            j += 1;
+        }
+        parts.push(if j > i + 1 {
+            format!("{}–{}", numbers[i], numbers[j])
+        } else if j == i + 1 {
+            format!("{}, {}", numbers[i], numbers[j])
+        } else {
+            numbers[i].to_string()
+        });
+        i = j + 1;
+    }
+    if parts.len() > 8 {
+        let last = parts.last().cloned().unwrap_or_default();
+        parts.truncate(6);
+        parts.push(format!("… {last} ({} executions)", numbers.len()));
+    }
+    parts.join(", ")
+}
+
+/// `execution 3` or `executions 1–4`.
+pub fn executions(numbers: &[usize]) -> String {
+    match numbers {
+        [one] => format!("execution {one}"),
+        _ => format!("executions {}", ranges(&mut numbers.to_vec())),
+    }
+}
+
+/// The sentence for who allocated a live group.
+pub fn live_origin(origin: &LiveOrigin) -> String {
+    match origin {
+        LiveOrigin::Outputs {
+            module,
+            executions: numbers,
+        } => {
+            format!("output of {module} {}", executions(numbers))
+        }
+        LiveOrigin::Transfer { event, frame } => match frame {
+            Some(frame) => format!("host-to-device transfer ({event} in {frame})"),
+            None => format!("host-to-device transfer ({event})"),
+        },
+        LiveOrigin::BeforeCapture {
+            history_from_ps: None,
+        } => "allocated before the capture started".into(),
+        LiveOrigin::BeforeCapture {
+            history_from_ps: Some(t),
+        } => format!(
+            "allocated before {:.3} s (older allocator events are not kept)",
+            *t as f64 / 1e12
+        ),
+        LiveOrigin::Other => "allocated outside any launch or transfer".into(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn execution_numbers_are_compressed() {
+        assert_eq!(ranges(&mut [3, 1, 2, 5, 7, 8]), "1–3, 5, 7, 8");
+        let mut many: Vec<usize> = (1..=40).step_by(2).collect();
+        let text = ranges(&mut many);
+        assert!(text.ends_with("… 39 (20 executions)"), "{text}");
+        assert_eq!(executions(&[4]), "execution 4");
+    }
+}
