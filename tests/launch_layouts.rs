@@ -4,7 +4,7 @@
 
 mod support;
 
-use oomlens::report::model::HostReport;
+use oomlens::report::model::{HostReport, Verdict};
 use oomlens::Options;
 use support::launch_layouts::{rocm_incomplete_device_trace, tpu_pjrt_c_api, DeviceRunIds, Layout};
 
@@ -47,7 +47,7 @@ fn pjrt_c_api_tpu_launches_count_once_and_run_on_the_device() {
             "{runs:?}: {:?}",
             rt.executions
         );
-        assert_eq!(report.headline.verdict, "fits", "{runs:?}");
+        assert_eq!(report.headline.verdict, Verdict::Fits, "{runs:?}");
         assert!(
             !report.selection_reason.contains("ran out"),
             "{runs:?}: {}",
@@ -80,7 +80,7 @@ fn an_incomplete_device_trace_is_said_to_be_one() {
         report.selection_reason,
         "the largest module that executed in the capture"
     );
-    assert_eq!(report.headline.verdict, "fits");
+    assert_eq!(report.headline.verdict, Verdict::Fits);
     let gaps = note(&report, "device_trace_incomplete").expect("the note on the trace");
     assert!(
         gaps.contains("no kernels for 5 of 10 launches (jit_step(5) executions 6–10)"),

@@ -24,6 +24,7 @@ use oomlens::proto::xla::{
 use oomlens::proto::xplane::{
     x_event, x_stat, XEvent, XEventMetadata, XLine, XPlane, XSpace, XStat, XStatMetadata,
 };
+use oomlens::report::model::DiagnosisId;
 use oomlens::{Error, HostReport};
 use prost::Message;
 use wire::{field_bytes, varint};
@@ -1276,7 +1277,7 @@ fn a_capture_without_host_metadata_says_there_is_no_plan() {
     assert!(report
         .diagnosis
         .iter()
-        .any(|d| d.id == "no_plan_in_capture"));
+        .any(|d| d.id == DiagnosisId::NoPlanInCapture));
 }
 
 #[test]
@@ -1287,7 +1288,7 @@ fn a_capture_without_allocator_events_says_why_and_how() {
     let d = report
         .diagnosis
         .iter()
-        .find(|d| d.id == "no_allocator_events")
+        .find(|d| d.id == DiagnosisId::NoAllocatorEvents)
         .expect("no_allocator_events");
     assert!(d.text.contains("XLA_PYTHON_CLIENT_ALLOCATOR"), "{}", d.text);
     assert!(d.text.contains("jax.profiler.trace"), "{}", d.text);
@@ -1297,7 +1298,7 @@ fn a_capture_without_allocator_events_says_why_and_how() {
     assert!(report
         .diagnosis
         .iter()
-        .any(|d| d.id == "no_allocator_events"));
+        .any(|d| d.id == DiagnosisId::NoAllocatorEvents));
 }
 
 #[test]

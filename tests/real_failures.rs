@@ -7,7 +7,7 @@
 
 use std::path::{Path, PathBuf};
 
-use oomlens::report::model::HostReport;
+use oomlens::report::model::{HostReport, Verdict};
 use oomlens::Options;
 use serde_json::Value;
 
@@ -66,7 +66,7 @@ fn the_pasted_error_names_the_module_that_never_ran() {
             .expect("the failing module");
         assert_eq!(module.executions, 0, "{name}: it never ran");
         assert_eq!(module.plan.temp_bytes, requested, "{name}");
-        assert_eq!(report.headline.verdict, "ran_out", "{name}");
+        assert_eq!(report.headline.verdict, Verdict::RanOut, "{name}");
         let request = report
             .headline
             .figures
@@ -112,7 +112,7 @@ fn without_the_error_the_report_claims_nothing_it_cannot_see() {
             "{name}: {}",
             report.selection_reason
         );
-        assert_eq!(report.headline.verdict, "plan_only", "{name}");
+        assert_eq!(report.headline.verdict, Verdict::PlanOnly, "{name}");
         let note = report
             .notes
             .iter()

@@ -5,7 +5,7 @@
 mod support;
 
 use oomlens::report::json;
-use oomlens::report::model::{Diagnosis, HostReport, Label, LiveOrigin, Role};
+use oomlens::report::model::{Diagnosis, DiagnosisId, HostReport, Label, LiveOrigin, Role};
 use oomlens::Options;
 use serde_json::Value;
 use support::capture_builder::S;
@@ -56,33 +56,29 @@ fn with_error(s: &Scenario, text: &str) -> Analyzed {
 }
 
 impl Analyzed {
-    fn ids(&self) -> Vec<&str> {
-        self.report
-            .diagnosis
-            .iter()
-            .map(|d| d.id.as_str())
-            .collect()
+    fn ids(&self) -> Vec<DiagnosisId> {
+        self.report.diagnosis.iter().map(|d| d.id).collect()
     }
 
-    fn line(&self, id: &str) -> &Diagnosis {
+    fn line(&self, id: DiagnosisId) -> &Diagnosis {
         self.report
             .diagnosis
             .iter()
             .find(|d| d.id == id)
-            .unwrap_or_else(|| panic!("no `{id}` line; the lines are {:?}", self.ids()))
+            .unwrap_or_else(|| panic!("no `{id:?}` line; the lines are {:?}", self.ids()))
     }
 
-    fn has(&self, id: &str) -> bool {
+    fn has(&self, id: DiagnosisId) -> bool {
         self.report.diagnosis.iter().any(|d| d.id == id)
     }
 
-    fn assert_lines(&self, present: &[&str], absent: &[&str]) {
+    fn assert_lines(&self, present: &[DiagnosisId], absent: &[DiagnosisId]) {
         for id in present {
-            assert!(self.has(id), "expected `{id}` among {:?}", self.ids());
+            assert!(self.has(*id), "expected `{id}` among {:?}", self.ids());
         }
         for id in absent {
             assert!(
-                !self.has(id),
+                !self.has(*id),
                 "did not expect `{id}` among {:?}",
                 self.ids()
             );
@@ -215,24 +211,24 @@ fn attention_plan_too_big_needs_more_than_the_pool() {
         // The diagnosis lines.
         a.assert_lines(
             &[
-                "plan_exceeds_capacity",
-                "role_forward",
-                "xla_remat",
-                "allocator_retry",
-                "mem_fraction_set",
+                DiagnosisId::PlanExceedsCapacity,
+                DiagnosisId::RoleForward,
+                DiagnosisId::XlaRemat,
+                DiagnosisId::AllocatorRetry,
+                DiagnosisId::MemFractionSet,
             ],
             &[
-                "role_backward",
-                "role_workspace",
-                "growth_per_execution",
-                "no_donation",
-                "other_live_arrays",
-                "debug_callback",
-                "large_replicated",
-                "no_allocator_events",
+                DiagnosisId::RoleBackward,
+                DiagnosisId::RoleWorkspace,
+                DiagnosisId::GrowthPerExecution,
+                DiagnosisId::NoDonation,
+                DiagnosisId::OtherLiveArrays,
+                DiagnosisId::DebugCallback,
+                DiagnosisId::LargeReplicated,
+                DiagnosisId::NoAllocatorEvents,
             ],
         );
-        let exceeds = a.line("plan_exceeds_capacity");
+        let exceeds = a.line(DiagnosisId::PlanExceedsCapacity);
         assert_eq!(exceeds.label, Label::Read);
         assert!(
             exceeds
@@ -247,7 +243,7 @@ fn attention_plan_too_big_needs_more_than_the_pool() {
         assert!(exceeds.text.contains(&format!("{forward} forward-kept")));
         assert_eq!(gib(s.pool), "2.79 GiB");
 
-        let fwd = a.line("role_forward");
+        let fwd = a.line(DiagnosisId::RoleForward);
         assert_eq!(fwd.label, Label::Read);
         assert!(
             fwd.text.contains(
@@ -263,9 +259,12 @@ fn attention_plan_too_big_needs_more_than_the_pool() {
         assert_eq!(fwd.fits_after, Some(facts.needs() - saving <= s.pool));
         assert!(fwd.cost.is_some());
 
-        assert!(a.line("xla_remat").text.contains("89 instructions"));
+        assert!(a
+            .line(DiagnosisId::XlaRemat)
+            .text
+            .contains("89 instructions"));
 
-        let retry = a.line("allocator_retry");
+        let retry = a.line(DiagnosisId::AllocatorRetry);
         assert_eq!(retry.label, Label::Measured);
         assert_eq!(s.retries.len(), 1);
         assert_eq!(
@@ -294,7 +293,7 @@ fn attention_plan_too_big_needs_more_than_the_pool() {
             Some("jit_train_step(5) execution 1")
         );
 
-        let fraction = a.line("mem_fraction_set");
+        let fraction = a.line(DiagnosisId::MemFractionSet);
         assert_eq!(fraction.label, Label::Measured);
         let at_default = (0.75 * MI355X as f64) as u64;
         assert_eq!(fraction.saving_bytes, Some(at_default - s.pool));
@@ -407,19 +406,19 @@ fn gradients_kept_every_step_grow_by_the_outputs() {
         assert!(facts.needs() < s.pool);
 
         a.assert_lines(
-            &["growth_per_execution", "mem_fraction_set"],
+            &[DiagnosisId::GrowthPerExecution, DiagnosisId::MemFractionSet],
             &[
-                "plan_exceeds_capacity",
-                "role_forward",
-                "role_backward",
-                "role_workspace",
-                "no_donation",
-                "other_live_arrays",
-                "allocator_retry",
-                "xla_remat",
+                DiagnosisId::PlanExceedsCapacity,
+                DiagnosisId::RoleForward,
+                DiagnosisId::RoleBackward,
+                DiagnosisId::RoleWorkspace,
+                DiagnosisId::NoDonation,
+                DiagnosisId::OtherLiveArrays,
+                DiagnosisId::AllocatorRetry,
+                DiagnosisId::XlaRemat,
             ],
         );
-        let growth = a.line("growth_per_execution");
+        let growth = a.line(DiagnosisId::GrowthPerExecution);
         assert_eq!(growth.label, Label::Measured);
         for part in [
             "grows 104 MiB per execution".to_string(),
@@ -509,24 +508,24 @@ fn no_donation_keeps_old_and_new_state_together() {
 
     a.assert_lines(
         &[
-            "plan_exceeds_capacity",
-            "no_donation",
-            "role_backward",
-            "role_workspace",
-            "allocator_retry",
-            "mem_fraction_set",
+            DiagnosisId::PlanExceedsCapacity,
+            DiagnosisId::NoDonation,
+            DiagnosisId::RoleBackward,
+            DiagnosisId::RoleWorkspace,
+            DiagnosisId::AllocatorRetry,
+            DiagnosisId::MemFractionSet,
         ],
         &[
-            "role_forward",
-            "growth_per_execution",
-            "other_live_arrays",
-            "xla_remat",
+            DiagnosisId::RoleForward,
+            DiagnosisId::GrowthPerExecution,
+            DiagnosisId::OtherLiveArrays,
+            DiagnosisId::XlaRemat,
         ],
     );
-    let exceeds = a.line("plan_exceeds_capacity");
+    let exceeds = a.line(DiagnosisId::PlanExceedsCapacity);
     assert!(exceeds.text.contains("needs 3.88 GiB") && exceeds.text.contains("2.79 GiB"));
 
-    let donation = a.line("no_donation");
+    let donation = a.line(DiagnosisId::NoDonation);
     assert_eq!(donation.label, Label::Estimated);
     // Every parameter has an output of its shape (new state; the batch and the predictions).
     assert_eq!(donation.saving_bytes, Some(facts.parameter_bytes));
@@ -542,11 +541,11 @@ fn no_donation_keeps_old_and_new_state_together() {
         .unwrap_or("")
         .contains("donate_argnums"));
 
-    let backward = a.line("role_backward");
+    let backward = a.line(DiagnosisId::RoleBackward);
     assert!(backward
         .text
         .contains(&pct(facts.role_bytes(Intent::Backward), facts.heap_peak)));
-    let workspace = a.line("role_workspace");
+    let workspace = a.line(DiagnosisId::RoleWorkspace);
     assert!(workspace.text.contains(&pct(64 * MIB, facts.heap_peak)));
 
     // The failed request is one output (the second new-state array), not the temp block.
@@ -597,15 +596,15 @@ fn eval_copy_left_on_device_names_the_transfer() {
     );
 
     a.assert_lines(
-        &["other_live_arrays", "allocator_retry"],
+        &[DiagnosisId::OtherLiveArrays, DiagnosisId::AllocatorRetry],
         &[
-            "growth_per_execution",
-            "mem_fraction_set",
-            "plan_exceeds_capacity",
-            "no_donation",
+            DiagnosisId::GrowthPerExecution,
+            DiagnosisId::MemFractionSet,
+            DiagnosisId::PlanExceedsCapacity,
+            DiagnosisId::NoDonation,
         ],
     );
-    let other = a.line("other_live_arrays");
+    let other = a.line(DiagnosisId::OtherLiveArrays);
     assert_eq!(other.label, Label::Measured);
     assert!(
         other.text.contains(&format!(
@@ -677,13 +676,13 @@ fn fraction_set_far_below_device_memory() {
     let facts = s.facts("jit_big_step(3)");
     a.assert_lines(
         &[
-            "mem_fraction_set",
-            "plan_exceeds_capacity",
-            "allocator_retry",
+            DiagnosisId::MemFractionSet,
+            DiagnosisId::PlanExceedsCapacity,
+            DiagnosisId::AllocatorRetry,
         ],
         &[],
     );
-    let line = a.line("mem_fraction_set");
+    let line = a.line(DiagnosisId::MemFractionSet);
     assert_eq!(line.label, Label::Measured);
     assert!(
         line.text
@@ -699,7 +698,7 @@ fn fraction_set_far_below_device_memory() {
 
     // At JAX's default fraction (0.75 of the device), nothing is said.
     let d = analyze(&eval_copy_left_on_device());
-    assert!(!d.has("mem_fraction_set"), "{:?}", d.ids());
+    assert!(!d.has(DiagnosisId::MemFractionSet), "{:?}", d.ids());
 }
 
 // -------------------------------------------------------------------------------------
@@ -712,10 +711,10 @@ fn debug_print_callbacks_and_large_tensors() {
     let a = analyze(&s);
     assert_eq!(a.report.selected_module.as_deref(), Some("jit_step(5)"));
     a.assert_lines(
-        &["debug_callback", "large_replicated"],
-        &["mem_fraction_set", "other_live_arrays"],
+        &[DiagnosisId::DebugCallback, DiagnosisId::LargeReplicated],
+        &[DiagnosisId::MemFractionSet, DiagnosisId::OtherLiveArrays],
     );
-    let cb = a.line("debug_callback");
+    let cb = a.line(DiagnosisId::DebugCallback);
     assert_eq!(cb.label, Label::Read);
     assert!(
         cb.text
@@ -723,7 +722,7 @@ fn debug_print_callbacks_and_large_tensors() {
         "{}",
         cb.text
     );
-    let big = a.line("large_replicated");
+    let big = a.line(DiagnosisId::LargeReplicated);
     assert_eq!(big.label, Label::Read);
     let bytes = 40960u64 * 40960 * 4;
     assert!(bytes > s.pool / 2);
@@ -745,10 +744,10 @@ fn debug_print_callbacks_and_large_tensors() {
     assert_eq!(e.report.selected_module.as_deref(), Some("jit_eval(7)"));
     assert_eq!(e.report.selection_reason, "chosen by the user");
     assert!(e
-        .line("debug_callback")
+        .line(DiagnosisId::DebugCallback)
         .text
         .contains("xla_python_gpu_callback (jit(eval)/debug_callback)"));
-    assert!(!e.has("large_replicated"));
+    assert!(!e.has(DiagnosisId::LargeReplicated));
 }
 
 // -------------------------------------------------------------------------------------
@@ -768,8 +767,8 @@ fn every_line_is_labelled_and_every_fix_is_costed() {
             );
             let Some(_) = &d.fix else { continue };
             if matches!(
-                d.id.as_str(),
-                "xla_remat" | "debug_callback" | "host_offload"
+                d.id,
+                DiagnosisId::XlaRemat | DiagnosisId::DebugCallback | DiagnosisId::HostOffload
             ) {
                 continue; // evidence lines: no bytes to save by themselves
             }
@@ -924,11 +923,11 @@ fn cli_reports_and_reads_the_error_text_from_stdin() {
     let diagnosis = text.rfind("\nDiagnosis:\n").expect("a diagnosis section");
     let tail = &text[diagnosis..];
     for id in [
-        "plan_exceeds_capacity",
-        "role_forward",
-        "xla_remat",
-        "allocator_retry",
-        "mem_fraction_set",
+        DiagnosisId::PlanExceedsCapacity,
+        DiagnosisId::RoleForward,
+        DiagnosisId::XlaRemat,
+        DiagnosisId::AllocatorRetry,
+        DiagnosisId::MemFractionSet,
     ] {
         assert!(tail.contains(&format!("] {id}: ")), "{id} in {tail}");
     }
@@ -1016,22 +1015,22 @@ fn tpu_capture_memory_id_fingerprints_padding_and_offload() {
     );
 
     a.assert_lines(
-        &["tpu_padding", "host_offload"],
+        &[DiagnosisId::TpuPadding, DiagnosisId::HostOffload],
         &[
-            "no_donation",
-            "other_live_arrays",
-            "growth_per_execution",
-            "no_allocator_events",
+            DiagnosisId::NoDonation,
+            DiagnosisId::OtherLiveArrays,
+            DiagnosisId::GrowthPerExecution,
+            DiagnosisId::NoAllocatorEvents,
         ],
     );
     let padded = 4096 * 256 * 4;
     let dense = 4096 * 129 * 4;
-    let pad = a.line("tpu_padding");
+    let pad = a.line(DiagnosisId::TpuPadding);
     assert_eq!(pad.label, Label::Read);
     // Live at the peak: x, the output and the temporary, each padded 129 → 256.
     assert_eq!(pad.saving_bytes, Some(3 * (padded - dense)));
     assert_eq!(pad.fits_after, Some(true));
-    let offload = a.line("host_offload");
+    let offload = a.line(DiagnosisId::HostOffload);
     assert_eq!(offload.label, Label::Read);
     assert!(
         offload.text.contains("4.0 MiB parameters"),
@@ -1090,14 +1089,14 @@ fn cpu_capture_names_launches_without_allocator_events() {
         .iter()
         .all(|e| e.launched_kernels.is_none() && e.in_use_at_start_bytes.is_none()));
     a.assert_lines(
-        &["no_allocator_events"],
+        &[DiagnosisId::NoAllocatorEvents],
         &[
-            "growth_per_execution",
-            "other_live_arrays",
-            "allocator_retry",
+            DiagnosisId::GrowthPerExecution,
+            DiagnosisId::OtherLiveArrays,
+            DiagnosisId::AllocatorRetry,
         ],
     );
-    let line = a.line("no_allocator_events");
+    let line = a.line(DiagnosisId::NoAllocatorEvents);
     assert_eq!(line.label, Label::Measured);
     assert!(line.text.contains("CPU backend"), "{}", line.text);
     assert!(a.json["runtime"]["allocators"]

@@ -195,7 +195,7 @@ pub(super) fn report(
         .as_ref()
         .map(|p| error_text::describe(p, request.as_ref(), &report));
     report.capacity_bytes = diagnosis::capacity(&report);
-    report.diagnosis = diagnosis::diagnose(&report, capture);
+    report.diagnosis = diagnosis::diagnose(&report, chosen.failure.as_ref());
     report.headline = verdict::headline(&report, chosen.failure.as_ref());
     progress("done", total, total);
     Ok(report)

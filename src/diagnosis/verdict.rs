@@ -1,7 +1,11 @@
-//! The verdict: one sentence every renderer leads with, from what the report holds.
+//! The verdict: one sentence every renderer leads with, from what the report holds —
+//! the selected module's plan against the pool, the growth line, allocator waits, and
+//! what says the module ran out (`Failure`, from selection). It never contradicts the
+//! reason the module was selected for: a module said to be where memory ran out gets
+//! `does_not_fit` or `ran_out`.
 
 use crate::report::model::{
-    AllocatorKind, Headline, HeadlineFigure, HostReport, Label, ModuleReport,
+    AllocatorKind, DiagnosisId, Headline, HeadlineFigure, HostReport, Label, ModuleReport, Verdict,
 };
 use crate::selection::Failure;
 use crate::units::{gib, mib};
@@ -24,125 +28,78 @@ fn figure(name: &str, bytes: u64, label: Label) -> HeadlineFigure {
     }
 }
 
-/// The verdict in one sentence, from what the report already holds: the selected
-/// module's plan against the device pool, the growth line, allocator waits, and what
-/// says the module ran out (`failure`, from selection).
+fn make(verdict: Verdict, text: String, figures: Vec<HeadlineFigure>) -> Headline {
+    Headline {
+        verdict,
+        text,
+        figures,
+    }
+}
+
+/// The pool plans are compared against: the capture's (measured), else the one the
+/// pasted error names (read).
+fn pool(report: &HostReport) -> Option<(u64, Label)> {
+    match report.capacity_bytes {
+        Some(c) => Some((c, Label::Measured)),
+        None => report
+            .error
+            .as_ref()
+            .and_then(|e| e.capacity_bytes)
+            .map(|c| (c, Label::Read)),
+    }
+}
+
+/// The verdict in one sentence (see the module's doc).
 pub fn headline(report: &HostReport, failure: Option<&Failure>) -> Headline {
     let module = report
         .selected_module
         .as_deref()
         .and_then(|s| report.modules.iter().find(|m| m.label == s));
-    let capacity = report.capacity_bytes;
-    let runtime = report.runtime.as_ref();
-    let growth = report
-        .diagnosis
-        .iter()
-        .any(|d| d.id == "growth_per_execution")
-        .then(|| runtime.and_then(|r| r.growth_per_execution_bytes))
-        .flatten()
-        .filter(|&g| g > 0)
-        .map(|g| g as u64);
-    let ran_out = runtime
-        .map(|r| r.retry.count > 0 && !r.retry.any_execution_started_after)
-        .unwrap_or(false);
-    let make = |verdict: &str, text: String, figures: Vec<HeadlineFigure>| Headline {
-        verdict: verdict.into(),
-        text,
-        figures,
-    };
-    // The pool the pasted error failed in (read from it), when the capture has none.
-    let from_error = report.error.as_ref().and_then(|e| e.capacity_bytes);
-    let cap_label = if capacity.is_some() {
-        Label::Measured
-    } else {
-        Label::Read
-    };
-    let capacity = capacity.or(from_error);
+    let pool = pool(report);
+    let capacity = pool.map(|(c, label)| figure("capacity", c, label));
+    if let (Some(m), Some((cap, _))) = (module, pool) {
+        if m.plan.total_bytes > cap {
+            return does_not_fit(m, capacity);
+        }
+    }
+    if let (Some(m), Some(Failure::PastedRequest(_) | Failure::NoRoom { .. })) = (module, failure) {
+        return ran_out(m, capacity, failure);
+    }
+    if let Some(growth) = leak_growth(report) {
+        let g = figure("growth_per_execution", growth, Label::Measured);
+        let text = if pool.is_some() && module.is_some() {
+            format!("Fits, but grows {} per execution: a leak", g.shown)
+        } else {
+            format!("Grows {} per execution: a leak", g.shown)
+        };
+        return make(Verdict::Leak, text, vec![g]);
+    }
     match (module, capacity) {
-        (Some(m), Some(cap)) if m.plan.total_bytes > cap => {
+        (Some(m), Some(capacity)) if allocator_ran_out(report) => {
             let needs = figure("needs", m.plan.total_bytes, Label::Read);
-            let capacity = figure("capacity", cap, cap_label);
-            make(
-                "does_not_fit",
-                format!(
-                    "The step does not fit: needs {}, capacity {}",
-                    needs.shown, capacity.shown
-                ),
-                vec![needs, capacity],
-            )
+            let text = format!(
+                "The step fits (needs {} of capacity {}), but the allocator ran out of memory during the capture",
+                needs.shown, capacity.shown
+            );
+            make(Verdict::RanOut, text, vec![needs, capacity])
         }
-        (Some(m), cap)
-            if matches!(
-                failure,
-                Some(Failure::PastedRequest(_) | Failure::NoRoom { .. })
-            ) =>
-        {
-            ran_out_headline(m, cap.map(|c| figure("capacity", c, cap_label)), failure)
-        }
-        (_, cap) if growth.is_some() => {
-            let g = figure("growth_per_execution", growth.unwrap_or(0), Label::Measured);
-            let text = if cap.is_some() && module.is_some() {
-                format!("Fits, but grows {} per execution: a leak", g.shown)
-            } else {
-                format!("Grows {} per execution: a leak", g.shown)
-            };
-            make("leak", text, vec![g])
-        }
-        (Some(m), Some(cap)) if ran_out => {
-            let needs = figure("needs", m.plan.total_bytes, Label::Read);
-            let capacity = figure("capacity", cap, cap_label);
-            make(
-                "ran_out",
-                format!(
-                    "The step fits (needs {} of capacity {}), but the allocator ran out of memory during the capture",
-                    needs.shown, capacity.shown
-                ),
-                vec![needs, capacity],
-            )
-        }
-        _ if pasted_oom(report) => pasted_headline(report),
-        (Some(m), Some(cap)) => {
+        _ if pasted_oom(report) => pasted(report),
+        (Some(m), Some(capacity)) => {
             let peak = figure("peak", m.plan.peak_bytes, Label::Read);
-            let capacity = figure("capacity", cap, cap_label);
-            make(
-                "fits",
-                format!("Fits: peak {} of capacity {}", peak.shown, capacity.shown),
-                vec![peak, capacity],
-            )
+            let text = format!("Fits: peak {} of capacity {}", peak.shown, capacity.shown);
+            make(Verdict::Fits, text, vec![peak, capacity])
         }
         (Some(m), None) => {
             let needs = figure("needs", m.plan.total_bytes, Label::Read);
-            make(
-                "plan_only",
-                format!(
-                    "Needs {}; the capture has no allocator events, so the capacity is unknown",
-                    needs.shown
-                ),
-                vec![needs],
-            )
+            let text = format!(
+                "Needs {}; the capture has no allocator events, so the capacity is unknown",
+                needs.shown
+            );
+            make(Verdict::PlanOnly, text, vec![needs])
         }
-        (None, Some(cap)) => {
-            let peak = runtime
-                .and_then(|r| {
-                    r.allocators
-                        .iter()
-                        .find(|a| a.kind == AllocatorKind::Device)
-                })
-                .map(|a| a.peak_in_use_bytes)
-                .unwrap_or(0);
-            let peak = figure("peak_in_use", peak, Label::Measured);
-            let capacity = figure("capacity", cap, cap_label);
-            make(
-                "runtime_only",
-                format!(
-                    "No compiled plan in the capture: peak in use {} of capacity {}",
-                    peak.shown, capacity.shown
-                ),
-                vec![peak, capacity],
-            )
-        }
+        (None, Some(capacity)) => runtime_only(report, capacity),
         (None, None) => make(
-            "empty",
+            Verdict::Empty,
             "Nothing to compare: the capture holds neither a compiled plan nor allocator events"
                 .into(),
             Vec::new(),
@@ -150,10 +107,66 @@ pub fn headline(report: &HostReport, failure: Option<&Failure>) -> Headline {
     }
 }
 
+fn does_not_fit(m: &ModuleReport, capacity: Option<HeadlineFigure>) -> Headline {
+    let needs = figure("needs", m.plan.total_bytes, Label::Read);
+    let shown = capacity
+        .as_ref()
+        .map(|c| c.shown.clone())
+        .unwrap_or_default();
+    let text = format!(
+        "The step does not fit: needs {}, capacity {shown}",
+        needs.shown
+    );
+    make(
+        Verdict::DoesNotFit,
+        text,
+        std::iter::once(needs).chain(capacity).collect(),
+    )
+}
+
+/// The growth per execution, when the growth line says it is a leak.
+fn leak_growth(report: &HostReport) -> Option<u64> {
+    report
+        .diagnosis
+        .iter()
+        .any(|d| d.id == DiagnosisId::GrowthPerExecution)
+        .then(|| report.runtime.as_ref()?.growth_per_execution_bytes)
+        .flatten()
+        .filter(|&g| g > 0)
+        .map(|g| g as u64)
+}
+
+/// The allocator waited for memory and no waiting execution went on.
+fn allocator_ran_out(report: &HostReport) -> bool {
+    report
+        .runtime
+        .as_ref()
+        .is_some_and(|r| r.retry.count > 0 && !r.retry.any_execution_started_after)
+}
+
+fn runtime_only(report: &HostReport, capacity: HeadlineFigure) -> Headline {
+    let peak = report
+        .runtime
+        .as_ref()
+        .and_then(|r| {
+            r.allocators
+                .iter()
+                .find(|a| a.kind == AllocatorKind::Device)
+        })
+        .map(|a| a.peak_in_use_bytes)
+        .unwrap_or(0);
+    let peak = figure("peak_in_use", peak, Label::Measured);
+    let text = format!(
+        "No compiled plan in the capture: peak in use {} of capacity {}",
+        peak.shown, capacity.shown
+    );
+    make(Verdict::RuntimeOnly, text, vec![peak, capacity])
+}
+
 /// The verdict when something says the selected module ran out although its plan
 /// fits the pool (or the pool is unknown): the pasted error's failed request, or the
 /// memory already in use when its last launch started.
-fn ran_out_headline(
+fn ran_out(
     m: &ModuleReport,
     capacity: Option<HeadlineFigure>,
     failure: Option<&Failure>,
@@ -188,11 +201,7 @@ fn ran_out_headline(
         ),
     };
     figures.extend(capacity);
-    Headline {
-        verdict: "ran_out".into(),
-        text,
-        figures,
-    }
+    make(Verdict::RanOut, text, figures)
 }
 
 /// Whether the pasted error is an out-of-memory message.
@@ -204,32 +213,29 @@ fn pasted_oom(report: &HostReport) -> bool {
 }
 
 /// The verdict from a pasted error that matched no module of the capture.
-fn pasted_headline(report: &HostReport) -> Headline {
-    let request = report.error.as_ref().and_then(|e| e.requested_bytes);
-    match request {
+fn pasted(report: &HostReport) -> Headline {
+    match report.error.as_ref().and_then(|e| e.requested_bytes) {
         Some(bytes) => {
             let request = figure("failed_request", bytes, Label::Read);
-            Headline {
-                verdict: "ran_out".into(),
-                text: format!(
-                    "Ran out of memory: the pasted error's request of {} matches no buffer of the plans in the capture",
-                    request.shown
-                ),
-                figures: vec![request],
-            }
+            let text = format!(
+                "Ran out of memory: the pasted error's request of {} matches no buffer of the plans in the capture",
+                request.shown
+            );
+            make(Verdict::RanOut, text, vec![request])
         }
-        None => Headline {
-            verdict: "ran_out".into(),
-            text: "Ran out of memory, as the pasted error says; it names no size to match to the plans in the capture".into(),
-            figures: Vec::new(),
-        },
+        None => make(
+            Verdict::RanOut,
+            "Ran out of memory, as the pasted error says; it names no size to match to the plans in the capture".into(),
+            Vec::new(),
+        ),
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::model::{AllocatorSummary, Diagnosis, Runtime};
+    use crate::diagnosis::line::Line;
+    use crate::report::model::{AllocatorSummary, Runtime};
 
     const GIB: u64 = 1 << 30;
 
@@ -264,7 +270,7 @@ mod tests {
     #[test]
     fn headline_does_not_fit() {
         let h = headline_of(&report(3_994_000_000, 3 * GIB, Some(2_995_000_000)));
-        assert_eq!(h.verdict, "does_not_fit");
+        assert_eq!(h.verdict, Verdict::DoesNotFit);
         assert_eq!(
             h.text,
             "The step does not fit: needs 3.72 GiB, capacity 2.79 GiB"
@@ -281,22 +287,18 @@ mod tests {
         }
         assert_eq!(
             headline_of(&r).verdict,
-            "fits",
-            "no diagnosis line: no leak"
+            Verdict::Fits,
+            "no growth line: no leak"
         );
-        r.diagnosis.push(Diagnosis {
-            id: "growth_per_execution".into(),
-            label: Label::Measured,
-            text: String::new(),
-            cause: String::new(),
-            fix: None,
-            saving_bytes: None,
-            cost: None,
-            fits_after: None,
-            check: None,
-        });
+        let line = Line::new(
+            DiagnosisId::GrowthPerExecution,
+            Label::Measured,
+            String::new(),
+            "",
+        );
+        r.diagnosis.push(line.build());
         let h = headline_of(&r);
-        assert_eq!(h.verdict, "leak");
+        assert_eq!(h.verdict, Verdict::Leak);
         assert_eq!(h.text, "Fits, but grows 104 MiB per execution: a leak");
     }
 
@@ -305,16 +307,34 @@ mod tests {
         let h = headline_of(&report(GIB, 788 << 20, Some(4 * GIB)));
         assert_eq!(h.text, "Fits: peak 788 MiB of capacity 4.00 GiB");
         let h = headline_of(&report(2 * GIB, GIB, None));
-        assert_eq!(h.verdict, "plan_only");
+        assert_eq!(h.verdict, Verdict::PlanOnly);
         let mut r = report(0, 0, Some(4 * GIB));
         r.modules.clear();
         r.selected_module = None;
         let h = headline_of(&r);
-        assert_eq!(h.verdict, "runtime_only");
+        assert_eq!(h.verdict, Verdict::RuntimeOnly);
         assert_eq!(
             h.text,
             "No compiled plan in the capture: peak in use 2.00 GiB of capacity 4.00 GiB"
         );
-        assert_eq!(headline_of(&HostReport::default()).verdict, "empty");
+        assert_eq!(headline_of(&HostReport::default()).verdict, Verdict::Empty);
+    }
+
+    /// Memory in use at the start plus what the step allocates over the pool: ran out,
+    /// though the plan alone fits.
+    #[test]
+    fn no_room_at_the_last_execution_is_a_ran_out_verdict() {
+        let r = report(GIB, GIB, Some(4 * GIB));
+        let failure = Failure::NoRoom {
+            in_use: 3 * GIB + GIB / 2,
+            adds: GIB,
+            capacity: 4 * GIB,
+        };
+        let h = headline(&r, Some(&failure));
+        assert_eq!(h.verdict, Verdict::RanOut);
+        assert_eq!(
+            h.text,
+            "Ran out of memory: the step needs 1.00 GiB, but 3.50 GiB were already in use when its last execution started"
+        );
     }
 }

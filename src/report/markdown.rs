@@ -89,7 +89,7 @@ pub fn render(report: &Report, top: usize) -> String {
                         mib(b.bytes),
                         escape(&b.shape, 60),
                         b.category,
-                        b.role.describe(),
+                        super::present::role_words(b.role),
                         escape(short_source(&b.source), 80),
                         escape(&b.name, 80),
                         escape(&b.op_name, 160)
@@ -130,7 +130,7 @@ pub fn render(report: &Report, top: usize) -> String {
             let _ = write!(
                 out,
                 "- **{}** ({}): {}",
-                d.id,
+                d.id.as_str(),
                 d.label.as_str(),
                 escape(&d.text, 800)
             );

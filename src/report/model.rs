@@ -80,8 +80,8 @@ pub struct HostReport {
 /// The verdict in one sentence, with the figures it quotes and their labels.
 #[derive(Debug, Clone, Default, Serialize, PartialEq, JsonSchema)]
 pub struct Headline {
-    /// `does_not_fit`, `leak`, `ran_out`, `fits`, `plan_only`, `runtime_only` or `empty`.
-    pub verdict: String,
+    /// What the report concludes, in one word.
+    pub verdict: Verdict,
     /// The sentence, e.g. "The step does not fit: needs 3.72 GiB, capacity 2.79 GiB".
     pub text: String,
     /// The figures quoted in `text`, in order.
@@ -179,6 +179,16 @@ pub struct Plan {
     pub replay_note: Option<String>,
 }
 
+impl Plan {
+    /// What the plan keeps in host memory (memory space 5): parameters, outputs and
+    /// temporaries together.
+    pub fn host_bytes(&self) -> u64 {
+        self.host_argument_bytes
+            .saturating_add(self.host_output_bytes)
+            .saturating_add(self.host_temp_bytes)
+    }
+}
+
 #[derive(Debug, Clone, Copy, Default, Serialize, PartialEq, JsonSchema)]
 pub struct Roles {
     pub forward: u64,
@@ -226,17 +236,6 @@ pub enum Role {
     /// Library scratch: an `s8` output of a custom-call.
     Workspace,
     Other,
-}
-
-impl Role {
-    pub fn describe(self) -> &'static str {
-        match self {
-            Role::Forward => "forward, kept for backward",
-            Role::Backward => "backward",
-            Role::Workspace => "library workspace",
-            Role::Other => "other",
-        }
-    }
 }
 
 /// How a buffer's allocation lives (XProf's groups, first match wins).
@@ -385,7 +384,10 @@ pub struct HostEventGroup {
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct Diagnosis {
     /// Stable identifier (`role_forward`, `no_donation`, …).
-    pub id: String,
+    pub id: DiagnosisId,
+    /// The line's title, as every renderer shows it ("Mostly forward activations, kept
+    /// for backward").
+    pub title: String,
     pub label: Label,
     /// The line itself, with its figures.
     pub text: String,
@@ -458,5 +460,97 @@ pub enum LiveOrigin {
 impl Serialize for LiveOrigin {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         serializer.collect_str(&super::present::live_origin(self))
+    }
+}
+
+/// What the report concludes about the selected module.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Verdict {
+    /// The plan alone exceeds the pool.
+    DoesNotFit,
+    /// Memory grows by the outputs every execution and is still held.
+    Leak,
+    /// Something says memory ran out (the pasted error, an allocator wait, memory in use).
+    RanOut,
+    /// The plan fits the pool and nothing says memory ran out.
+    Fits,
+    /// A plan, but no pool to compare it with.
+    PlanOnly,
+    /// Allocator events, but no plan.
+    RuntimeOnly,
+    /// Neither a plan nor allocator events.
+    #[default]
+    Empty,
+}
+
+/// Every kind of diagnosis line (JSON `diagnosis[].id`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum DiagnosisId {
+    /// The plan alone exceeds the pool.
+    PlanExceedsCapacity,
+    /// Activations kept for the backward pass dominate the heap peak.
+    RoleForward,
+    /// Gradients and their temporaries dominate the heap peak.
+    RoleBackward,
+    /// Library workspace (GEMM / convolution scratch) takes a large share.
+    RoleWorkspace,
+    /// No parameter is donated while outputs of the same shapes are made.
+    NoDonation,
+    /// XLA's own rematerialization already ran.
+    XlaRemat,
+    /// `lax.scan` stacks per-iteration values.
+    ScanStack,
+    /// Host callbacks (`jax.debug.print`, …) are compiled into the step.
+    DebugCallback,
+    /// One buffer takes over half the pool: a configuration error.
+    LargeReplicated,
+    /// TPU layout padding wastes a large share.
+    TpuPadding,
+    /// Arrays live in host memory (memory space 5).
+    HostOffload,
+    /// Memory grows every execution by about the outputs: a leak.
+    GrowthPerExecution,
+    /// Arrays outside the step take space.
+    OtherLiveArrays,
+    /// The allocator waited for memory (`AllocatorRetry`).
+    AllocatorRetry,
+    /// The pool is far below the device's memory: a fraction was set.
+    MemFractionSet,
+    /// The capture has no allocator events.
+    NoAllocatorEvents,
+    /// The capture has no compiled plans.
+    NoPlanInCapture,
+}
+
+impl std::fmt::Display for DiagnosisId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl DiagnosisId {
+    /// The id as JSON writes it (`role_forward`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            DiagnosisId::PlanExceedsCapacity => "plan_exceeds_capacity",
+            DiagnosisId::RoleForward => "role_forward",
+            DiagnosisId::RoleBackward => "role_backward",
+            DiagnosisId::RoleWorkspace => "role_workspace",
+            DiagnosisId::NoDonation => "no_donation",
+            DiagnosisId::XlaRemat => "xla_remat",
+            DiagnosisId::ScanStack => "scan_stack",
+            DiagnosisId::DebugCallback => "debug_callback",
+            DiagnosisId::LargeReplicated => "large_replicated",
+            DiagnosisId::TpuPadding => "tpu_padding",
+            DiagnosisId::HostOffload => "host_offload",
+            DiagnosisId::GrowthPerExecution => "growth_per_execution",
+            DiagnosisId::OtherLiveArrays => "other_live_arrays",
+            DiagnosisId::AllocatorRetry => "allocator_retry",
+            DiagnosisId::MemFractionSet => "mem_fraction_set",
+            DiagnosisId::NoAllocatorEvents => "no_allocator_events",
+            DiagnosisId::NoPlanInCapture => "no_plan_in_capture",
+        }
     }
 }

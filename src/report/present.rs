@@ -2,7 +2,40 @@
 //! shares (text, Markdown, JSON strings, and the page through the engine), so that the
 //! CLI and the page say the same thing the same way.
 
-use super::model::LiveOrigin;
+use super::model::{DiagnosisId, LiveOrigin, Role};
+
+/// The title every renderer gives a diagnosis line.
+pub fn title(id: DiagnosisId) -> &'static str {
+    match id {
+        DiagnosisId::PlanExceedsCapacity => "The step does not fit",
+        DiagnosisId::RoleForward => "Mostly forward activations, kept for backward",
+        DiagnosisId::RoleBackward => "Mostly backward: gradients and their temporaries",
+        DiagnosisId::RoleWorkspace => "Library workspace",
+        DiagnosisId::NoDonation => "No donated parameters",
+        DiagnosisId::XlaRemat => "XLA already rematerialized",
+        DiagnosisId::ScanStack => "Scan stack",
+        DiagnosisId::DebugCallback => "Host callbacks in the step",
+        DiagnosisId::LargeReplicated => "One buffer takes over half the pool",
+        DiagnosisId::TpuPadding => "Layout padding",
+        DiagnosisId::HostOffload => "Host offload",
+        DiagnosisId::GrowthPerExecution => "Memory grows every execution: a leak",
+        DiagnosisId::OtherLiveArrays => "Other live arrays take space",
+        DiagnosisId::AllocatorRetry => "The allocator waited for memory",
+        DiagnosisId::MemFractionSet => "A memory fraction was set",
+        DiagnosisId::NoAllocatorEvents => "No allocator events",
+        DiagnosisId::NoPlanInCapture => "No compiled plan in the capture",
+    }
+}
+
+/// What a role means, in the words every renderer uses.
+pub fn role_words(role: Role) -> &'static str {
+    match role {
+        Role::Forward => "forward, kept for backward",
+        Role::Backward => "backward",
+        Role::Workspace => "library workspace",
+        Role::Other => "other",
+    }
+}
 
 /// `1–9`, `1, 3, 5–7`: execution numbers, compressed; past eight runs, the first six
 /// and the last.

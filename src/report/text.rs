@@ -239,7 +239,7 @@ fn render_host(out: &mut String, h: &HostReport, top: usize) {
             out,
             "  [{}] {}: {}",
             d.label.as_str(),
-            d.id,
+            d.id.as_str(),
             clean(&d.text, 800)
         );
         if let Some(fix) = &d.fix {

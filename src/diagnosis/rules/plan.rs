@@ -1,0 +1,476 @@
+//! Rules on the selected module's compiled plan (figures read): what fills the heap at
+//! its peak and which fix shrinks it (the diagnosis table in `docs/diagnosis.md`).
+
+use crate::diagnosis::line::{pct, Context, Line, Remedy};
+use crate::report::model::{Category, DiagnosisId, Label, Plan, Role};
+use crate::report::present;
+use crate::units::{gib, mib};
+
+/// A role that takes this share of the heap peak is what the plan is "mostly".
+const DOMINANT_ROLE_PCT: f64 = 40.0;
+/// Library workspace is worth a line from this share of the heap peak…
+const WORKSPACE_PCT: f64 = 10.0;
+/// …or this many bytes (on ROCm gfx950 a hipBLASLt GEMM keeps 64 MiB of scratch).
+const WORKSPACE_BYTES: u64 = 256 << 20;
+/// Padding is worth a line from this share of the bytes live at the peak.
+const PADDING_PCT: f64 = 10.0;
+/// Below this, a saving is noise, not a line.
+pub const NOTEWORTHY: u64 = 1 << 20;
+/// Naive attention's score buffers are `[…, S, S]` with a sequence at least this long.
+const ATTENTION_MIN_SEQUENCE: u64 = 128;
+
+/// The heap at its peak, and whether the role split is worth a line: it explains a
+/// plan that does not fit, and without a pool it is the evidence there is.
+fn heap_and_roles_matter(cx: &Context<'_>, p: &Plan) -> (u64, bool) {
+    let heap = p.heap_peak_bytes.max(p.roles_at_peak.total());
+    let matter = cx.capacity.map(|c| p.total_bytes > c).unwrap_or(true);
+    (heap, matter && heap > 0)
+}
+
+/// The step itself does not fit: the plan alone exceeds the pool.
+pub fn plan_exceeds_capacity(cx: &Context<'_>) -> Option<Line> {
+    let (m, capacity) = (cx.module?, cx.capacity?);
+    let p = &m.plan;
+    if p.total_bytes <= capacity {
+        return None;
+    }
+    let roles = p.roles_at_peak;
+    let heap = p.heap_peak_bytes.max(roles.total());
+    let text = format!(
+        "{} does not fit: needs {} (read: {} parameters + {} outputs + {} temporary − {} donated) > capacity {} (measured); at the heap peak {:.1}% forward-kept, {:.1}% backward, {:.1}% workspace, {:.1}% other",
+        m.label,
+        gib(p.total_bytes),
+        mib(p.argument_bytes),
+        mib(p.output_bytes),
+        mib(p.temp_bytes),
+        mib(p.alias_bytes),
+        gib(capacity),
+        pct(roles.forward, heap),
+        pct(roles.backward, heap),
+        pct(roles.workspace, heap),
+        pct(roles.other, heap),
+    );
+    Some(Line::new(
+        DiagnosisId::PlanExceedsCapacity,
+        Label::Read,
+        text,
+        "the plan alone exceeds the memory pool",
+    ))
+}
+
+/// Mostly forward activations kept for backward: remat, a smaller micro-batch, a
+/// shorter sequence for S×S attention buffers.
+pub fn role_forward(cx: &Context<'_>) -> Option<Line> {
+    let p = cx.plan()?;
+    let roles = p.roles_at_peak;
+    let (heap, matter) = heap_and_roles_matter(cx, p);
+    if !matter || pct(roles.forward, heap) < DOMINANT_ROLE_PCT {
+        return None;
+    }
+    let largest = p
+        .live_at_peak
+        .iter()
+        .filter(|x| x.role == Role::Forward)
+        .map(|x| x.bytes)
+        .max()
+        .unwrap_or(0);
+    let text = format!(
+        "mostly forward activations kept for backward: {} of the heap peak {} ({:.1}%, read){}",
+        mib(roles.forward),
+        mib(heap),
+        pct(roles.forward, heap),
+        largest_group(p, Role::Forward)
+            .map(|g| format!("; the largest: {g}"))
+            .unwrap_or_default()
+    );
+    let line = Line::new(
+        DiagnosisId::RoleForward,
+        Label::Read,
+        text,
+        "activations saved for the backward pass grow with batch × sequence; naive attention adds B·H·S·S per layer",
+    );
+    Some(line.remedy(cx, forward_remedy(p, roles.forward, largest)))
+}
+
+/// Remat saves all but the largest forward buffer; with a single forward buffer it
+/// saves nothing, and a smaller micro-batch is the fix that shrinks it.
+fn forward_remedy(p: &Plan, forward: u64, largest: u64) -> Remedy {
+    let remat_saving = forward.saturating_sub(largest);
+    let (mut fix, saving, cost) = if remat_saving > 0 {
+        (
+            format!(
+                "wrap the repeated block in jax.checkpoint (remat): keeps only its inputs and recomputes the rest in the backward pass, saving about {} (estimated); or use a smaller micro-batch with gradient accumulation (activations scale with batch × sequence)",
+                mib(remat_saving)
+            ),
+            remat_saving,
+            "about one more forward pass per step (~+30% step time)",
+        )
+    } else {
+        (
+            format!(
+                "halve the micro-batch and accumulate gradients over two: the activations kept for backward scale with the batch, saving about {} (estimated)",
+                mib(forward / 2)
+            ),
+            forward / 2,
+            "twice as many steps per batch",
+        )
+    };
+    let squares: u64 = p
+        .live_at_peak
+        .iter()
+        .filter(|x| x.role == Role::Forward && is_attention_square(&x.shape))
+        .map(|x| x.bytes)
+        .fold(0, u64::saturating_add);
+    if squares > 0 {
+        fix.push_str(&format!(
+            "; {} are S×S attention buffers: halving the sequence shrinks them 4× ({} saved, estimated); with a fused attention kernel, check that these buffers leave the plan",
+            mib(squares),
+            mib(squares - squares / 4)
+        ));
+    }
+    Remedy {
+        fix,
+        saving: Some(saving),
+        cost,
+    }
+}
+
+/// Mostly backward: gradients and their temporaries.
+pub fn role_backward(cx: &Context<'_>) -> Option<Line> {
+    let p = cx.plan()?;
+    let roles = p.roles_at_peak;
+    let (heap, matter) = heap_and_roles_matter(cx, p);
+    if !matter || pct(roles.backward, heap) < DOMINANT_ROLE_PCT {
+        return None;
+    }
+    let text = format!(
+        "mostly backward: gradients and their temporaries take {} of the heap peak {} ({:.1}%, read)",
+        mib(roles.backward),
+        mib(heap),
+        pct(roles.backward, heap)
+    );
+    let line = Line::new(
+        DiagnosisId::RoleBackward,
+        Label::Read,
+        text,
+        "gradients and their temporaries",
+    );
+    Some(line.remedy(cx, Remedy {
+        fix: "shard parameters and gradients across devices (FSDP), or accumulate gradients over micro-batches; look for an f32 copy of bf16 gradients".into(),
+        saving: Some(roles.backward / 2),
+        cost: "halving the micro-batch halves these temporaries and doubles the steps per batch",
+    }))
+}
+
+/// Library workspace (GEMM/convolution scratch) takes a large share.
+pub fn role_workspace(cx: &Context<'_>) -> Option<Line> {
+    let p = cx.plan()?;
+    let roles = p.roles_at_peak;
+    let (heap, matter) = heap_and_roles_matter(cx, p);
+    let large = pct(roles.workspace, heap) >= WORKSPACE_PCT || roles.workspace >= WORKSPACE_BYTES;
+    if !matter || !large {
+        return None;
+    }
+    let text = format!(
+        "library workspace (GEMM/convolution scratch) takes {} of the heap peak ({:.1}%, read)",
+        mib(roles.workspace),
+        pct(roles.workspace, heap)
+    );
+    let line = Line::new(
+        DiagnosisId::RoleWorkspace,
+        Label::Read,
+        text,
+        "cuBLAS/cuDNN/hipBLASLt scratch buffers (on ROCm gfx950, 64 MiB per hipBLASLt GEMM)",
+    );
+    Some(line.remedy(cx, Remedy {
+        fix: "usually small; if it matters, limit the library workspace (e.g. XLA_FLAGS=--xla_gpu_autotune_level=0 or a smaller cuBLASLt/hipBLASLt workspace) so fewer GEMMs keep scratch at once".into(),
+        saving: Some(roles.workspace / 2),
+        cost: "possibly slower GEMMs/convolutions (less tuned algorithms)",
+    }))
+}
+
+/// No donated parameters while outputs of the parameters' shapes are made: old and new
+/// state are live together. XLA reuses a donated parameter only for an output of the
+/// same shape, so the saving is what parameters and outputs have in common by shape.
+pub fn no_donation(cx: &Context<'_>) -> Option<Line> {
+    let p = cx.plan()?;
+    let donatable = donatable_bytes(p);
+    if !cx.pressure || p.donated_parameter_count > 0 || donatable < NOTEWORTHY {
+        return None;
+    }
+    let text = format!(
+        "no donated parameters: {} parameters and {} outputs are live together, 0 donated; {} of the outputs have a parameter's shape, so donating the state could save up to {} (estimated)",
+        mib(p.parameter_bytes),
+        mib(p.non_aliased_output_bytes),
+        mib(donatable),
+        mib(donatable)
+    );
+    let line = Line::new(
+        DiagnosisId::NoDonation,
+        Label::Estimated,
+        text,
+        "old and new parameters/optimizer state are live together",
+    );
+    Some(line.remedy(cx, Remedy {
+        fix: "pass donate_argnums (or donate_argnames) for the state arguments: jax.jit(step, donate_argnums=(0,))".into(),
+        saving: Some(donatable),
+        cost: "none at run time; the donated input arrays become unusable after the call",
+    }))
+}
+
+/// XLA's own rematerialization already ran: the fix must come from the program.
+pub fn xla_remat(cx: &Context<'_>) -> Option<Line> {
+    let p = cx.plan()?;
+    if p.remat_instructions == 0 {
+        return None;
+    }
+    let text = format!(
+        "XLA already rematerialized {} instructions (read)",
+        p.remat_instructions
+    );
+    let line = Line::new(
+        DiagnosisId::XlaRemat,
+        Label::Read,
+        text,
+        "XLA's own rematerialization already hit its limit",
+    );
+    Some(line.fix(
+        "expect the fix to come from the program (checkpointing, batch, sharding), not from XLA",
+    ))
+}
+
+/// The stacks `lax.scan` keeps per layer, one line each.
+pub fn scan_stack(cx: &Context<'_>) -> Vec<Line> {
+    let Some(p) = cx.plan() else {
+        return Vec::new();
+    };
+    p.scan_stacks
+        .iter()
+        .map(|stack| {
+            let text = format!(
+                "scan stack {} ×{} via {} holds {} ({}, read)",
+                stack.shape,
+                stack.count,
+                stack.while_instruction,
+                mib(stack.bytes),
+                present::role_words(stack.role)
+            );
+            Line::new(
+                DiagnosisId::ScanStack,
+                Label::Read,
+                text,
+                "lax.scan / nn.scan keep per-layer values stacked [layers, …]",
+            )
+            .fix("jax.checkpoint on the scanned body (policy: nothing_saveable or dots_saveable) keeps only the carry per layer")
+            .saving((stack.role == Role::Forward).then_some(stack.bytes))
+            .cost("about one more forward pass of the scanned layers")
+            .check()
+        })
+        .collect()
+}
+
+/// Host callbacks (a leftover `jax.debug.print`) compiled into the step.
+pub fn debug_callback(cx: &Context<'_>) -> Option<Line> {
+    let p = cx.plan()?;
+    if p.host_callbacks.is_empty() {
+        return None;
+    }
+    let text = format!(
+        "host callbacks in the module ({}): each forces its operands to be materialized and sent to the host",
+        p.host_callbacks.join(", ")
+    );
+    let line = Line::new(
+        DiagnosisId::DebugCallback,
+        Label::Read,
+        text,
+        "a leftover jax.debug.print / jax.debug.callback / io_callback",
+    );
+    Some(
+        line.fix(
+            "remove the debug print from the step, or print a reduced value (a norm, a slice)",
+        ),
+    )
+}
+
+/// One buffer over half the pool: a configuration error (a debug print, a missing
+/// sharding annotation), not a capacity problem.
+pub fn large_replicated(cx: &Context<'_>) -> Option<Line> {
+    let (p, capacity) = (cx.plan()?, cx.capacity?);
+    let big = p.live_at_peak.iter().find(|x| x.bytes > capacity / 2)?;
+    let debug = if p.host_callbacks.is_empty() {
+        ""
+    } else {
+        "; the module also has a host callback (a jax.debug.print?) that materializes whole tensors"
+    };
+    let text = format!(
+        "one buffer takes over half the pool: {} {} is {} of {} (read, capacity measured){debug}",
+        big.name,
+        big.shape,
+        mib(big.bytes),
+        gib(capacity)
+    );
+    let line = Line::new(
+        DiagnosisId::LargeReplicated,
+        Label::Read,
+        text,
+        "a configuration error, not capacity: an unexpectedly large tensor, from a leftover jax.debug.print forcing a full tensor to be materialized, a missing sharding annotation (replicated), or a wrong mesh shape",
+    );
+    Some(
+        line.fix("remove debug prints of large arrays; check its sharding (jax.debug.visualize_array_sharding) and shard it over the mesh")
+            .saving(Some(big.bytes))
+            .cost("none if it was a debug print; a sharded array needs its devices' collectives")
+            .fits_after(cx.fits_after(big.bytes)),
+    )
+}
+
+/// TPU layout padding wastes a large share of what is live at the peak.
+pub fn tpu_padding(cx: &Context<'_>) -> Option<Line> {
+    let p = cx.plan()?;
+    let padded: u64 = p
+        .live_at_peak
+        .iter()
+        .map(|x| x.bytes)
+        .fold(0, u64::saturating_add);
+    if p.padding_bytes < NOTEWORTHY || pct(p.padding_bytes, padded) < PADDING_PCT {
+        return None;
+    }
+    let example = p
+        .live_at_peak
+        .iter()
+        .max_by_key(|x| x.bytes.saturating_sub(x.unpadded_bytes))
+        .map(|w| {
+            format!(
+                "; most in {} {} ({} padded vs {} unpadded)",
+                w.name,
+                w.shape,
+                mib(w.bytes),
+                mib(w.unpadded_bytes)
+            )
+        })
+        .unwrap_or_default();
+    let text = format!(
+        "layout padding wastes {} of {} live at the peak ({:.1}%, read){}",
+        mib(p.padding_bytes),
+        mib(padded),
+        pct(p.padding_bytes, padded),
+        example
+    );
+    let line = Line::new(
+        DiagnosisId::TpuPadding,
+        Label::Read,
+        text,
+        "TPU tiles pad the minor dimension to a multiple of 128 and the second-minor to a multiple of 8",
+    );
+    Some(line.remedy(cx, Remedy {
+        fix: "make the last dimension a multiple of 128 and the second-to-last a multiple of 8 (e.g. (129, 1024) → (128, 1024))".into(),
+        saving: Some(p.padding_bytes),
+        cost: "a reshape or a different hidden size",
+    }))
+}
+
+/// Arrays the plan keeps in host memory (memory space 5), never device memory.
+pub fn host_offload(cx: &Context<'_>) -> Option<Line> {
+    let p = cx.plan()?;
+    let host = p.host_bytes();
+    if host == 0 {
+        return None;
+    }
+    let text = format!(
+        "{} live in host memory (memory space 5, S(5)): {} parameters, {} outputs, {} temporary; not counted as device memory (read)",
+        mib(host),
+        mib(p.host_argument_bytes),
+        mib(p.host_output_bytes),
+        mib(p.host_temp_bytes)
+    );
+    let line = Line::new(
+        DiagnosisId::HostOffload,
+        Label::Read,
+        text,
+        "arrays offloaded to host memory",
+    );
+    Some(line.fix("none needed; offload more (activations, optimizer state) to save device memory"))
+}
+
+/// The largest group of same-shaped buffers of a role at the peak, by source line:
+/// `5× f32[8,8,1024,1024] at model.py:57 (jit(step)/jvp(model)/softmax) = 1,280 MiB`.
+fn largest_group(p: &Plan, role: Role) -> Option<String> {
+    let mut groups: Vec<(&str, &str, u64, u64, &str)> = Vec::new();
+    for x in p.live_at_peak.iter().filter(|x| x.role == role) {
+        match groups
+            .iter_mut()
+            .find(|g| g.0 == x.shape && g.1 == x.source)
+        {
+            Some(g) => {
+                g.2 += 1;
+                g.3 = g.3.saturating_add(x.bytes);
+            }
+            None => groups.push((&x.shape, &x.source, 1, x.bytes, &x.op_name)),
+        }
+    }
+    let (shape, source, count, bytes, op) = groups.into_iter().max_by_key(|g| g.3)?;
+    let at = if source.is_empty() {
+        String::new()
+    } else {
+        format!(" at {source}")
+    };
+    let op = if op.is_empty() {
+        String::new()
+    } else {
+        format!(" ({op})")
+    };
+    Some(format!("{count}× {shape}{at}{op} = {}", mib(bytes)))
+}
+
+/// `[..., S, S]` with a long S: the shape of naive attention's score buffers.
+fn is_attention_square(shape: &str) -> bool {
+    let Some(dims) = shape.split_once('[').and_then(|(_, d)| d.strip_suffix(']')) else {
+        return false;
+    };
+    let dims: Vec<u64> = dims
+        .split(',')
+        .filter_map(|d| d.trim().parse().ok())
+        .collect();
+    // [B, H, S, S]: a rank-3 [B, S, D] with S = D would look the same.
+    match dims.as_slice() {
+        [_, _, .., s1, s2] => s1 == s2 && *s2 >= ATTENTION_MIN_SEQUENCE,
+        _ => false,
+    }
+}
+
+/// Bytes of non-aliased outputs that a parameter of the same shape could hold if it
+/// were donated (each parameter serves one output).
+fn donatable_bytes(p: &Plan) -> u64 {
+    let mut params: Vec<(&str, u64)> = p
+        .live_at_peak
+        .iter()
+        .filter(|x| x.category == Category::Parameter && x.memory_space == 0)
+        .map(|x| (x.shape.as_str(), x.bytes))
+        .collect();
+    let mut saving: u64 = 0;
+    for out in p
+        .live_at_peak
+        .iter()
+        .filter(|x| x.category == Category::Output && x.memory_space == 0)
+    {
+        if let Some(i) = params
+            .iter()
+            .position(|(shape, bytes)| *shape == out.shape && *bytes == out.bytes)
+        {
+            saving = saving.saturating_add(params.swap_remove(i).1);
+        }
+    }
+    saving
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn attention_squares_are_rank_four_or_more() {
+        assert!(is_attention_square("f32[8,8,1024,1024]"));
+        assert!(!is_attention_square("f32[8,1024,1024]"));
+        assert!(!is_attention_square("f32[8,8,64,64]"));
+        assert!(!is_attention_square("f32[]"));
+    }
+}
