@@ -25,7 +25,7 @@ struct Cli {
     #[arg(long)]
     module: Option<String>,
     /// How many live buffers to list.
-    #[arg(long, default_value_t = 10)]
+    #[arg(long, default_value_t = oomlens::report::present::limits::LIVE_BUFFERS)]
     top: usize,
     /// Output format on standard output.
     #[arg(long, value_enum, default_value_t = Format::Text)]

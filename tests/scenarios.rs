@@ -929,7 +929,8 @@ fn cli_reports_and_reads_the_error_text_from_stdin() {
         DiagnosisId::AllocatorRetry,
         DiagnosisId::MemFractionSet,
     ] {
-        assert!(tail.contains(&format!("] {id}: ")), "{id} in {tail}");
+        let heading = format!("] {} ({id})", oomlens::report::present::title(id));
+        assert!(tail.contains(&heading), "{id} in {tail}");
     }
     let last_line = text.trim_end().lines().last().unwrap_or("");
     assert!(last_line.starts_with("Check on your side:"), "{last_line}");

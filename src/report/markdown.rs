@@ -1,11 +1,12 @@
-//! Markdown for bug reports. Strings from the capture are escaped so that they render
-//! as text, never as markup or HTML.
+//! Markdown for bug reports: the [`View`] with the same sections as the text report.
+//! Strings from the capture are escaped so that they render as text, never as markup
+//! or HTML.
 
 use std::fmt::Write;
 
+use super::clean;
 use super::model::Report;
-use super::{clean, short_source};
-use crate::units::{gib, mib};
+use super::view::{self, Card, PlanView, RuntimeView, Table, View};
 
 /// Escapes Markdown and HTML metacharacters in untrusted text.
 pub fn escape(s: &str, max: usize) -> String {
@@ -27,135 +28,209 @@ pub fn escape(s: &str, max: usize) -> String {
     out
 }
 
+/// Writes a line (a `String` cannot fail to take one).
+macro_rules! line {
+    ($out:expr) => { $out.push('\n') };
+    ($out:expr, $($arg:tt)*) => {{ let _ = writeln!($out, $($arg)*); }};
+}
+
 pub fn render(report: &Report, top: usize) -> String {
     let mut out = String::new();
     for h in &report.hosts {
-        let _ = writeln!(
-            out,
-            "## oomlens: {} ({})\n",
-            escape(&h.file, 200),
-            escape(&h.host, 80)
-        );
-        if !h.headline.text.is_empty() {
-            let _ = writeln!(
-                out,
-                "**{}**{}\n",
-                escape(&h.headline.text, 400),
-                super::text::figure_labels(&h.headline)
-            );
-        }
-        let module = h
-            .selected_module
-            .as_deref()
-            .and_then(|s| h.modules.iter().find(|m| m.label == s));
-        if let Some(m) = module {
-            let p = &m.plan;
-            let _ = writeln!(
-                out,
-                "**Module** `{}` — {}; executions: {} (measured)\n",
-                clean(&m.label, 200).replace('`', "'"),
-                h.selection_reason,
-                m.executions
-            );
-            let _ = writeln!(out, "| plan (read) | bytes |\n|---|---|");
-            let _ = writeln!(
-                out,
-                "| parameters ({} arrays, {} donated) | {} |",
-                p.parameter_count,
-                p.donated_parameter_count,
-                mib(p.argument_bytes)
-            );
-            let _ = writeln!(
-                out,
-                "| outputs (not aliased: {}) | {} |",
-                mib(p.non_aliased_output_bytes),
-                mib(p.output_bytes)
-            );
-            let _ = writeln!(out, "| temporary block | {} |", mib(p.temp_bytes));
-            let _ = writeln!(out, "| aliased | {} |", mib(p.alias_bytes));
-            let _ = writeln!(out, "| needs | {} |", gib(p.total_bytes));
-            let _ = writeln!(out, "| heap peak | {} |", mib(p.heap_peak_bytes));
-            let _ = writeln!(
-                out,
-                "| peak (XProf Memory Viewer) | {} |\n",
-                mib(p.peak_bytes)
-            );
-            if !p.live_at_peak.is_empty() {
-                let _ = writeln!(out, "Live at the peak (read):\n\n| bytes | shape | category | role | source | instruction | op_name |\n|---:|---|---|---|---|---|---|");
-                for b in p.live_at_peak.iter().take(top) {
-                    let _ = writeln!(
-                        out,
-                        "| {} | {} | {:?} | {} | {} | {} | {} |",
-                        mib(b.bytes),
-                        escape(&b.shape, 60),
-                        b.category,
-                        super::present::role_words(b.role),
-                        escape(short_source(&b.source), 80),
-                        escape(&b.name, 80),
-                        escape(&b.op_name, 160)
-                    );
-                }
-                out.push('\n');
-            }
-        }
-        if let Some(rt) = &h.runtime {
-            let _ = writeln!(out, "Runtime (measured):\n");
-            for a in rt.allocators.iter().take(4) {
-                let _ = writeln!(
-                    out,
-                    "- {}: capacity {}, peak in use {}",
-                    escape(&a.name, 80),
-                    gib(a.capacity_bytes),
-                    gib(a.peak_in_use_bytes)
-                );
-            }
-            if let Some(g) = rt.growth_per_execution_bytes {
-                let _ = writeln!(out, "- growth per execution: {} bytes", g);
-            }
-            for g in rt.live_at_last_execution.iter().take(5) {
-                let _ = writeln!(
-                    out,
-                    "- live at last execution: {} — {}",
-                    mib(g.bytes),
-                    escape(&super::present::live_origin(&g.origin), 160)
-                );
-            }
-            out.push('\n');
-        }
-        for n in &h.notes {
-            let _ = writeln!(out, "> {}\n", escape(&n.text, 600));
-        }
-        let _ = writeln!(out, "### Diagnosis\n");
-        for d in &h.diagnosis {
-            let _ = write!(
-                out,
-                "- **{}** ({}): {}",
-                d.id.as_str(),
-                d.label.as_str(),
-                escape(&d.text, 800)
-            );
-            if let Some(fix) = &d.fix {
-                let _ = write!(out, " — *fix:* {}", escape(fix, 800));
-            }
-            if let Some(s) = d.saving_bytes {
-                let _ = write!(out, " — saves ~{} (estimated)", mib(s));
-            }
-            if let Some(f) = d.fits_after {
-                let _ = write!(
-                    out,
-                    "{}",
-                    if f {
-                        ", then fits"
-                    } else {
-                        ", still does not fit"
-                    }
-                );
-            }
-            out.push('\n');
-        }
-        out.push('\n');
+        render_host(&mut out, &view::host(h, top));
     }
     out
+}
+
+fn render_host(out: &mut String, v: &View) {
+    line!(
+        out,
+        "## oomlens: {} ({})\n",
+        escape(&v.file, 200),
+        escape(&v.host, 80)
+    );
+    if !v.headline.text.is_empty() {
+        line!(
+            out,
+            "**{}**{}\n",
+            escape(&v.headline.text, 400),
+            v.headline.labels
+        );
+    }
+    match &v.module.label {
+        Some(label) => line!(
+            out,
+            "**Module** `{}` — {}; executions: {} (measured)\n",
+            clean(label, 200).replace('`', "'"),
+            escape(&v.module.reason, 400),
+            v.module.executions.unwrap_or(0)
+        ),
+        None => line!(
+            out,
+            "**Module**: none — {}\n",
+            escape(&v.module.reason, 400)
+        ),
+    }
+    if let Some(plan) = &v.plan {
+        render_plan(out, plan);
+    }
+    for table in [&v.live, &v.modules].into_iter().flatten() {
+        render_table(out, table);
+    }
+    if let Some(rt) = &v.runtime {
+        render_runtime(out, rt);
+    }
+    render_error_and_notes(out, v);
+    line!(out, "### Diagnosis\n");
+    if let Some(nothing) = v.nothing_stands_out {
+        line!(out, "{nothing}\n");
+    }
+    for card in &v.diagnosis {
+        render_card(out, card);
+    }
+    if let Some(check) = v.check {
+        line!(out, "\nCheck on your side: `{check}`");
+    }
+    out.push('\n');
+}
+
+fn render_plan(out: &mut String, p: &PlanView) {
+    line!(out, "| plan (read) | bytes | |\n|---|---:|---|");
+    for row in &p.rows {
+        line!(
+            out,
+            "| {} | {} | {} |",
+            row.name,
+            row.value,
+            escape(&row.note, 300)
+        );
+    }
+    line!(out);
+    line!(
+        out,
+        "At the heap peak: {}; {}.",
+        p.roles_sentence,
+        p.padding
+    );
+    if let Some(host) = &p.host_memory {
+        line!(out, "Host memory (S(5), not device memory): {host}.");
+    }
+    for stack in &p.scan_stacks {
+        line!(out, "- scan stack {}", escape(stack, 200));
+    }
+    for callback in &p.host_callbacks {
+        line!(out, "- host callback {}", escape(callback, 200));
+    }
+    if let Some(note) = &p.note {
+        line!(out, "\n> {}", escape(note, 400));
+    }
+    line!(out);
+}
+
+fn render_table(out: &mut String, t: &Table) {
+    line!(out, "{}:\n", t.title);
+    let names: Vec<&str> = t.columns.iter().map(|c| c.name).collect();
+    let aligns: Vec<&str> = t
+        .columns
+        .iter()
+        .map(|c| if c.numeric { "---:" } else { "---" })
+        .collect();
+    line!(out, "| {} |\n|{}|", names.join(" | "), aligns.join("|"));
+    for row in &t.rows {
+        let cells: Vec<String> = row.iter().map(|c| escape(&c.text, 160)).collect();
+        line!(out, "| {} |", cells.join(" | "));
+    }
+    if let Some(more) = &t.more {
+        line!(out, "\n{}", escape(more, 200));
+    }
+    line!(out);
+}
+
+fn render_runtime(out: &mut String, rt: &RuntimeView) {
+    line!(out, "Runtime (measured):\n");
+    for a in &rt.allocators {
+        line!(out, "- {}", escape(a, 200));
+    }
+    if let Some(d) = &rt.device_memory {
+        line!(out, "- {d}");
+    }
+    line!(out, "- {}", rt.counts);
+    if let Some(starts) = &rt.in_use_at_starts {
+        line!(out, "- in use at each execution start: {starts}");
+    }
+    if let Some(growth) = &rt.growth {
+        line!(out, "- growth per execution: {growth}");
+    }
+    if let Some(retry) = &rt.retry {
+        line!(out, "- AllocatorRetry: {retry}");
+        for w in &rt.waits {
+            line!(out, "  - {}", escape(w, 300));
+        }
+    }
+    if !rt.live_groups.is_empty() {
+        line!(
+            out,
+            "- live at the start of the last execution, by who allocated it:"
+        );
+        for g in &rt.live_groups {
+            let inputs = g
+                .inputs
+                .as_ref()
+                .map(|i| format!(" \\({}\\)", escape(i, 200)))
+                .unwrap_or_default();
+            line!(out, "  - {} — {}{inputs}", g.shown, escape(&g.origin, 160));
+        }
+        if let Some(more) = &rt.live_groups_more {
+            line!(out, "  - {}", escape(more, 200));
+        }
+    }
+    if !rt.host_events.is_empty() {
+        line!(out, "- host events between the last two executions:");
+        for e in &rt.host_events {
+            line!(out, "  - {}× {} {}", e.count, e.total, escape(&e.name, 120));
+        }
+    }
+    line!(out);
+}
+
+fn render_error_and_notes(out: &mut String, v: &View) {
+    if let Some(e) = &v.error {
+        line!(out, "{}:\n", escape(&e.title, 200));
+        for row in &e.rows {
+            line!(out, "- {} {}", row.name, escape(&row.value, 300));
+        }
+        if !e.reading.is_empty() {
+            line!(out, "\n{}", escape(&e.reading, 800));
+        }
+        line!(out);
+    }
+    for n in &v.notes {
+        line!(out, "> {}\n", escape(&n.text, 600));
+    }
+}
+
+fn render_card(out: &mut String, d: &Card) {
+    let _ = write!(
+        out,
+        "- **{}** ({}, {}): {}",
+        escape(d.title, 200),
+        escape(d.id.as_str(), 80),
+        d.label.as_str(),
+        escape(&d.text, 800)
+    );
+    if let Some(fix) = &d.fix {
+        let _ = write!(out, " — *fix:* {}", escape(fix, 800));
+    }
+    if let Some(s) = &d.saving {
+        let _ = write!(out, " — saves {s} (estimated)");
+    }
+    if let Some(c) = &d.cost {
+        let _ = write!(out, "; cost: {}", escape(c, 400));
+    }
+    if let Some(then) = d.then {
+        let _ = write!(out, ", {then}");
+    }
+    out.push('\n');
 }
 
 #[cfg(test)]

@@ -6,6 +6,7 @@ pub mod markdown;
 pub mod model;
 pub mod present;
 pub mod text;
+pub mod view;
 
 /// Makes an untrusted string from a capture safe to print on one line: control and
 /// bidirectional-override characters become `\u{…}` escapes, and it is cut to `max` chars.
@@ -27,13 +28,7 @@ pub fn clean(s: &str, max: usize) -> String {
     out
 }
 
-/// `file.py:123` from a full `path/to/file.py:123`.
-pub fn short_source(source: &str) -> &str {
-    match source.rsplit_once('/') {
-        Some((_, tail)) => tail,
-        None => source,
-    }
-}
+pub use present::short_source;
 
 #[cfg(test)]
 mod tests {

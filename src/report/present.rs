@@ -2,7 +2,25 @@
 //! shares (text, Markdown, JSON strings, and the page through the engine), so that the
 //! CLI and the page say the same thing the same way.
 
-use super::model::{DiagnosisId, LiveOrigin, Role};
+use super::model::{Category, DiagnosisId, LiveOrigin, Role};
+
+/// How many entries each list shows; the rest are counted.
+pub mod limits {
+    /// Modules in the module table.
+    pub const MODULES: usize = 12;
+    /// Allocators in the runtime section (the device pools lead).
+    pub const ALLOCATORS: usize = 4;
+    /// Groups of arrays live at the last execution.
+    pub const LIVE_GROUPS: usize = 8;
+    /// Host events between the last two executions.
+    pub const HOST_EVENTS: usize = 8;
+    /// `AllocatorRetry` waits listed, the longest first.
+    pub const WAITS: usize = 3;
+    /// In-use figures shown at each end of a long list of execution starts.
+    pub const IN_USE_EDGE: usize = 3;
+    /// Live buffers at the peak, unless the reader asks for another number.
+    pub const LIVE_BUFFERS: usize = 10;
+}
 
 /// The title every renderer gives a diagnosis line.
 pub fn title(id: DiagnosisId) -> &'static str {
@@ -34,6 +52,44 @@ pub fn role_words(role: Role) -> &'static str {
         Role::Backward => "backward",
         Role::Workspace => "library workspace",
         Role::Other => "other",
+    }
+}
+
+/// The role's one-word name, as tables and the JSON write it.
+pub fn role_name(role: Role) -> &'static str {
+    match role {
+        Role::Forward => "forward",
+        Role::Backward => "backward",
+        Role::Workspace => "workspace",
+        Role::Other => "other",
+    }
+}
+
+/// The role as the one-line split of the heap names it (`forward-kept 89.4% · …`).
+pub fn role_short(role: Role) -> &'static str {
+    match role {
+        Role::Forward => "forward-kept",
+        other => role_name(other),
+    }
+}
+
+/// How a buffer's allocation lives, as tables and the JSON write it.
+pub fn category(category: Category) -> &'static str {
+    match category {
+        Category::Parameter => "parameter",
+        Category::Output => "output",
+        Category::ThreadLocal => "thread-local",
+        Category::Constant => "constant",
+        Category::Temporary => "temporary",
+    }
+}
+
+/// `file.py:123` from a full `path/to/file.py:123`: source lines are shown by file
+/// name everywhere; the full path is kept for a tooltip or a copy.
+pub fn short_source(source: &str) -> &str {
+    match source.rsplit_once('/') {
+        Some((_, tail)) => tail,
+        None => source,
     }
 }
 

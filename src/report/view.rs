@@ -1,0 +1,622 @@
+//! The report as people read it: every section, row and sentence the renderers show,
+//! with its figures formatted and labelled, built once from the report model. The
+//! text and Markdown renderers and the page (through the engine) lay this out; none
+//! of them words or formats a figure itself, so they all say the same thing.
+//!
+//! Strings from the capture (names, shapes, paths) are carried as they are: each
+//! renderer makes them safe for its medium.
+
+use serde::Serialize;
+
+use super::model::{DiagnosisId, HostReport, Label, ModuleReport, Plan, Role, Runtime, Verdict};
+use super::present::{self, limits};
+use crate::units::{gib, mib, thousands};
+
+/// One host's report, laid out.
+#[derive(Debug, Clone, Serialize)]
+pub struct View {
+    /// `attention_train.xplane.pb (attention_train, 329,821 bytes)`.
+    pub file: String,
+    pub host: String,
+    /// `329,821 bytes`.
+    pub size: String,
+    pub headline: HeadlineView,
+    pub module: ModuleLine,
+    pub plan: Option<PlanView>,
+    pub live: Option<Table>,
+    pub modules: Option<Table>,
+    pub runtime: Option<RuntimeView>,
+    pub error: Option<ErrorView>,
+    pub notes: Vec<NoteView>,
+    pub diagnosis: Vec<Card>,
+    /// Said when there is no diagnosis line.
+    pub nothing_stands_out: Option<&'static str>,
+    /// How to check the plan's figures, when there is a module.
+    pub check: Option<&'static str>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct HeadlineView {
+    pub verdict: Verdict,
+    pub text: String,
+    pub figures: Vec<Figure>,
+    /// ` (needs read, capacity measured)`: the label of each figure, for one-line media.
+    pub labels: String,
+}
+
+/// A figure with its name, as shown, and where it comes from.
+#[derive(Debug, Clone, Serialize)]
+pub struct Figure {
+    /// `needs`, `failed request`, …
+    pub name: String,
+    pub shown: String,
+    pub label: Label,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct ModuleLine {
+    /// The selected module's label, if any.
+    pub label: Option<String>,
+    pub reason: String,
+    /// `executions in the capture: 3`, labelled measured.
+    pub executions: Option<u64>,
+}
+
+/// A row of figures: name, value, and what the value means.
+#[derive(Debug, Clone, Serialize)]
+pub struct Row {
+    pub name: String,
+    pub value: String,
+    pub note: String,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct PlanView {
+    pub rows: Vec<Row>,
+    /// The heap at its peak by role, in the order the chart draws them.
+    pub roles: Vec<RoleShare>,
+    /// `forward-kept 89.4% · backward 3.3% · workspace 0.0% · other 7.2%`.
+    pub roles_sentence: String,
+    /// `padding 0 MiB · rematerialized instructions 0`.
+    pub padding: String,
+    /// What the plan keeps in host memory, when it keeps any.
+    pub host_memory: Option<String>,
+    /// `f32[6,8,128,512] ×2 via while.50 = 24.0 MiB`, one per scan stack.
+    pub scan_stacks: Vec<String>,
+    pub host_callbacks: Vec<String>,
+    /// Why the heap replay could not be done or differs from XProf.
+    pub note: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct RoleShare {
+    pub role: Role,
+    /// `forward, kept for backward`.
+    pub words: &'static str,
+    /// `forward-kept`: the short form the one-line split uses.
+    pub short: &'static str,
+    pub bytes: u64,
+    /// `54.0 MiB`.
+    pub shown: String,
+    /// `89.4%` of the heap at its peak.
+    pub percent: String,
+}
+
+/// A table: its heading (which names the label of its figures), that label, columns,
+/// rows (cut to the list's size) and what was left out.
+#[derive(Debug, Clone, Serialize)]
+pub struct Table {
+    pub title: String,
+    pub label: Label,
+    pub columns: Vec<Column>,
+    pub rows: Vec<Vec<Cell>>,
+    /// `… 62 more buffers, 42.9 MiB`, when rows were left out.
+    pub more: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Column {
+    pub name: &'static str,
+    pub numeric: bool,
+}
+
+/// A cell: what it shows, and, when that is shortened, the whole of it.
+#[derive(Debug, Clone, Serialize)]
+pub struct Cell {
+    pub text: String,
+    pub full: Option<String>,
+}
+
+impl Cell {
+    fn new(text: impl Into<String>) -> Self {
+        Cell {
+            text: text.into(),
+            full: None,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct RuntimeView {
+    /// One line per allocator: `GPU_0_bfc: capacity 2.79 GiB, peak in use …`.
+    pub allocators: Vec<String>,
+    /// `device memory: 192.00 GiB`.
+    pub device_memory: Option<String>,
+    /// `executions: 10, kernels: 3,412, host-to-device transfers: 7`.
+    pub counts: String,
+    /// `316 MiB → 420 MiB → …`: in use at each start of the selected module.
+    pub in_use_at_starts: Option<String>,
+    /// `+104 MiB = 1.00× non-aliased outputs (estimated)`.
+    pub growth: Option<String>,
+    /// `1 waits, longest 10.00 s, total 10.00 s`, then the longest waits.
+    pub retry: Option<String>,
+    pub waits: Vec<String>,
+    /// Live at the start of the last execution, by who allocated it.
+    pub live_groups: Vec<LiveGroupRow>,
+    pub live_groups_more: Option<String>,
+    pub host_events: Vec<HostEventRow>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct LiveGroupRow {
+    pub bytes: u64,
+    pub shown: String,
+    pub count: u64,
+    pub origin: String,
+    /// ` (2.0 MiB of it its arguments, estimated)`.
+    pub inputs: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct HostEventRow {
+    pub count: u64,
+    /// `303.964 ms`.
+    pub total: String,
+    pub name: String,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct ErrorView {
+    /// `The pasted error (allocate)`.
+    pub title: String,
+    pub rows: Vec<Row>,
+    /// What the message points to (the scenario of the triage).
+    pub reading: String,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct NoteView {
+    pub id: String,
+    pub text: String,
+}
+
+/// A diagnosis line as a card: title, label, the finding, and what to do.
+#[derive(Debug, Clone, Serialize)]
+pub struct Card {
+    pub id: DiagnosisId,
+    pub title: &'static str,
+    pub label: Label,
+    pub text: String,
+    pub cause: String,
+    pub fix: Option<String>,
+    /// `~50.0 MiB` (estimated).
+    pub saving: Option<String>,
+    pub cost: Option<String>,
+    /// `then fits` / `still does not fit` (estimated).
+    pub then: Option<&'static str>,
+    pub check: Option<String>,
+}
+
+/// Lays out one host's report; `top` is how many live buffers to list.
+pub fn host(h: &HostReport, top: usize) -> View {
+    let module = h
+        .selected_module
+        .as_deref()
+        .and_then(|s| h.modules.iter().find(|m| m.label == s));
+    View {
+        file: h.file.clone(),
+        host: h.host.clone(),
+        size: format!("{} bytes", thousands(h.file_bytes)),
+        headline: headline(h),
+        module: ModuleLine {
+            label: module.map(|m| m.label.clone()),
+            reason: h.selection_reason.clone(),
+            executions: module.map(|m| m.executions),
+        },
+        plan: module.map(|m| plan(&m.plan)),
+        live: module.and_then(|m| live(&m.plan, top)),
+        modules: modules(&h.modules),
+        runtime: h.runtime.as_ref().map(runtime),
+        error: error(h),
+        notes: h
+            .notes
+            .iter()
+            .map(|n| NoteView {
+                id: n.id.clone(),
+                text: n.text.clone(),
+            })
+            .collect(),
+        diagnosis: h.diagnosis.iter().map(card).collect(),
+        nothing_stands_out: h.diagnosis.is_empty().then_some(
+            "nothing stands out: the plan fits and memory does not grow across executions",
+        ),
+        check: module.map(|_| crate::diagnosis::line::CHECK),
+    }
+}
+
+fn headline(h: &HostReport) -> HeadlineView {
+    let figures: Vec<Figure> = h
+        .headline
+        .figures
+        .iter()
+        .map(|f| Figure {
+            name: f.name.replace('_', " "),
+            shown: f.shown.clone(),
+            label: f.label,
+        })
+        .collect();
+    let labels = if figures.is_empty() {
+        String::new()
+    } else {
+        let parts: Vec<String> = figures
+            .iter()
+            .map(|f| format!("{} {}", f.name, f.label.as_str()))
+            .collect();
+        format!(" ({})", parts.join(", "))
+    };
+    HeadlineView {
+        verdict: h.headline.verdict,
+        text: h.headline.text.clone(),
+        figures,
+        labels,
+    }
+}
+
+fn row(name: &str, value: String, note: impl Into<String>) -> Row {
+    Row {
+        name: name.into(),
+        value,
+        note: note.into(),
+    }
+}
+
+fn plan(p: &Plan) -> PlanView {
+    let rows = vec![
+        row(
+            "parameters",
+            mib(p.argument_bytes),
+            format!(
+                "{} arrays, {} donated = {}",
+                p.parameter_count,
+                p.donated_parameter_count,
+                mib(p.donated_bytes)
+            ),
+        ),
+        row(
+            "outputs",
+            mib(p.output_bytes),
+            format!("{} not aliased to a parameter", mib(p.non_aliased_output_bytes)),
+        ),
+        row("temporary block", mib(p.temp_bytes), ""),
+        row("aliased", mib(p.alias_bytes), ""),
+        row(
+            "needs",
+            gib(p.total_bytes),
+            "parameters + outputs + temporary − aliased",
+        ),
+        row(
+            "heap peak",
+            mib(p.heap_peak_bytes),
+            "temporary buffers at their peak",
+        ),
+        row(
+            "peak",
+            mib(p.peak_bytes),
+            format!(
+                "heap peak + memory held for the whole program, as XProf's Memory Viewer; {} with fragmentation",
+                mib(p.allocation_bytes)
+            ),
+        ),
+    ];
+    let roles = role_shares(p);
+    let roles_sentence = roles
+        .iter()
+        .map(|r| format!("{} {}", r.short, r.percent))
+        .collect::<Vec<_>>()
+        .join(" · ");
+    let host = p.host_bytes();
+    PlanView {
+        rows,
+        roles,
+        roles_sentence,
+        padding: format!(
+            "padding {} · rematerialized instructions {}",
+            mib(p.padding_bytes),
+            p.remat_instructions
+        ),
+        host_memory: (host > 0).then(|| {
+            format!(
+                "parameters {}, outputs {}, temporary {}",
+                mib(p.host_argument_bytes),
+                mib(p.host_output_bytes),
+                mib(p.host_temp_bytes)
+            )
+        }),
+        scan_stacks: p
+            .scan_stacks
+            .iter()
+            .map(|s| {
+                format!(
+                    "{} ×{} via {} = {}",
+                    s.shape,
+                    s.count,
+                    s.while_instruction,
+                    mib(s.bytes)
+                )
+            })
+            .collect(),
+        host_callbacks: p.host_callbacks.clone(),
+        note: p.replay_note.clone(),
+    }
+}
+
+fn role_shares(p: &Plan) -> Vec<RoleShare> {
+    let r = p.roles_at_peak;
+    let heap = r.total().max(1);
+    [Role::Forward, Role::Backward, Role::Workspace, Role::Other]
+        .into_iter()
+        .map(|role| {
+            let bytes = r.get(role);
+            RoleShare {
+                role,
+                words: present::role_words(role),
+                short: present::role_short(role),
+                bytes,
+                shown: mib(bytes),
+                percent: format!("{:.1}%", 100.0 * bytes as f64 / heap as f64),
+            }
+        })
+        .collect()
+}
+
+fn column(name: &'static str, numeric: bool) -> Column {
+    Column { name, numeric }
+}
+
+fn live(p: &Plan, top: usize) -> Option<Table> {
+    if p.live_at_peak.is_empty() || top == 0 {
+        return None;
+    }
+    let rows = p
+        .live_at_peak
+        .iter()
+        .take(top)
+        .map(|b| {
+            let short = present::short_source(&b.source);
+            vec![
+                Cell::new(mib(b.bytes)),
+                Cell::new(b.shape.clone()),
+                Cell::new(present::category(b.category)),
+                Cell::new(present::role_name(b.role)),
+                Cell {
+                    text: short.to_owned(),
+                    full: (short != b.source).then(|| b.source.clone()),
+                },
+                Cell::new(b.name.clone()),
+                Cell::new(b.op_name.clone()),
+            ]
+        })
+        .collect();
+    let more = (p.live_at_peak.len() > top).then(|| {
+        let rest: u64 = p
+            .live_at_peak
+            .iter()
+            .skip(top)
+            .map(|b| b.bytes)
+            .fold(0, u64::saturating_add);
+        format!(
+            "… {} more buffers, {}",
+            p.live_at_peak.len() - top,
+            mib(rest)
+        )
+    });
+    Some(Table {
+        title: "Live at the peak (read), largest first".into(),
+        label: Label::Read,
+        columns: vec![
+            column("bytes", true),
+            column("shape", false),
+            column("category", false),
+            column("role", false),
+            column("source", false),
+            column("instruction", false),
+            column("op_name", false),
+        ],
+        rows,
+        more,
+    })
+}
+
+fn modules(modules: &[ModuleReport]) -> Option<Table> {
+    if modules.len() < 2 {
+        return None;
+    }
+    let rows = modules
+        .iter()
+        .take(limits::MODULES)
+        .map(|m| {
+            vec![
+                Cell::new(mib(m.plan.peak_bytes)),
+                Cell::new(mib(m.plan.temp_bytes)),
+                Cell::new(mib(m.plan.parameter_bytes)),
+                Cell::new(m.executions.to_string()),
+                Cell::new(m.label.clone()),
+            ]
+        })
+        .collect();
+    Some(Table {
+        title: "Modules (read; executions measured), largest peak first".into(),
+        label: Label::Read,
+        columns: vec![
+            column("peak", true),
+            column("temp", true),
+            column("params", true),
+            column("runs", true),
+            column("module", false),
+        ],
+        rows,
+        more: (modules.len() > limits::MODULES)
+            .then(|| format!("… and {} more", modules.len() - limits::MODULES)),
+    })
+}
+
+fn runtime(rt: &Runtime) -> RuntimeView {
+    RuntimeView {
+        allocators: rt
+            .allocators
+            .iter()
+            .take(limits::ALLOCATORS)
+            .map(|a| {
+                format!(
+                    "{}: capacity {}, peak in use {}, fragmentation at the peak {:.2}",
+                    a.name,
+                    gib(a.capacity_bytes),
+                    gib(a.peak_in_use_bytes),
+                    a.fragmentation_at_peak
+                )
+            })
+            .collect(),
+        device_memory: rt
+            .device_memory_bytes
+            .map(|d| format!("device memory: {}", gib(d))),
+        counts: format!(
+            "executions: {}, kernels: {}, host-to-device transfers: {}",
+            rt.execution_count, rt.kernels, rt.transfers
+        ),
+        in_use_at_starts: in_use_at_starts(&rt.in_use_at_selected_starts),
+        growth: rt.growth_per_execution_bytes.map(|g| {
+            let ratio = rt
+                .growth_ratio_to_outputs
+                .map(|r| format!(" = {r:.2}× non-aliased outputs (estimated)"))
+                .unwrap_or_default();
+            let sign = if g < 0 { "−" } else { "+" };
+            format!("{sign}{}{ratio}", mib(g.unsigned_abs()))
+        }),
+        retry: (rt.retry.count > 0).then(|| {
+            format!(
+                "{} waits, longest {:.2} s, total {:.2} s",
+                rt.retry.count,
+                rt.retry.longest_ns / 1e9,
+                rt.retry.total_ns / 1e9
+            )
+        }),
+        waits: longest_waits(rt),
+        live_groups: rt
+            .live_at_last_execution
+            .iter()
+            .take(limits::LIVE_GROUPS)
+            .map(|g| LiveGroupRow {
+                bytes: g.bytes,
+                shown: mib(g.bytes),
+                count: g.count,
+                origin: present::live_origin(&g.origin),
+                inputs: (g.input_bytes > 0)
+                    .then(|| format!("{} of it its arguments, estimated", mib(g.input_bytes))),
+            })
+            .collect(),
+        live_groups_more: (rt.live_at_last_execution.len() > limits::LIVE_GROUPS).then(|| {
+            format!(
+                "… and {} more groups",
+                rt.live_at_last_execution.len() - limits::LIVE_GROUPS
+            )
+        }),
+        host_events: rt
+            .host_events_between_last_executions
+            .iter()
+            .take(limits::HOST_EVENTS)
+            .map(|e| HostEventRow {
+                count: e.count,
+                total: format!("{:.3} ms", e.total_ns / 1e6),
+                name: e.name.clone(),
+            })
+            .collect(),
+    }
+}
+
+/// `316 MiB → 420 MiB → … 4 more … → 940 MiB`: the first and last three of a long list.
+fn in_use_at_starts(starts: &[u64]) -> Option<String> {
+    if starts.len() < 2 {
+        return None;
+    }
+    let edge = limits::IN_USE_EDGE;
+    let mut list: Vec<String> = Vec::new();
+    for (i, &b) in starts.iter().enumerate() {
+        let long = starts.len() > 2 * edge + 2;
+        if long && i == edge {
+            list.push(format!("… {} more …", starts.len() - 2 * edge));
+        }
+        if !long || i < edge || i >= starts.len() - edge {
+            list.push(mib(b));
+        }
+    }
+    Some(list.join(" → "))
+}
+
+fn longest_waits(rt: &Runtime) -> Vec<String> {
+    let mut longest: Vec<_> = rt.retry.waits.iter().collect();
+    longest.sort_by(|a, b| b.duration_ns.total_cmp(&a.duration_ns));
+    longest
+        .into_iter()
+        .take(limits::WAITS)
+        .map(|w| {
+            let within = w
+                .execution
+                .as_deref()
+                .map(|e| format!(" in {e}"))
+                .unwrap_or_default();
+            format!(
+                "waited {:.3} s from {:.3} s{within}",
+                w.duration_ns / 1e9,
+                w.start_ns / 1e9
+            )
+        })
+        .collect()
+}
+
+fn error(h: &HostReport) -> Option<ErrorView> {
+    let e = h.error.as_ref()?;
+    let mut rows = Vec::new();
+    let mut add = |name: &str, value: Option<String>| {
+        if let Some(value) = value {
+            rows.push(row(name, value, ""));
+        }
+    };
+    add("requested", e.requested_bytes.map(mib));
+    add("capacity", e.capacity_bytes.map(gib));
+    add("used", e.used_bytes.map(gib));
+    add("TensorCore", e.tensorcore_bytes.map(gib));
+    add("SparseCore", e.sparsecore_bytes.map(gib));
+    add("matches", e.matched.clone());
+    Some(ErrorView {
+        title: format!("The pasted error ({})", e.kind),
+        rows,
+        reading: e.scenario.clone(),
+    })
+}
+
+fn card(d: &crate::report::model::Diagnosis) -> Card {
+    Card {
+        id: d.id,
+        title: present::title(d.id),
+        label: d.label,
+        text: d.text.clone(),
+        cause: d.cause.clone(),
+        fix: d.fix.clone(),
+        saving: d.saving_bytes.map(|s| format!("~{}", mib(s))),
+        cost: d.cost.clone(),
+        then: d
+            .fits_after
+            .map(|f| if f { "then fits" } else { "still does not fit" }),
+        check: d.check.clone(),
+    }
+}
