@@ -30,7 +30,7 @@ struct Cli {
     /// Output format on standard output.
     #[arg(long, value_enum, default_value_t = Format::Text)]
     format: Format,
-    /// Also write the JSON report to FILE (or - for standard output).
+    /// Also write the JSON report to FILE; with -, standard output gets the JSON alone.
     #[arg(long, value_name = "FILE")]
     json: Option<PathBuf>,
     /// The out-of-memory error text you got, from FILE (or - for standard input).
@@ -97,25 +97,24 @@ fn main() -> ExitCode {
         Ok(r) => r,
         Err(e) => return fail(e),
     };
+    // `--json -` puts the JSON alone on standard output, so that it parses; `--json
+    // FILE` writes it there and keeps the chosen format on standard output.
+    let json_to_stdout = cli.json.as_ref().is_some_and(|t| t.as_os_str() == "-");
     let body = match cli.format {
+        _ if json_to_stdout => json::render(&report),
         Format::Text => text::render(&report, cli.top),
         Format::Markdown => markdown::render(&report, cli.top),
         Format::Json => json::render(&report),
     };
-    let mut stdout = std::io::stdout().lock();
-    if stdout.write_all(body.as_bytes()).is_err() {
-        return ExitCode::SUCCESS; // a closed pipe (| head) is not an error
-    }
-    if let Some(target) = &cli.json {
-        let rendered = json::render(&report);
-        if target.as_os_str() == "-" {
-            let _ = stdout.write_all(rendered.as_bytes());
-        } else if let Err(e) = std::fs::write(target, rendered) {
+    if let Some(target) = cli.json.as_ref().filter(|_| !json_to_stdout) {
+        if let Err(e) = std::fs::write(target, json::render(&report)) {
             return fail(format!(
                 "cannot write the JSON report to {}: {e}",
                 target.display()
             ));
         }
     }
+    // A closed pipe (`| head`) is not an error.
+    let _ = std::io::stdout().lock().write_all(body.as_bytes());
     ExitCode::SUCCESS
 }

@@ -355,6 +355,8 @@ pub struct Analysis {
     first_part: Option<(HostSplit, usize, RuntimeScan)>,
     /// The finished report as Markdown, for "Copy as Markdown".
     markdown: String,
+    /// The finished report laid out for reading (see `report::view`).
+    view: JsValue,
 }
 
 #[wasm_bindgen]
@@ -381,6 +383,7 @@ impl Analysis {
             prepared: Some(prepared),
             first_part: None,
             markdown: String::new(),
+            view: JsValue::NULL,
         })
     }
 
@@ -447,6 +450,7 @@ impl Analysis {
             .map_err(js_error)?;
         let report = report(vec![host_report]);
         self.markdown = crate::report::markdown::render(&report, MARKDOWN_TOP);
+        self.view = js_views(&report)?;
         js_report(report)
     }
 
@@ -454,6 +458,24 @@ impl Analysis {
     pub fn markdown(&self) -> String {
         self.markdown.clone()
     }
+
+    /// The finished report laid out for reading, one view per host (null before
+    /// [`Analysis::finish`]): the page shows these words and figures, so that it says
+    /// what the CLI says.
+    pub fn view(&self) -> JsValue {
+        self.view.clone()
+    }
+}
+
+/// The views of a report's hosts, as JavaScript values.
+fn js_views(report: &crate::Report) -> Result<JsValue, JsValue> {
+    let views: Vec<crate::report::view::View> = report
+        .hosts
+        .iter()
+        .map(|h| crate::report::view::host(h, MARKDOWN_TOP))
+        .collect();
+    let serializer = serde_wasm_bindgen::Serializer::json_compatible();
+    serde::Serialize::serialize(&views, &serializer).map_err(|e| JsValue::from_str(&e.to_string()))
 }
 
 /// Live buffers listed in the page's Markdown export.

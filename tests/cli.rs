@@ -175,6 +175,23 @@ fn json_can_go_to_a_file_beside_the_text_report() {
 }
 
 #[test]
+fn json_to_standard_output_comes_alone_and_parses() {
+    for format in ["text", "markdown", "json"] {
+        let out = oomlens(&[
+            fixture("leak_steps").as_os_str(),
+            "--format".as_ref(),
+            format.as_ref(),
+            "--json".as_ref(),
+            "-".as_ref(),
+        ]);
+        assert!(out.status.success(), "{format}");
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout)
+            .unwrap_or_else(|e| panic!("{format}: standard output is not JSON alone: {e}"));
+        assert_eq!(v["schema"], "oomlens/1", "{format}");
+    }
+}
+
+#[test]
 fn unusable_paths_exit_2_with_one_line() {
     let dir = tempdir::TempDir::new();
     for path in [dir.path().join("missing.xplane.pb"), dir.path().to_owned()] {

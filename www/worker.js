@@ -144,11 +144,13 @@ self.onmessage = async (event) => {
     }
     const report = analysis.finish(part);
     const markdown = analysis.markdown();
+    const view = analysis.view();
     self.postMessage({
       id,
       type: 'result',
       report,
       markdown,
+      view,
       ms: performance.now() - started,
       phases,
       memoryBytes: wasm.memory.buffer.byteLength,
