@@ -2,7 +2,8 @@
 //! ([`Line`]).
 
 use crate::report::model::{
-    AllocatorKind, Diagnosis, DiagnosisId, HostReport, Label, ModuleReport, Plan, Runtime,
+    AllocatorKind, Diagnosis, DiagnosisId, DiagnosisItem, HostReport, Label, ModuleReport, Plan,
+    Runtime,
 };
 use crate::report::present;
 use crate::selection::Failure;
@@ -126,7 +127,14 @@ impl Line {
             cost: None,
             fits_after: None,
             check: None,
+            items: Vec::new(),
         })
+    }
+
+    /// What the finding is made of.
+    pub fn items(mut self, items: Vec<DiagnosisItem>) -> Self {
+        self.0.items = items;
+        self
     }
 
     /// The full fix: what to do, its saving and cost, whether the plan then fits, and

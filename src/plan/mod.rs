@@ -308,6 +308,12 @@ pub fn analyze(hlo: &HloProto) -> Plan {
             name = format!("{name}{{{}}}", parts.join(","));
         }
         let display_shape = index.buffer_display_shape(buffer);
+        // A scan stack is made by an unnamed broadcast or copy: where its values come
+        // from is the instruction that writes it inside the loop body.
+        let named_by = roles
+            .scan_stack(buffer)
+            .map(|(_, writer)| writer)
+            .or(instruction);
         buffers.push(LiveBuffer {
             name,
             opcode: instruction.map(|i| i.opcode.clone()).unwrap_or_default(),
@@ -316,10 +322,8 @@ pub fn analyze(hlo: &HloProto) -> Plan {
             unpadded_bytes: index.unpadded_size(buffer),
             category,
             role,
-            source: instruction.map(|i| index.source_of(i)).unwrap_or_default(),
-            op_name: instruction
-                .map(|i| op_name(i).to_owned())
-                .unwrap_or_default(),
+            source: named_by.map(|i| index.source_of(i)).unwrap_or_default(),
+            op_name: named_by.map(|i| op_name(i).to_owned()).unwrap_or_default(),
             memory_space: display_shape.map(shape::memory_space).unwrap_or(0),
         });
     }

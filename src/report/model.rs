@@ -273,6 +273,11 @@ pub struct ScanStack {
     pub bytes: u64,
     pub while_instruction: String,
     pub role: Role,
+    /// Where the stacked values are written: the source line of the
+    /// `dynamic-update-slice` in the loop body (`path/file.py:123`, or empty).
+    pub source: String,
+    /// That instruction's JAX op_name.
+    pub op_name: String,
 }
 
 #[derive(Debug, Clone, Serialize, JsonSchema)]
@@ -400,6 +405,23 @@ pub struct Diagnosis {
     pub fits_after: Option<bool>,
     /// How to check the estimate on the user's side.
     pub check: Option<String>,
+    /// What the finding is made of, when it is several things (the stacks of one scan
+    /// loop): each with its figures, read from the plan.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub items: Vec<DiagnosisItem>,
+}
+
+/// One thing a diagnosis line is made of (a stack of a scan loop).
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct DiagnosisItem {
+    pub shape: String,
+    /// How many buffers of this shape.
+    pub count: u64,
+    pub bytes: u64,
+    pub role: Role,
+    /// `path/file.py:123`, or empty.
+    pub source: String,
+    pub op_name: String,
 }
 
 /// A pasted OOM message, parsed and matched to the plan.

@@ -205,6 +205,9 @@ pub struct Card {
     /// `then fits` / `still does not fit` (estimated).
     pub then: Option<&'static str>,
     pub check: Option<String>,
+    /// What the finding is made of, one line each (`f32[6,8,128,512] ×2 = 24.0 MiB,
+    /// forward, kept for backward, at model.py:57 (jit(step)/…)`).
+    pub items: Vec<String>,
 }
 
 /// Lays out one host's report; `top` is how many live buffers to list.
@@ -346,12 +349,18 @@ fn plan(p: &Plan) -> PlanView {
             .scan_stacks
             .iter()
             .map(|s| {
+                let at = if s.source.is_empty() {
+                    String::new()
+                } else {
+                    format!(" at {}", present::short_source(&s.source))
+                };
                 format!(
-                    "{} ×{} via {} = {}",
+                    "{} ×{} via {} = {} ({}){at}",
                     s.shape,
                     s.count,
                     s.while_instruction,
-                    mib(s.bytes)
+                    mib(s.bytes),
+                    present::role_words(s.role)
                 )
             })
             .collect(),
@@ -618,5 +627,26 @@ fn card(d: &crate::report::model::Diagnosis) -> Card {
             .fits_after
             .map(|f| if f { "then fits" } else { "still does not fit" }),
         check: d.check.clone(),
+        items: d.items.iter().map(item).collect(),
     }
+}
+
+fn item(i: &crate::report::model::DiagnosisItem) -> String {
+    let at = if i.source.is_empty() {
+        String::new()
+    } else {
+        format!(" at {}", present::short_source(&i.source))
+    };
+    let op = if i.op_name.is_empty() {
+        String::new()
+    } else {
+        format!(" ({})", i.op_name)
+    };
+    format!(
+        "{} ×{} = {}, {}{at}{op}",
+        i.shape,
+        i.count,
+        mib(i.bytes),
+        present::role_words(i.role)
+    )
 }
