@@ -1,6 +1,7 @@
 //! The capture index: where each plane of an `XSpace` lies in the file, and each
 //! plane's interning tables. Nothing here holds events; lines are walked on demand
-//! (see [`plane::Plane::visit_events`]).
+//! (see [`plane::Plane::visit_events`]). The format, and what each field read here
+//! means: docs/xplane.md.
 //!
 //! Everything under this module decodes bytes from the file: no panics (the lints
 //! below), no length trusted before it is checked, no arithmetic on file values that

@@ -1,7 +1,7 @@
 //! XStat values: read borrowed from an event's wire bytes on the hot path, or owned
 //! when kept with plane or event metadata. A string stat is either inline (`str_value`)
 //! or a reference into the plane's stat metadata (`ref_value`); numbers may arrive as
-//! int64, uint64 or double whatever the stat (capture-format.md §3).
+//! int64, uint64 or double whatever the stat (docs/xplane.md#stat-values).
 
 use crate::wire::fields::{
     XSTAT_BYTES_VALUE, XSTAT_DOUBLE_VALUE, XSTAT_DOUBLE_VALUE_TAG, XSTAT_INT64_VALUE,

@@ -19,7 +19,8 @@
 //!
 //! Keys (`…_TAG`) are the first byte of a field on the wire, made by
 //! [`tag`](super::tag) from the number and the wire type its proto type implies; the
-//! fast paths match bytes against them.
+//! fast paths match bytes against them. What each field holds, and what oomlens takes it
+//! to mean: docs/xplane.md.
 
 use super::{tag, WireType};
 
