@@ -1,6 +1,7 @@
-//! Scenario captures (mission-spec §7 and the diagnosis table of §5), built in the test
-//! by `support/` with the event and stat names XLA's profiler writes, analyzed, and
-//! checked against figures computed from what the builder put in — never from oomlens.
+//! Scenario captures (docs/diagnosis.md: the scenarios the tests build, and the diagnosis
+//! lines), built in the test by `support/` with the event and stat names XLA's profiler
+//! writes, analyzed, and checked against figures computed from what the builder put in —
+//! never from oomlens.
 
 mod support;
 
@@ -162,7 +163,8 @@ fn attention_plan_too_big_needs_more_than_the_pool() {
         let step = "jit_train_step(5)";
         let facts = s.facts(step);
 
-        // Module selection (spec §4): the last execution launched no kernel.
+        // Module selection (docs/diagnosis.md#which-module-the-report-is-about): the last
+        // execution launched no kernel.
         assert_eq!(
             a.report.selected_module.as_deref(),
             Some(step),

@@ -1,6 +1,6 @@
-//! What a buffer is for, from JAX's name stack (mission-spec §2): forward activations
-//! kept for the backward pass, backward, library workspace, or other; and which
-//! buffers are `lax.scan` stacks.
+//! What a buffer is for, from JAX's name stack (docs/diagnosis.md#roles): forward
+//! activations kept for the backward pass, backward, library workspace, or other; and
+//! which buffers are `lax.scan` stacks.
 
 use std::collections::BTreeMap;
 

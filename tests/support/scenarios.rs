@@ -1,6 +1,6 @@
-//! The scenarios of mission-spec §7 (and the diagnosis rows they exercise), built as
-//! captures. Each returns the capture bytes and what was put in, so the tests compute
-//! every expected figure independently of oomlens.
+//! The scenarios of docs/diagnosis.md#the-scenarios-the-tests-build (and the diagnosis
+//! rows they exercise), built as captures. Each returns the capture bytes and what was
+//! put in, so the tests compute every expected figure independently of oomlens.
 
 use super::capture_builder::{MS, S, US};
 use super::gpu_sim::{ExecutionLog, Flavor, GpuSim, MetadataLayout, Module};
@@ -8,7 +8,7 @@ use super::hlo_builder::{array, op, Facts, Intent, ModuleBuilder, BF16, F32, S32
 
 pub const MIB: u64 = 1 << 20;
 pub const GIB: u64 = 1 << 30;
-/// AMD MI355X: 288 GiB of HBM (the reference machine, mission-spec §7).
+/// AMD MI355X: 288 GiB of HBM (the machine of the reference runs the scenarios model).
 pub const MI355X: u64 = 288 * GIB;
 /// The reference runs' small pool: 2.79 GiB.
 pub const SMALL_POOL: u64 = 2857 * MIB;
@@ -134,7 +134,8 @@ fn init_module(id: i64, state: &[(&str, &[i64])]) -> Module {
 // (a) attention plan too big
 // ---------------------------------------------------------------------------------
 
-/// The reference's attention model (mission-spec §7 row 1): B=8, H=8, S=1024, five
+/// The reference's attention model ("attention plan too big" in
+/// docs/diagnosis.md#the-scenarios-the-tests-build): B=8, H=8, S=1024, five
 /// blocks; the heap peak holds five `f32[8,8,1024,1024]` softmax outputs on one source
 /// line, kept for the backward pass; the temp block is 3,495 MiB (the error's
 /// "3.41GiB"); XLA's remat pass already cloned 89 instructions.
@@ -311,7 +312,8 @@ pub fn attention_plan_too_big(flavor: Flavor, layout: MetadataLayout) -> Scenari
 // ---------------------------------------------------------------------------------
 
 /// A donated train step that also returns its gradients (104 MiB) and its loss; the
-/// program appends both to a Python list every step (mission-spec §7 row 2).
+/// program appends both to a Python list every step ("keeps gradients every step" in
+/// docs/diagnosis.md#the-scenarios-the-tests-build).
 fn grads_train_step(id: i64) -> Module {
     let mut b = ModuleBuilder::new("jit_train_step", id);
     for name in ["params", "adam_m", "adam_v"] {
@@ -487,7 +489,8 @@ fn undonated_train_step(id: i64) -> Module {
     )
 }
 
-/// `jax.jit(train_step)` without `donate_argnums` (mission-spec §7 row 3): old and new
+/// `jax.jit(train_step)` without `donate_argnums` ("no donation" in
+/// docs/diagnosis.md#the-scenarios-the-tests-build): old and new
 /// state are live together; the second new-state output does not fit.
 pub fn no_donation() -> Scenario {
     let mut sim = GpuSim::new(Flavor::Jax08, MI355X, SMALL_POOL);
