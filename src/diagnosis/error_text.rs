@@ -1,5 +1,5 @@
 //! The out-of-memory message the user pasted: its sizes, its kind, the scenario it
-//! points to (mission-spec §9), and which part of the plan the failed request matches.
+//! points to (`docs/diagnosis.md#tpu-out-of-hbm-at-compile-time`), and which part of the plan the failed request matches.
 
 use crate::report::model::{Category, ErrorMatch, HostReport, ModuleReport};
 use crate::units::mib;
@@ -193,7 +193,7 @@ pub fn find_request(
 }
 
 /// The message as the report shows it: what it says, the plan part its request
-/// matched, and the scenario it points to (mission-spec §9).
+/// matched, and the scenario it points to (`docs/diagnosis.md#the-pasted-error`).
 pub fn describe(
     pasted: &PastedError,
     matched: Option<&RequestMatch>,

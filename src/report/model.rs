@@ -225,7 +225,7 @@ impl Roles {
     }
 }
 
-/// What a buffer is for, from the JAX name stack (mission-spec §2).
+/// What a buffer is for, from the JAX name stack (`docs/diagnosis.md#roles`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Hash, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Role {
