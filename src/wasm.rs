@@ -475,7 +475,16 @@ fn js_views(report: &crate::Report) -> Result<JsValue, JsValue> {
         .map(|h| crate::report::view::host(h, MARKDOWN_TOP))
         .collect();
     let serializer = serde_wasm_bindgen::Serializer::json_compatible();
-    serde::Serialize::serialize(&views, &serializer).map_err(|e| JsValue::from_str(&e.to_string()))
+    match serde::Serialize::serialize(&views, &serializer) {
+        Ok(js) => Ok(js),
+        // A byte count above 2^53 (the chart geometry of a capture with absurd sizes):
+        // through JSON text, as for the report.
+        Err(_) => {
+            let text =
+                serde_json::to_string(&views).map_err(|e| JsValue::from_str(&e.to_string()))?;
+            js_sys::JSON::parse(&text)
+        }
+    }
 }
 
 /// Live buffers listed in the page's Markdown export.

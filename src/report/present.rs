@@ -2,7 +2,7 @@
 //! shares (text, Markdown, JSON strings, and the page through the engine), so that the
 //! CLI and the page say the same thing the same way.
 
-use super::model::{Category, DiagnosisId, LiveOrigin, Role};
+use super::model::{Category, DiagnosisId, Label, LiveOrigin, Role};
 
 /// How many entries each list shows; the rest are counted.
 pub mod limits {
@@ -20,6 +20,17 @@ pub mod limits {
     pub const IN_USE_EDGE: usize = 3;
     /// Live buffers at the peak, unless the reader asks for another number.
     pub const LIVE_BUFFERS: usize = 10;
+    /// Executions the page lists (the latest), of those the report keeps.
+    pub const EXECUTIONS: usize = 1000;
+}
+
+/// What a label says about where a figure comes from (the page's label tooltips).
+pub fn label_meaning(label: Label) -> &'static str {
+    match label {
+        Label::Measured => "measured: from runtime events (allocator, executions)",
+        Label::Read => "read: from the compiled plan in the capture",
+        Label::Estimated => "estimated: derived by oomlens",
+    }
 }
 
 /// The title every renderer gives a diagnosis line.
@@ -90,6 +101,20 @@ pub fn short_source(source: &str) -> &str {
     match source.rsplit_once('/') {
         Some((_, tail)) => tail,
         None => source,
+    }
+}
+
+/// `1.25 s`, `3.400 ms`, `120.0 µs`, `80 ns`: a time span or a time since the capture
+/// started, in the unit that suits it.
+pub fn duration(ns: f64) -> String {
+    if ns >= 1e9 {
+        format!("{:.2} s", ns / 1e9)
+    } else if ns >= 1e6 {
+        format!("{:.3} ms", ns / 1e6)
+    } else if ns >= 1e3 {
+        format!("{:.1} µs", ns / 1e3)
+    } else {
+        format!("{} ns", ns.round())
     }
 }
 
@@ -166,5 +191,14 @@ mod tests {
         let text = ranges(&mut many);
         assert!(text.ends_with("… 39 (20 executions)"), "{text}");
         assert_eq!(executions(&[4]), "execution 4");
+    }
+
+    #[test]
+    fn durations_take_the_unit_that_suits_them() {
+        assert_eq!(duration(1.25e9), "1.25 s");
+        assert_eq!(duration(3.4e6), "3.400 ms");
+        assert_eq!(duration(120e3), "120.0 µs");
+        assert_eq!(duration(80.4), "80 ns");
+        assert_eq!(duration(0.0), "0 ns");
     }
 }
