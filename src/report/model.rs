@@ -7,7 +7,7 @@
 //! line carries its own label (savings are **estimated**).
 
 use schemars::JsonSchema;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 pub const SCHEMA: &str = "oomlens/1";
 
@@ -16,8 +16,22 @@ fn as_string<S: serde::Serializer>(value: &u64, serializer: S) -> Result<S::Ok, 
     serializer.collect_str(value)
 }
 
+/// Reads what [`as_string`] wrote (a number is taken too).
+fn from_string<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<u64, D::Error> {
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum Id {
+        Text(String),
+        Number(u64),
+    }
+    match Id::deserialize(deserializer)? {
+        Id::Text(t) => t.parse().map_err(serde::de::Error::custom),
+        Id::Number(n) => Ok(n),
+    }
+}
+
 /// Where a figure comes from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Label {
     /// From runtime events (allocator, executions).
@@ -39,7 +53,7 @@ impl Label {
 }
 
 /// The whole output: one host, or several (`hosts`).
-#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct Report {
     pub schema: String,
     pub tool: String,
@@ -49,7 +63,7 @@ pub struct Report {
 }
 
 /// The analysis of one `<host>.xplane.pb`.
-#[derive(Debug, Clone, Default, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
 pub struct HostReport {
     pub host: String,
     pub file: String,
@@ -78,7 +92,7 @@ pub struct HostReport {
 }
 
 /// The verdict in one sentence, with the figures it quotes and their labels.
-#[derive(Debug, Clone, Default, Serialize, PartialEq, JsonSchema)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, JsonSchema)]
 pub struct Headline {
     /// What the report concludes, in one word.
     pub verdict: Verdict,
@@ -88,7 +102,7 @@ pub struct Headline {
     pub figures: Vec<HeadlineFigure>,
 }
 
-#[derive(Debug, Clone, Serialize, PartialEq, JsonSchema)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, JsonSchema)]
 pub struct HeadlineFigure {
     /// What the figure is: `needs`, `capacity`, `peak`, `growth_per_execution`, …
     pub name: String,
@@ -98,25 +112,25 @@ pub struct HeadlineFigure {
     pub label: Label,
 }
 
-#[derive(Debug, Clone, Default, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
 pub struct PlaneSummary {
     pub name: String,
     pub bytes: u64,
     pub lines: usize,
 }
 
-#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct Note {
     pub id: String,
     pub text: String,
 }
 
-#[derive(Debug, Clone, Default, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
 pub struct ModuleReport {
     pub name: String,
     /// The program id XLA gave the module (on TPU a 64-bit fingerprint). Written as a
     /// string in JSON: 64-bit ids do not fit a JavaScript number.
-    #[serde(serialize_with = "as_string")]
+    #[serde(serialize_with = "as_string", deserialize_with = "from_string")]
     #[schemars(with = "String")]
     pub program_id: u64,
     /// `name(program_id)`, exactly as XProf names the module.
@@ -127,7 +141,7 @@ pub struct ModuleReport {
 }
 
 /// One module's compiled memory plan. All figures **read** from the plan.
-#[derive(Debug, Clone, Default, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
 pub struct Plan {
     /// As `compiled.memory_analysis().argument_size_in_bytes`.
     pub argument_bytes: u64,
@@ -189,7 +203,7 @@ impl Plan {
     }
 }
 
-#[derive(Debug, Clone, Copy, Default, Serialize, PartialEq, JsonSchema)]
+#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, PartialEq, JsonSchema)]
 pub struct Roles {
     pub forward: u64,
     pub backward: u64,
@@ -226,7 +240,7 @@ impl Roles {
 }
 
 /// What a buffer is for, from the JAX name stack (`docs/diagnosis.md#roles`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Hash, JsonSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Hash, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Role {
     /// Forward activations kept for the backward pass (`jvp(`).
@@ -239,7 +253,7 @@ pub enum Role {
 }
 
 /// How a buffer's allocation lives (XProf's groups, first match wins).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum Category {
     Parameter,
@@ -249,7 +263,7 @@ pub enum Category {
     Temporary,
 }
 
-#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct LiveBuffer {
     /// Defining instruction, with `{i}` when the buffer is a tuple element.
     pub name: String,
@@ -266,7 +280,7 @@ pub struct LiveBuffer {
     pub memory_space: i64,
 }
 
-#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct ScanStack {
     pub shape: String,
     pub count: u64,
@@ -280,14 +294,14 @@ pub struct ScanStack {
     pub op_name: String,
 }
 
-#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct TimelinePoint {
     pub bytes: u64,
     pub instruction: String,
 }
 
 /// Runtime figures, all **measured** from allocator and execution events.
-#[derive(Debug, Clone, Default, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
 pub struct Runtime {
     pub allocators: Vec<AllocatorSummary>,
     pub executions: Vec<Execution>,
@@ -309,7 +323,7 @@ pub struct Runtime {
     pub device_memory_bytes: Option<u64>,
 }
 
-#[derive(Debug, Clone, Default, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
 pub struct AllocatorSummary {
     pub name: String,
     /// Whether it is a device's pool (what plans are compared against) or the pinned
@@ -326,7 +340,7 @@ pub struct AllocatorSummary {
     pub timeline: Vec<(i64, u64)>,
 }
 
-#[derive(Debug, Clone, Default, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
 pub struct Execution {
     pub module: String,
     pub run_id: Option<i64>,
@@ -336,7 +350,7 @@ pub struct Execution {
     pub launched_kernels: Option<bool>,
 }
 
-#[derive(Debug, Clone, Default, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
 pub struct Retry {
     pub count: u64,
     pub longest_ns: f64,
@@ -353,7 +367,7 @@ pub struct Retry {
 
 /// One `AllocatorRetry` wait: the allocator found no free memory and waited for some
 /// to be freed (**measured**).
-#[derive(Debug, Clone, Default, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
 pub struct RetryWait {
     /// On the clock of [`Execution::start_ns`] and the allocator timelines.
     pub start_ns: f64,
@@ -362,7 +376,7 @@ pub struct RetryWait {
     pub execution: Option<String>,
 }
 
-#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct LiveGroup {
     /// Who allocated the group, written in JSON as a sentence: `output of jit_step(3)
     /// executions 1–4`, `host-to-device transfer (DevicePut in $train.py:60 load)`,
@@ -378,7 +392,7 @@ pub struct LiveGroup {
     pub input_bytes: u64,
 }
 
-#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct HostEventGroup {
     pub name: String,
     pub count: u64,
@@ -386,7 +400,7 @@ pub struct HostEventGroup {
 }
 
 /// One diagnosis line.
-#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct Diagnosis {
     /// Stable identifier (`role_forward`, `no_donation`, …).
     pub id: DiagnosisId,
@@ -411,12 +425,12 @@ pub struct Diagnosis {
     pub subject: Option<String>,
     /// What the finding is made of, when it is several things (the stacks of one scan
     /// loop): each with its figures, read from the plan.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub items: Vec<DiagnosisItem>,
 }
 
 /// One thing a diagnosis line is made of (a stack of a scan loop).
-#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct DiagnosisItem {
     pub shape: String,
     /// How many buffers of this shape.
@@ -429,7 +443,7 @@ pub struct DiagnosisItem {
 }
 
 /// A pasted OOM message, parsed and matched to the plan.
-#[derive(Debug, Clone, Default, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
 pub struct ErrorMatch {
     pub kind: String,
     pub requested_bytes: Option<u64>,
@@ -442,7 +456,7 @@ pub struct ErrorMatch {
 }
 
 /// Which pool an allocator is.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum AllocatorKind {
     /// A device's memory pool (`GPU_0_bfc`, a TPU's HBM).
@@ -481,6 +495,9 @@ pub enum LiveOrigin {
     BeforeCapture { history_from_ps: Option<i64> },
     /// Allocated outside any launch or transfer.
     Other,
+    /// Read back from a report's JSON, which keeps the sentence only (see
+    /// [`crate::report::present::live_origin`]).
+    Shown(String),
 }
 
 impl Serialize for LiveOrigin {
@@ -489,8 +506,14 @@ impl Serialize for LiveOrigin {
     }
 }
 
+impl<'de> Deserialize<'de> for LiveOrigin {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        String::deserialize(deserializer).map(LiveOrigin::Shown)
+    }
+}
+
 /// What the report concludes about the selected module.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Verdict {
     /// The plan alone exceeds the pool.
@@ -511,7 +534,7 @@ pub enum Verdict {
 }
 
 /// Every kind of diagnosis line (JSON `diagnosis[].id`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum DiagnosisId {
     /// The plan alone exceeds the pool.
