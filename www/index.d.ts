@@ -167,6 +167,19 @@ export class Analyzer {
     options?: AnalyzeOptions,
     hooks?: { onProgress?: (p: Progress) => void; signal?: AbortSignal },
   ): Promise<{ report: Report; view: View; markdown: string; ms: number; phases: [string, number][]; memoryBytes: number; version: string; workers: number }>;
+  /** One run of a comparison (what `Comparer` uses): its report as the engine's JSON text. */
+  analyzeRun(
+    input: Blob | ArrayBuffer | ArrayBufferView,
+    run: 'before' | 'after',
+    options?: { module?: string; file_name?: string; host?: string },
+    hooks?: { onProgress?: (p: Progress) => void; signal?: AbortSignal },
+  ): Promise<{ report: string; ms: number; version: string }>;
+  /** Compares two reports from `analyzeRun`; `again`: analyze those runs again about the modules named, then call with `module_choice`. */
+  compareReports(
+    before: string,
+    after: string,
+    options?: { module?: string; top?: number; module_choice?: string },
+  ): Promise<{ diff: Diff; view: DiffView; markdown: string; version: string } | { again: { before: string | null; after: string | null; module_choice: string } }>;
   cancel(): void;
   terminate(): void;
 }
