@@ -298,6 +298,19 @@ window.addEventListener('message', async (e) => {
     await page.close();
   });
 
+  test('runs whose reports are about modules of different names: the one compared is analyzed again, as the CLI does', async () => {
+    // Each report picks its own module; the comparison takes the largest module whose
+    // name both runs have, and analyzes the run that was not about it again.
+    const side = (name) => ({ path: join(FIXTURES, name, `${name}.xplane.pb`), url: `__fixtures__/${name}/${name}.xplane.pb`, name: `${name}.xplane.pb` });
+    const p = { before: side('debug_print_8dev'), after: side('oom_first_call') };
+    const want = cliDiff(p.before.path, p.after.path);
+    assert.equal(want.module_choice, 'largest_common');
+    const { page, log } = await open();
+    for (const parallel of [true, false]) assert.deepEqual((await engine(page, p, { parallel })).diff, want, `parallel: ${parallel}`);
+    clean(log);
+    await page.close();
+  });
+
   test('hostile strings from the captures stay text in the comparison', async () => {
     const { page, log } = await open();
     await page.evaluate(() => {
