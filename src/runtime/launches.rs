@@ -1,0 +1,333 @@
+//! Launch resolution: the launch events of one launch merged (by run id or PJRT C API
+//! linkage), modules learned from run ids filled in, launches put in time order; then
+//! each launch's module label ([`ModuleLookup`], [`LaunchModule`]), the launches not
+//! kept counted by label, and a final call that never launched.
+
+use std::collections::HashMap as StdHashMap;
+
+// Fx hashing: these maps are keyed by small integers and looked up per launch.
+use rustc_hash::FxHashMap as HashMap;
+
+use super::records::{ExecutionRecord, Origin, RuntimeScan};
+
+impl ExecutionRecord {
+    /// Takes in what another event of the same launch named.
+    fn absorb_launch_event(&mut self, other: &ExecutionRecord) {
+        self.module = self.module.or(other.module);
+        self.program_id = self.program_id.or(other.program_id);
+        self.run_id = self.run_id.or(other.run_id);
+        self.link = self.link.or(other.link);
+        self.device_run = self.device_run.or(other.device_run);
+        self.end_ps = self.end_ps.max(other.end_ps);
+        self.waited_for_memory |= other.waited_for_memory;
+        self.launched_kernels |= other.launched_kernels;
+        self.module_hint = self.module_hint.or(other.module_hint);
+    }
+}
+
+/// Disjoint sets of launch indices, for launches that turn out to be one.
+struct UnionFind {
+    parent: Vec<u32>,
+}
+
+impl UnionFind {
+    fn new(n: usize) -> Self {
+        UnionFind {
+            parent: (0..n as u32).collect(),
+        }
+    }
+
+    fn find(&mut self, mut i: u32) -> u32 {
+        while let Some(&p) = self.parent.get(i as usize) {
+            if p == i {
+                break;
+            }
+            // Path halving keeps the chains short.
+            let grand = self.parent.get(p as usize).copied().unwrap_or(p);
+            self.parent[i as usize] = grand;
+            i = grand;
+        }
+        i
+    }
+
+    fn union(&mut self, a: u32, b: u32) {
+        let (a, b) = (self.find(a), self.find(b));
+        if a != b {
+            self.parent[a.max(b) as usize] = a.min(b);
+        }
+    }
+}
+
+impl RuntimeScan {
+    /// Launch events of one launch (the same run id, or the same PJRT C API linkage
+    /// context) become one: the earliest holds what any of them named. Returns each
+    /// launch's representative and the representative of each run id.
+    fn merge_launches_of_one_run(&mut self) -> (Vec<u32>, HashMap<i64, u32>) {
+        let n = self.executions.len();
+        let mut groups = UnionFind::new(n);
+        let mut by_run: HashMap<i64, u32> = HashMap::default();
+        let mut by_link: HashMap<i64, u32> = HashMap::default();
+        for (i, e) in self.executions.iter().enumerate() {
+            let i = i as u32;
+            for (key, seen) in [(e.run_id, &mut by_run), (e.link, &mut by_link)] {
+                let Some(key) = key else { continue };
+                match seen.get(&key) {
+                    Some(&j) => groups.union(i, j),
+                    None => {
+                        seen.insert(key, i);
+                    }
+                }
+            }
+        }
+        // The earliest launch of each group represents it (the lower index on a tie).
+        let mut root_of_group: HashMap<u32, u32> = HashMap::default();
+        for i in 0..n as u32 {
+            let group = groups.find(i);
+            let earliest = root_of_group.entry(group).or_insert(i);
+            let start = |k: u32| self.executions.get(k as usize).map(|e| e.start_ps);
+            if start(i) < start(*earliest) {
+                *earliest = i;
+            }
+        }
+        let representative: Vec<u32> = (0..n as u32)
+            .map(|i| root_of_group.get(&groups.find(i)).copied().unwrap_or(i))
+            .collect();
+        for (i, &keep) in representative.iter().enumerate() {
+            if keep as usize != i {
+                let merged = self.executions[i].clone();
+                self.executions[keep as usize].absorb_launch_event(&merged);
+            }
+        }
+        for run in by_run.values_mut() {
+            *run = representative[*run as usize];
+        }
+        (representative, by_run)
+    }
+
+    /// launches of one run (same run id) into one execution, resolves allocations made
+    /// for a run id to its launch, then orders launches by time (records follow).
+    pub fn finish_host(&mut self) {
+        self.keep_latest_records();
+        self.keep_latest_executions();
+        let n = self.executions.len();
+        let (representative, by_run) = self.merge_launches_of_one_run();
+        let resolve = |i: u32| representative.get(i as usize).copied().unwrap_or(i);
+        for e in &mut self.executions {
+            if let Some(run) = e.run_id {
+                if e.module.is_none() {
+                    e.module = self.run_modules.get(&run).map(|&(m, _)| m);
+                }
+                if e.program_id.is_none() {
+                    e.program_id = self.run_programs.get(&run).map(|&(p, _)| p);
+                }
+            }
+        }
+        let mut order: Vec<u32> = (0..n as u32).filter(|&i| resolve(i) == i).collect();
+        order.sort_by_key(|&i| {
+            self.executions
+                .get(i as usize)
+                .map(|e| e.start_ps)
+                .unwrap_or(0)
+        });
+        let mut new_index = vec![u32::MAX; n];
+        for (new, &old) in order.iter().enumerate() {
+            new_index[old as usize] = new as u32;
+        }
+        let remap = |i: u32| new_index.get(resolve(i) as usize).copied().unwrap_or(0);
+        for r in &mut self.records {
+            r.origin = match r.origin {
+                Origin::Execution(i) => Origin::Execution(remap(i)),
+                Origin::Run(run) => by_run
+                    .get(&run)
+                    .map(|&i| Origin::Execution(remap(i)))
+                    .unwrap_or(Origin::Run(run)),
+                other => other,
+            };
+        }
+        for r in &mut self.retries {
+            r.execution = r
+                .execution
+                .or_else(|| r.run.and_then(|run| by_run.get(&run).copied()))
+                .map(remap);
+        }
+        let executions = &mut self.executions;
+        for r in &self.retries {
+            if let Some(e) = r
+                .execution
+                .and_then(|i| order.get(i as usize))
+                .and_then(|&old| executions.get_mut(old as usize))
+            {
+                e.waited_for_memory = true;
+            }
+        }
+        let sorted: Vec<ExecutionRecord> = order
+            .iter()
+            .filter_map(|&old| self.executions.get(old as usize).cloned())
+            .collect();
+        self.executions = sorted;
+        self.records.sort_by_key(|r| r.time_ps);
+    }
+}
+
+/// What the runtime part of the report needs to know about the plans.
+pub struct ModuleKey<'a> {
+    pub name: &'a str,
+    pub program_id: u64,
+    pub label: &'a str,
+}
+
+/// The label a launch belongs to: by program id when known, else by name when the name
+/// is unique among modules with plans, else `name(?)`.
+pub fn execution_label(
+    scan: &RuntimeScan,
+    e: &ExecutionRecord,
+    modules: &[ModuleKey<'_>],
+) -> Option<String> {
+    ModuleLookup::new(modules)
+        .label(scan, e.module, e.program_id)
+        .map(|m| m.label())
+}
+
+/// Every launch's label ([`execution_label`]), with the modules indexed once: a
+/// capture with thousands of modules and a million launches stays linear.
+pub fn execution_labels(scan: &RuntimeScan, modules: &[ModuleKey<'_>]) -> Vec<Option<String>> {
+    let lookup = ModuleLookup::new(modules);
+    scan.executions
+        .iter()
+        .map(|e| {
+            lookup
+                .label(scan, e.module, e.program_id)
+                .map(|m| m.label())
+        })
+        .collect()
+}
+
+/// The launches not kept (see `MAX_EXECUTIONS`), counted by label as kept ones are.
+pub fn dropped_launch_labels(
+    scan: &RuntimeScan,
+    modules: &[ModuleKey<'_>],
+) -> Vec<(Option<LaunchModule>, u64)> {
+    let lookup = ModuleLookup::new(modules);
+    let mut counts: Vec<(Option<LaunchModule>, u64)> = scan
+        .dropped_launches
+        .iter()
+        .map(|(&(module, program_id), &count)| (lookup.label(scan, module, program_id), count))
+        .collect();
+    // In the order of the labels shown, so that a name's repeats are neighbours.
+    counts.sort_by_cached_key(|(m, count)| (m.as_ref().map(LaunchModule::label), *count));
+    counts
+}
+
+/// The capture's last call of a jitted function, when no launch of its module started
+/// at or after it (see [`scan::CallRecord`]): its label and start. A name several
+/// modules share resolves to the one of them that never launched, if only one did not.
+pub fn unfinished_call(
+    scan: &RuntimeScan,
+    modules: &[ModuleKey<'_>],
+    labels: &[Option<String>],
+) -> Option<(String, i64)> {
+    let call = scan.last_call?;
+    let lookup = ModuleLookup::new(modules);
+    let label = match lookup.label(scan, call.module, None)? {
+        LaunchModule::Known(label) => label,
+        LaunchModule::Ambiguous(name) => {
+            let launched = |l: &str| labels.iter().flatten().any(|x| x == l);
+            let mut never: Vec<&ModuleKey<'_>> = modules
+                .iter()
+                .filter(|m| m.name == name && !launched(m.label))
+                .collect();
+            match (never.pop(), never.is_empty()) {
+                (Some(only), true) => only.label.to_owned(),
+                _ => return None,
+            }
+        }
+    };
+    let ran_after = scan
+        .executions
+        .iter()
+        .zip(labels)
+        .any(|(e, l)| e.start_ps >= call.start_ps && l.as_deref() == Some(label.as_str()));
+    (!ran_after).then_some((label, call.start_ps))
+}
+
+/// The first module (in order) for each key [`execution_label`] matches on.
+struct ModuleLookup<'m> {
+    by_program: StdHashMap<u64, &'m str>,
+    by_program_name: StdHashMap<(u64, &'m str), &'m str>,
+    by_label: StdHashMap<&'m str, &'m str>,
+    /// Name → (first label, how many modules have the name).
+    by_name: StdHashMap<&'m str, (&'m str, usize)>,
+}
+
+impl<'m> ModuleLookup<'m> {
+    fn new(modules: &'m [ModuleKey<'m>]) -> Self {
+        let mut lookup = ModuleLookup {
+            by_program: StdHashMap::new(),
+            by_program_name: StdHashMap::new(),
+            by_label: StdHashMap::new(),
+            by_name: StdHashMap::new(),
+        };
+        for m in modules {
+            lookup.by_program.entry(m.program_id).or_insert(m.label);
+            lookup
+                .by_program_name
+                .entry((m.program_id, m.name))
+                .or_insert(m.label);
+            lookup.by_label.entry(m.label).or_insert(m.label);
+            let slot = lookup.by_name.entry(m.name).or_insert((m.label, 0));
+            slot.1 = slot.1.saturating_add(1);
+        }
+        lookup
+    }
+
+    /// The label of a launch of interned `module` (if known) and `program_id`.
+    fn label(
+        &self,
+        scan: &RuntimeScan,
+        module: Option<u32>,
+        program_id: Option<u64>,
+    ) -> Option<LaunchModule> {
+        let name = module
+            .and_then(|m| scan.module_names.get(m as usize))
+            .map(String::as_str);
+        let known = |label: &&str| LaunchModule::Known((*label).to_owned());
+        if let Some(pid) = program_id {
+            let found = match name {
+                Some(n) => self.by_program_name.get(&(pid, n)),
+                None => self.by_program.get(&pid),
+            };
+            if let Some(label) = found {
+                return Some(known(label));
+            }
+        }
+        let name = name?;
+        // A TPU module line names the module by its label already.
+        if let Some(label) = self.by_label.get(name) {
+            return Some(known(label));
+        }
+        match self.by_name.get(name) {
+            Some((label, 1)) => Some(known(label)),
+            _ => Some(LaunchModule::Ambiguous(name.to_owned())),
+        }
+    }
+}
+
+/// The module a launch ran, as far as the capture tells.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub enum LaunchModule {
+    /// A module with a plan, by label.
+    Known(String),
+    /// A name several modules share (or none has), without the program id that would
+    /// tell which.
+    Ambiguous(String),
+}
+
+impl LaunchModule {
+    /// The label the report shows: `jit_step(12)`, or `jit_step(?)` when ambiguous.
+    pub fn label(&self) -> String {
+        match self {
+            LaunchModule::Known(label) => label.clone(),
+            LaunchModule::Ambiguous(name) => format!("{name}(?)"),
+        }
+    }
+}
