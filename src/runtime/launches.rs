@@ -104,6 +104,30 @@ impl RuntimeScan {
         (representative, by_run)
     }
 
+    /// After the device planes: a launch nothing else named runs the module its
+    /// `PjitFunction(<fn>)` call names (XLA 2024–2025 names the module only in
+    /// `ExecuteThunks`, which a launch that ran out of memory never reaches); and where
+    /// the host names no module at all (TPU hosts), the device's module line gives the
+    /// launches instead.
+    pub(super) fn finish_devices(&mut self) {
+        for e in &mut self.executions {
+            if e.module.is_none() {
+                e.module = e.module_hint;
+            }
+        }
+        let host_named = self.executions.iter().any(|e| e.module.is_some());
+        if !host_named && !self.device_executions.is_empty() {
+            self.executions = std::mem::take(&mut self.device_executions);
+            self.executions.sort_by_key(|e| e.start_ps);
+            // Allocation origins pointed at host launches, which are gone now.
+            for r in &mut self.records {
+                if matches!(r.origin, Origin::Execution(_)) {
+                    r.origin = Origin::Unknown;
+                }
+            }
+        }
+    }
+
     /// launches of one run (same run id) into one execution, resolves allocations made
     /// for a run id to its launch, then orders launches by time (records follow).
     pub fn finish_host(&mut self) {
@@ -176,19 +200,9 @@ pub struct ModuleKey<'a> {
     pub label: &'a str,
 }
 
-/// The label a launch belongs to: by program id when known, else by name when the name
-/// is unique among modules with plans, else `name(?)`.
-pub fn execution_label(
-    scan: &RuntimeScan,
-    e: &ExecutionRecord,
-    modules: &[ModuleKey<'_>],
-) -> Option<String> {
-    ModuleLookup::new(modules)
-        .label(scan, e.module, e.program_id)
-        .map(|m| m.label())
-}
-
-/// Every launch's label ([`execution_label`]), with the modules indexed once: a
+/// Every launch's label: by program id when known, else by name when the name is
+/// unique among modules with plans, else the name alone ([`LaunchModule::Ambiguous`],
+/// shown `name(?)`). The modules are indexed once: a
 /// capture with thousands of modules and a million launches stays linear.
 pub fn execution_labels(scan: &RuntimeScan, modules: &[ModuleKey<'_>]) -> Vec<Option<String>> {
     let lookup = ModuleLookup::new(modules);

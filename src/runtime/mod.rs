@@ -17,18 +17,14 @@ mod stats;
 mod summary;
 mod window;
 
-pub use launches::{
-    dropped_launch_labels, execution_label, execution_labels, unfinished_call, LaunchModule,
-    ModuleKey,
-};
-pub use parallel::{scan_host_share, split_from, SharePart, PARALLEL_FROM_BYTES};
-pub use parts::{
-    decode_host_part, decode_host_work, encode_host_part, encode_host_work, host_split,
-    merge_host_parts, plane_split, scan_host_lines, HostSplit,
-};
-pub use scan::{device_share_from, scan_devices, scan_host, scan_host_sharing};
+pub(crate) use launches::{dropped_launch_labels, execution_labels, unfinished_call};
+pub use launches::{LaunchModule, ModuleKey};
+pub use parallel::{Scan, DEVICE_PARALLEL_FROM_BYTES, PARALLEL_FROM_BYTES};
+pub use parts::{HostParts, SecondPart};
+pub(crate) use scan::scan_capture;
 pub(crate) use summary::execution_ordinals;
-pub use summary::{in_use_at_launch, pool_capacity, summarize, xprof_capacity_note, SelectedPlan};
+pub use summary::SelectedPlan;
+pub(crate) use summary::{in_use_at_launch, pool_capacity, summarize, xprof_capacity_note};
 
 pub const HOST_PLANE: &str = "/host:CPU";
 /// Device planes: `/device:GPU:0`, `/device:TPU:3`, …

@@ -1,19 +1,166 @@
-//! Two scanners at once. Natively two threads share a host plane, or a device plane
-//! whose kernels can be matched in any order, without an index of its lines (see
-//! [`LineBoundary`]); each scans into its own [`RuntimeScan`] and the parts are merged
-//! in line order.
+//! Two threads at once, natively: the scan strategy ([`Scan`], chosen in
+//! [`crate::Options`]) and the two ways a plane is shared. Two threads share a host
+//! plane, or a device plane whose kernels can be matched in any order, without an index
+//! of its lines: the first scans from the plane's start, the second walks line headers
+//! to the middle, sets the boundary there and scans on to the end ([`LineBoundary`]).
+//! Each scans into its own [`RuntimeScan`] and the parts are merged in line order, so
+//! the result is what one scanner finds. (The page's workers share no memory and
+//! split a plane by line index instead: see [`super::parts`].)
 
 use super::device::DeviceVisitor;
 use super::host::HostVisitor;
 use super::records::RuntimeScan;
-use super::window::LineMarks;
 use crate::capture::{LineBoundary, Plane};
 use crate::error::Error;
 use crate::source::ByteSource;
 
-/// Matches a device plane's kernels to launches on two threads sharing its lines (see
-/// [`LineBoundary`]), each into its own copy of the launches: the parts to add to
-/// `result` in order ([`RuntimeScan::absorb_kernels`]), or `None` when the second
+/// Host planes at least this large are scanned by two scanners: threads natively
+/// ([`Scan::default`]), workers in the page (its default `parallel_from_bytes`).
+/// Below it the second scanner's start-up costs more than it saves.
+pub const PARALLEL_FROM_BYTES: u64 = 32 << 20;
+
+/// Device planes at least this large have their kernels matched by two threads
+/// natively ([`Scan::default`]), when the order kernels are matched in cannot change
+/// the result.
+pub const DEVICE_PARALLEL_FROM_BYTES: u64 = 8 << 20;
+
+/// How the runtime scan divides its work, from [`crate::Options::scan`]. Whatever the
+/// strategy, the report is the same byte for byte; only the time differs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Scan {
+    /// One thread reads every plane in order (the page, whose second worker is driven
+    /// part by part instead; the CLI with `OOMLENS_THREADS=1`).
+    OneThread,
+    /// Two threads share a host plane of at least `host_from_bytes` and a device plane
+    /// of at least `device_from_bytes`, when the source can be read from two threads at
+    /// once (a file; bytes in memory and the page's `File` cannot) and, for a device
+    /// plane, when its kernels can be matched to launches in any order (every launch
+    /// names its module, and it is not a TPU, whose module runs must be read first).
+    /// Planes below the thresholds, and the rest, are read by one thread.
+    TwoThreads {
+        host_from_bytes: u64,
+        device_from_bytes: u64,
+    },
+}
+
+impl Scan {
+    /// Two threads from the sizes where they pay on two cores.
+    pub const TWO_THREADS: Scan = Scan::TwoThreads {
+        host_from_bytes: PARALLEL_FROM_BYTES,
+        device_from_bytes: DEVICE_PARALLEL_FROM_BYTES,
+    };
+
+    /// The size from which a host plane is shared by two threads, if any is.
+    pub(super) fn host_shared_from(self) -> Option<u64> {
+        match self {
+            Scan::OneThread => None,
+            Scan::TwoThreads {
+                host_from_bytes, ..
+            } => Some(host_from_bytes),
+        }
+    }
+
+    /// The size from which a device plane is shared by two threads, if any is.
+    pub(super) fn device_shared_from(self) -> Option<u64> {
+        match self {
+            Scan::OneThread => None,
+            Scan::TwoThreads {
+                device_from_bytes, ..
+            } => Some(device_from_bytes),
+        }
+    }
+}
+
+impl Default for Scan {
+    /// [`Scan::TWO_THREADS`] natively; one thread in WebAssembly, which has none to
+    /// spare (the page runs its second worker part by part).
+    fn default() -> Self {
+        if cfg!(target_arch = "wasm32") {
+            Scan::OneThread
+        } else {
+            Scan::TWO_THREADS
+        }
+    }
+}
+
+/// Walks one host plane into `scan`, whose last line marks are this plane's: shared by
+/// two threads when `how` and the source allow it, else in one walk.
+pub(super) fn scan_host_plane(
+    src: &dyn ByteSource,
+    plane: &Plane,
+    scan: RuntimeScan,
+    how: Scan,
+) -> Result<RuntimeScan, Error> {
+    let shared = how
+        .host_shared_from()
+        .is_some_and(|from| plane.byte_len() >= from);
+    if let (true, Some(second)) = (shared, src.share()) {
+        return share_host_plane(src, second.as_ref(), plane, scan);
+    }
+    let mut visitor = HostVisitor::new(plane, scan);
+    plane.visit_events(src, &mut visitor)?;
+    Ok(visitor.scan)
+}
+
+/// A host plane shared by two threads: this one scans from the start into `scan`
+/// while the other, reading through `second`, scans from the middle into a fresh
+/// scan; the later part is absorbed into the earlier.
+fn share_host_plane(
+    src: &dyn ByteSource,
+    second: &(dyn ByteSource + Send + Sync),
+    plane: &Plane,
+    scan: RuntimeScan,
+) -> Result<RuntimeScan, Error> {
+    let boundary = LineBoundary::default();
+    let (first, later) = std::thread::scope(|scope| {
+        let worker = scope.spawn(|| {
+            let later = RuntimeScan::for_one_host_plane();
+            scan_host_part(second, plane, &boundary, SharePart::Second, later)
+        });
+        let first = scan_host_part(src, plane, &boundary, SharePart::First, scan);
+        (first, worker.join())
+    });
+    let later = later.unwrap_or_else(|_| {
+        Err(Error::Read {
+            offset: 0,
+            message: "the second scan thread stopped".into(),
+        })
+    });
+    let mut first = first?;
+    first.absorb(later?);
+    Ok(first)
+}
+
+/// One of the two scanners of a host plane shared without an index of its lines.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum SharePart {
+    /// Lines from the start to the boundary.
+    First,
+    /// Lines from the boundary, which this scanner sets, to the end.
+    Second,
+}
+
+/// Walks `part` of a host plane shared by two scanners into `scan`, whose last line
+/// marks are this plane's. The two parts, merged in order ([`RuntimeScan::absorb`]),
+/// are what one walk of the plane finds.
+pub(super) fn scan_host_part(
+    src: &dyn ByteSource,
+    plane: &Plane,
+    boundary: &LineBoundary,
+    part: SharePart,
+    scan: RuntimeScan,
+) -> Result<RuntimeScan, Error> {
+    let mut visitor = HostVisitor::new(plane, scan);
+    match part {
+        SharePart::First => plane.visit_events_before(src, boundary, &mut visitor)?,
+        SharePart::Second => plane.visit_events_from_middle(src, boundary, &mut visitor)?,
+    }
+    Ok(visitor.scan)
+}
+
+/// Matches a device plane's kernels to launches on two threads sharing its lines, each
+/// into its own copy of the launches ([`RuntimeScan::kernel_part`]): the parts to add
+/// to `result` in order ([`RuntimeScan::absorb_kernels`]), or `None` when the second
 /// walk did not confirm the tables read from the plane's end (nothing is added then,
 /// and the plane is to be read again).
 pub(super) fn match_kernels_shared(
@@ -45,85 +192,5 @@ pub(super) fn match_kernels_shared(
     Ok(plane.confirm_tables().then_some([first, later]))
 }
 
-/// Device planes at least this large have their kernels matched by two threads
-/// natively, when the order kernels are matched in cannot change the result.
-pub(super) const DEVICE_PARALLEL_FROM_BYTES: u64 = 8 << 20;
-
-/// Host planes at least this large are scanned by two scanners (threads natively,
-/// workers in the page) where the source allows it.
-pub const PARALLEL_FROM_BYTES: u64 = 32 << 20;
-
-/// The size from which this process splits a host plane between two threads, if it
-/// does at all: natively, unless `OOMLENS_THREADS=1` keeps the scan on one thread (for
-/// comparisons and benchmarks); never in WebAssembly, where the page's second worker
-/// does it (see `wasm.rs`).
-pub fn split_from() -> Option<u64> {
-    #[cfg(not(target_arch = "wasm32"))]
-    let parallel = std::env::var("OOMLENS_THREADS").map_or(true, |v| v.trim() != "1");
-    #[cfg(target_arch = "wasm32")]
-    let parallel = false;
-    parallel.then_some(PARALLEL_FROM_BYTES)
-}
-
-/// Walks one host plane into `scan`: natively, a large plane is shared by two threads
-/// (see [`LineBoundary`]): this one scans from the start while the other walks line
-/// headers to the middle and scans from there; the two parts are merged in order.
-pub(super) fn scan_host_plane(
-    src: &dyn ByteSource,
-    plane: &Plane,
-    scan: RuntimeScan,
-    share_from: Option<u64>,
-) -> Result<RuntimeScan, Error> {
-    let shared = share_from.is_some_and(|from| plane.byte_len() >= from);
-    if let (true, Some(second)) = (shared, src.share()) {
-        let boundary = LineBoundary::default();
-        let (first, later) = std::thread::scope(|scope| {
-            let worker = scope.spawn(|| {
-                let mut later = RuntimeScan::default();
-                later.line_marks.push(LineMarks::default());
-                scan_host_share(second.as_ref(), plane, &boundary, SharePart::Second, later)
-            });
-            let first = scan_host_share(src, plane, &boundary, SharePart::First, scan);
-            let later = worker.join().unwrap_or_else(|_| {
-                Err(Error::Read {
-                    offset: 0,
-                    message: "the second scan thread stopped".into(),
-                })
-            });
-            (first, later)
-        });
-        let mut first = first?;
-        first.absorb(later?);
-        return Ok(first);
-    }
-    let mut visitor = HostVisitor::new(plane, scan);
-    plane.visit_events(src, &mut visitor)?;
-    Ok(visitor.scan)
-}
-
-/// One of the two scanners of a host plane shared without an index of its lines.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum SharePart {
-    /// Lines from the start to the boundary.
-    First,
-    /// Lines from the boundary, which this scanner sets, to the end.
-    Second,
-}
-
-/// Walks `part` of a host plane shared by two scanners (see [`LineBoundary`]) into
-/// `scan`, whose last line marks are this plane's. The two parts, merged in order
-/// ([`RuntimeScan::absorb`]), are what one walk of the plane finds.
-pub fn scan_host_share(
-    src: &dyn ByteSource,
-    plane: &Plane,
-    boundary: &LineBoundary,
-    part: SharePart,
-    scan: RuntimeScan,
-) -> Result<RuntimeScan, Error> {
-    let mut visitor = HostVisitor::new(plane, scan);
-    match part {
-        SharePart::First => plane.visit_events_before(src, boundary, &mut visitor)?,
-        SharePart::Second => plane.visit_events_from_middle(src, boundary, &mut visitor)?,
-    }
-    Ok(visitor.scan)
-}
+#[cfg(test)]
+mod tests;

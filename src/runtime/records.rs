@@ -9,6 +9,7 @@ use rustc_hash::FxHashMap as HashMap;
 use serde::{Deserialize, Serialize};
 
 use super::window::LineMarks;
+use crate::capture::Plane;
 
 /// Allocator events kept for the timeline and the live-array analysis: the latest ones
 /// in time. Beyond this the peaks and counts stay exact (they are streamed) but the
@@ -180,6 +181,36 @@ pub struct RuntimeScan {
 }
 
 impl RuntimeScan {
+    /// A fresh scan for the lines of one host plane (a part of it, scanned apart).
+    pub(super) fn for_one_host_plane() -> Self {
+        let mut scan = RuntimeScan::default();
+        scan.start_host_plane();
+        scan
+    }
+
+    /// Starts the line marks of the next host plane.
+    pub(super) fn start_host_plane(&mut self) {
+        self.line_marks.push(LineMarks::default());
+    }
+
+    /// Keeps a device plane's counts, in file order: its lines, and the kernels and
+    /// module runs seen on it.
+    pub(super) fn count_device_plane(&mut self, lines: usize, device_events: u64) {
+        self.device_line_counts.push(lines);
+        self.device_kernel_counts.push(device_events);
+    }
+
+    /// The device's memory size, from the first device plane that states one.
+    pub(super) fn note_device_memory(&mut self, plane: &Plane) {
+        if self.device_memory_bytes.is_none() {
+            self.device_memory_bytes = plane
+                .plane_stat("memory_size")
+                .and_then(|v| v.as_ref())
+                .and_then(|v| v.as_u64())
+                .filter(|&b| b > 0);
+        }
+    }
+
     /// Keeps `call` if it is the latest call seen.
     pub(super) fn note_call(&mut self, call: Option<CallRecord>) {
         if call.map(|c| c.start_ps) > self.last_call.map(|c| c.start_ps) {

@@ -1,136 +1,152 @@
-//! The runtime scan of a capture: pass one over the host planes, then over each device
-//! plane.
+//! The runtime scan of a prepared capture, behind one entry point ([`scan_capture`]):
+//! pass one over the host planes (allocator events, launches, transfers, retries), the
+//! launches resolved, then one pass over each device plane (kernels, TPU module runs),
+//! with as many threads as the strategy ([`Scan`]) allows. The record types it keeps
+//! are re-exported here.
 
 use super::device::DeviceVisitor;
-use super::parallel::{
-    match_kernels_shared, scan_host_plane, split_from, DEVICE_PARALLEL_FROM_BYTES,
-};
-pub use super::records::*;
-pub use super::window::LineMarks;
+use super::parallel::{match_kernels_shared, scan_host_plane, Scan};
+pub use super::records::{ExecutionRecord, RuntimeScan};
 use super::HOST_PLANE;
 use crate::capture::{Plane, PlaneRef};
 use crate::error::Error;
 use crate::source::ByteSource;
 
-/// Pass one over the host plane: allocator events, launches, transfers, retries.
-/// Then [`scan_devices`] adds what the device planes say about those launches.
-pub fn scan_host(src: &dyn ByteSource, planes: &[Plane]) -> Result<RuntimeScan, Error> {
-    scan_host_sharing(src, planes, split_from())
+/// The whole runtime scan of a prepared capture: its host planes among `planes` (the
+/// others are left alone), then `device_planes`, each opened in turn, as `how` says.
+/// Reports progress as the `host plane` and `device planes` phases.
+///
+/// A host plane whose tables were read from its end (a guess, see
+/// `Plane::open_tables_first`) is confirmed by this scan's walk of it; where the walk
+/// refutes the guess, the plane is opened again by walking its lines and the host
+/// planes are scanned again, so that nothing read with a wrong guess remains.
+pub(crate) fn scan_capture(
+    src: &dyn ByteSource,
+    planes: &mut [Plane],
+    device_planes: &[PlaneRef],
+    how: Scan,
+    progress: &mut dyn FnMut(&str, u64, u64),
+) -> Result<RuntimeScan, Error> {
+    progress("host plane", 0, src.len());
+    let mut host = scan_host_planes(src, planes, how)?;
+    if reopen_unconfirmed(src, planes)? {
+        host = scan_host_planes(src, planes, how)?;
+    }
+    scan_devices(src, device_planes, host, how, progress)
 }
 
-/// [`scan_host`], with host planes of at least `share_from` bytes shared by two
-/// threads (see [`scan_host_share`]).
-pub fn scan_host_sharing(
+/// After a walk of the host planes: confirms the tables read from their ends, and opens
+/// again by walking the planes whose tables the walk did not meet where they were taken
+/// to be. True if any was opened again: a scan done with them must be done again.
+pub(super) fn reopen_unconfirmed(
+    src: &dyn ByteSource,
+    planes: &mut [Plane],
+) -> Result<bool, Error> {
+    let mut again = false;
+    for plane in planes {
+        if !plane.confirm_tables() {
+            *plane = plane.reopen(src)?;
+            again = true;
+        }
+    }
+    Ok(again)
+}
+
+/// Pass one over every host plane among `planes`, in order, and the launches resolved
+/// ([`RuntimeScan::finish_host`]).
+pub(super) fn scan_host_planes(
     src: &dyn ByteSource,
     planes: &[Plane],
-    share_from: Option<u64>,
+    how: Scan,
 ) -> Result<RuntimeScan, Error> {
     let mut result = RuntimeScan::default();
     for plane in planes.iter().filter(|p| p.name == HOST_PLANE) {
-        result.line_marks.push(LineMarks::default());
-        result = scan_host_plane(src, plane, result, share_from)?;
+        result.start_host_plane();
+        result = scan_host_plane(src, plane, result, how)?;
     }
     result.finish_host();
     Ok(result)
 }
 
-/// The size from which this process shares a device plane between two threads, if it
-/// does at all (see [`split_from`]).
-pub fn device_share_from() -> Option<u64> {
-    split_from().map(|_| DEVICE_PARALLEL_FROM_BYTES)
-}
-
-/// Pass one over each device plane: which launches ran kernels, and on TPU the
-/// launches themselves. Device planes of at least `share_from` bytes are shared by two
-/// threads where the order kernels are matched in cannot change the result
-/// ([`device_share_from`] says from which size this process shares them).
-pub fn scan_devices(
+/// Pass one over each device plane, after the host's: which launches ran kernels, and
+/// on TPU the launches themselves. Planes are opened one at a time, so that memory does
+/// not grow with their number, and shared by two threads where `how` allows it and the
+/// order kernels are matched in cannot change the result.
+pub(super) fn scan_devices(
     src: &dyn ByteSource,
     device_planes: &[PlaneRef],
     mut result: RuntimeScan,
-    share_from: Option<u64>,
+    how: Scan,
+    progress: &mut dyn FnMut(&str, u64, u64),
 ) -> Result<RuntimeScan, Error> {
+    progress("device planes", 0, src.len());
+    let shared_from = how.device_shared_from();
     // Launches are in time order now.
     let order: Vec<u32> = (0..result.executions.len() as u32).collect();
     let mut first_tpu = true;
     for at in device_planes {
-        // A large plane may be shared by two threads, which need no index of its lines,
-        // when kernels can be matched in any order.
-        // A TPU's ops are placed by its module runs, which must be read first: its
-        // lines are walked in order.
-        let shared = share_from.is_some_and(|from| at.len >= from)
-            && result.kernels_match_in_any_order()
-            && !at.name.contains("TPU");
-        let opened = if shared {
-            Plane::open_tables_first(src, at)
-        } else {
-            Plane::open(src, at)
-        };
-        let Ok(mut plane) = opened else {
-            result.device_line_counts.push(0);
-            result.device_kernel_counts.push(0);
-            continue;
-        };
-        if result.device_memory_bytes.is_none() {
-            result.device_memory_bytes = plane
-                .plane_stat("memory_size")
-                .and_then(|v| v.as_ref())
-                .and_then(|v| v.as_u64())
-                .filter(|&b| b > 0);
-        }
-        let collect = first_tpu && plane.name.contains("TPU");
-        if collect {
-            first_tpu = false;
-        }
-        // Launches read from a device's module line come in line order.
-        let events_before = result.device_events;
-        if let (true, false, Some(second)) = (shared, collect, src.share()) {
-            let parts = match_kernels_shared(src, second.as_ref(), &mut plane, &result, &order)?;
-            if let Some(parts) = parts {
-                result.device_line_counts.push(plane.line_count);
-                for part in parts {
-                    result.absorb_kernels(part);
-                }
-                let seen = result.device_events - events_before;
-                result.device_kernel_counts.push(seen);
-                continue;
-            }
-        }
-        if plane.tables_unconfirmed() {
-            // Read tables-first, but scanned by one walk after all (or the walk did not
-            // meet the tables where they were taken to be): read it the usual way.
-            let Ok(walked) = plane.reopen(src) else {
-                result.device_line_counts.push(0);
-                result.device_kernel_counts.push(0);
-                continue;
-            };
-            plane = walked;
-        }
-        result.device_line_counts.push(plane.line_count);
-        let mut visitor = DeviceVisitor::new(&plane, &mut result, &order, collect);
-        plane.visit_events(src, &mut visitor)?;
-        let seen = result.device_events - events_before;
-        result.device_kernel_counts.push(seen);
+        scan_device_plane(src, at, &mut result, &order, shared_from, &mut first_tpu)?;
     }
-    // A launch nothing else named runs the module its `PjitFunction(<fn>)` call names
-    // (XLA 2024–2025 names the module only in `ExecuteThunks`, which a launch that ran
-    // out of memory never reaches).
-    for e in &mut result.executions {
-        if e.module.is_none() {
-            e.module = e.module_hint;
-        }
-    }
-    // TPU hosts do not name the module they launch; the device's module line does.
-    let host_named = result.executions.iter().any(|e| e.module.is_some());
-    if !host_named && !result.device_executions.is_empty() {
-        result.executions = std::mem::take(&mut result.device_executions);
-        result.executions.sort_by_key(|e| e.start_ps);
-        // Allocation origins pointed at host launches, which are gone now.
-        for r in &mut result.records {
-            if matches!(r.origin, Origin::Execution(_)) {
-                r.origin = Origin::Unknown;
-            }
-        }
-    }
+    result.finish_devices();
     Ok(result)
+}
+
+/// One device plane into `result`: its kernels matched to launches (the first TPU's
+/// module runs collected as launches too), and its line and kernel counts kept, 0 for a
+/// plane that cannot be read.
+fn scan_device_plane(
+    src: &dyn ByteSource,
+    at: &PlaneRef,
+    result: &mut RuntimeScan,
+    order: &[u32],
+    shared_from: Option<u64>,
+    first_tpu: &mut bool,
+) -> Result<(), Error> {
+    // A large plane may be shared by two threads, which need no index of its lines,
+    // when kernels can be matched in any order. A TPU's ops are placed by its module
+    // runs, which must be read first: its lines are walked in order.
+    let shared = shared_from.is_some_and(|from| at.len >= from)
+        && result.kernels_match_in_any_order()
+        && !at.name.contains("TPU");
+    let opened = if shared {
+        Plane::open_tables_first(src, at)
+    } else {
+        Plane::open(src, at)
+    };
+    let Ok(mut plane) = opened else {
+        result.count_device_plane(0, 0);
+        return Ok(());
+    };
+    result.note_device_memory(&plane);
+    // Launches read from a device's module line come in line order.
+    let collect = *first_tpu && plane.name.contains("TPU");
+    if collect {
+        *first_tpu = false;
+    }
+    let events_before = result.device_events;
+    if let (true, false, Some(second)) = (shared, collect, src.share()) {
+        let parts = match_kernels_shared(src, second.as_ref(), &mut plane, result, order)?;
+        if let Some(parts) = parts {
+            for part in parts {
+                result.absorb_kernels(part);
+            }
+            let seen = result.device_events - events_before;
+            result.count_device_plane(plane.line_count, seen);
+            return Ok(());
+        }
+    }
+    if plane.tables_unconfirmed() {
+        // Read tables-first, but scanned by one walk after all (or the walk did not
+        // meet the tables where they were taken to be): read it the usual way.
+        let Ok(walked) = plane.reopen(src) else {
+            result.count_device_plane(0, 0);
+            return Ok(());
+        };
+        plane = walked;
+    }
+    let mut visitor = DeviceVisitor::new(&plane, result, order, collect);
+    plane.visit_events(src, &mut visitor)?;
+    let seen = result.device_events - events_before;
+    result.count_device_plane(plane.line_count, seen);
+    Ok(())
 }
