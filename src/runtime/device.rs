@@ -12,7 +12,7 @@ use crate::capture::{Event, EventVisitor, LineInfo, Plane, StatRef};
 
 /// Visits a device plane: kernels (events with `hlo_module`/`program_id`) and, on TPU,
 /// the `XLA Modules` line.
-pub struct DeviceVisitor<'p, 's> {
+pub(super) struct DeviceVisitor<'p, 's> {
     plane: &'p Plane,
     ids: StatIds,
     kernel_stats: StatSet<2>,
@@ -76,7 +76,7 @@ struct KernelMatch {
 }
 
 impl<'p, 's> DeviceVisitor<'p, 's> {
-    pub fn new(
+    pub(super) fn new(
         plane: &'p Plane,
         scan: &'s mut RuntimeScan,
         order: &'s [u32],

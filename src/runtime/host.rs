@@ -6,14 +6,14 @@
 // Fx hashing: these maps are keyed by small integers and looked up per event.
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
+use super::allocations::{Allocators, MemoryStats};
 use super::names::{is_user_frame, jit_module_name, module_in_name, EventKind, KindTable};
 use super::records::{
-    AllocationRecord, AllocatorState, CallRecord, ExecutionRecord, Origin, RetryRecord,
-    RetryTotals, RuntimeScan, MAX_RETRY_RECORDS,
+    CallRecord, ExecutionRecord, Origin, RetryRecord, RetryTotals, RuntimeScan, MAX_RETRY_RECORDS,
 };
 use super::stats::{intern_module_stat, memory_stat_table, MemoryStat, StatIds, StatSet};
 use super::window::CHECKPOINT_EVERY;
-use crate::capture::{Event, EventVisitor, LineInfo, Plane, StatRef};
+use crate::capture::{Event, EventVisitor, LineInfo, Plane};
 
 /// Event-metadata ids below this are routed through a dense table.
 const DENSE_IDS: usize = 1 << 20;
@@ -49,18 +49,17 @@ enum Span {
 }
 
 /// Visits the host plane.
-pub struct HostVisitor<'p> {
+pub(super) struct HostVisitor<'p> {
     plane: &'p Plane,
     kinds: KindTable,
     ids: StatIds,
     run_stats: StatSet<5>,
     thunk_stats: StatSet<3>,
     memory_stats: Vec<MemoryStat>,
-    pub scan: RuntimeScan,
+    pub(super) scan: RuntimeScan,
+    /// What encloses the current event on its line, innermost last, with each span's end.
     stack: Vec<(i64, Span)>,
-    allocator_by_ref: HashMap<u64, u16>,
-    allocator_by_name: HashMap<String, u16>,
-    allocator_by_index: HashMap<u64, u16>,
+    allocators: Allocators,
     /// (transfer event, user frame enclosing it) → transfer index.
     transfer_by_metadata: HashMap<(i64, i64), u32>,
     /// Python frames that are the user's code, by metadata id.
@@ -79,7 +78,7 @@ pub struct HostVisitor<'p> {
 }
 
 impl<'p> HostVisitor<'p> {
-    pub fn new(plane: &'p Plane, scan: RuntimeScan) -> Self {
+    pub(super) fn new(plane: &'p Plane, scan: RuntimeScan) -> Self {
         let kinds = KindTable::new(
             plane
                 .event_metadata
@@ -117,9 +116,7 @@ impl<'p> HostVisitor<'p> {
             ids,
             scan,
             stack: Vec::with_capacity(64),
-            allocator_by_ref: HashMap::default(),
-            allocator_by_name: HashMap::default(),
-            allocator_by_index: HashMap::default(),
+            allocators: Allocators::default(),
             transfer_by_metadata: HashMap::default(),
             user_frames,
             jit_modules: HashMap::default(),
@@ -164,17 +161,17 @@ impl<'p> HostVisitor<'p> {
             self.launch_run(run, time);
             return;
         }
-        if self.scan.run_modules.contains_key(&run) {
+        if self.scan.runs.module(run).is_some() {
             return;
         }
         let module = module.and_then(|v| {
             intern_module_stat(&mut self.scan, self.plane, &mut self.module_by_ref, &v)
         });
         if let Some(m) = module {
-            self.scan.run_modules.insert(run, (m, time));
+            self.scan.runs.name_module(run, m, time);
         }
         if let Some(p) = program {
-            self.scan.run_programs.entry(run).or_insert((p, time));
+            self.scan.runs.name_program(run, p, time);
         }
     }
 
@@ -231,21 +228,6 @@ impl<'p> HostVisitor<'p> {
                 _ => None,
             })
             .unwrap_or(0)
-    }
-
-    fn allocator_named(&mut self, name: &str) -> u16 {
-        if let Some(&i) = self.allocator_by_name.get(name) {
-            return i;
-        }
-        let i = self.scan.allocators.len().min(u16::MAX as usize) as u16;
-        if (i as usize) == self.scan.allocators.len() {
-            self.scan.allocators.push(AllocatorState {
-                name: name.to_owned(),
-                ..Default::default()
-            });
-        }
-        self.allocator_by_name.insert(name.to_owned(), i);
-        i
     }
 
     fn run_id(&self, event: &Event<'_>) -> Option<i64> {
@@ -341,89 +323,14 @@ impl<'p> HostVisitor<'p> {
         })
     }
 
+    /// An allocator event (see [`super::allocations`]).
     fn memory_event(&mut self, line: &LineInfo, event: &Event<'_>, is_allocation: bool) {
-        let ids = &self.ids;
-        let (mut reserved, mut allocated, mut available, mut peak_lifetime) =
-            (0u64, 0u64, 0u64, 0u64);
-        let (mut fragmentation, mut addr, mut size, mut requested) = (0f64, 0u64, 0u64, 0u64);
-        let mut allocator: Option<StatRef<'_>> = None;
-        let mut device: Option<u64> = None;
-        let table = &self.memory_stats;
-        event.for_each_stat(|id, v| match ids.memory_stat(table, id) {
-            MemoryStat::BytesAllocated => allocated = v.as_u64().unwrap_or(0),
-            MemoryStat::BytesReserved => reserved = v.as_u64().unwrap_or(0),
-            MemoryStat::BytesAvailable => available = v.as_u64().unwrap_or(0),
-            MemoryStat::Fragmentation => fragmentation = v.as_f64().unwrap_or(0.0),
-            MemoryStat::PeakBytesInUse => peak_lifetime = v.as_u64().unwrap_or(0),
-            MemoryStat::Addr => addr = v.as_u64().unwrap_or(0),
-            MemoryStat::AllocationBytes => size = v.as_u64().unwrap_or(0),
-            MemoryStat::RequestedBytes => requested = v.as_u64().unwrap_or(0),
-            MemoryStat::AllocatorName => allocator = Some(v),
-            MemoryStat::Device => device = v.as_u64(),
-            MemoryStat::Ignored => {}
-        });
-        let allocator = allocator.and_then(|v| match v {
-            StatRef::Ref(r) => Some(match self.allocator_by_ref.get(&r) {
-                Some(&i) => i,
-                None => {
-                    let name = self.plane.stat_name(r).unwrap_or("?").to_owned();
-                    let i = self.allocator_named(&name);
-                    self.allocator_by_ref.insert(r, i);
-                    i
-                }
-            }),
-            StatRef::Str(s) => Some(self.allocator_named(&String::from_utf8_lossy(s))),
-            _ => None,
-        });
-        let allocator = match allocator {
-            Some(a) => a,
-            // TPU: the memory id is `index_on_host` (or TF's `device_ordinal`), named as
-            // XProf names it: the number.
-            None => {
-                let key = device.unwrap_or(u64::MAX);
-                match self.allocator_by_index.get(&key) {
-                    Some(&i) => i,
-                    None => {
-                        let name = device.map(|d| d.to_string()).unwrap_or_else(|| "?".into());
-                        let i = self.allocator_named(&name);
-                        self.allocator_by_index.insert(key, i);
-                        i
-                    }
-                }
-            }
-        };
-        if size == 0 {
-            size = requested;
-        }
-        let in_use = reserved.saturating_add(allocated);
-        let time = event.start_ps(line);
-        if let Some(state) = self.scan.allocators.get_mut(allocator as usize) {
-            if is_allocation {
-                state.allocations += 1;
-            } else {
-                state.deallocations += 1;
-            }
-            state.lifetime_peak = peak_lifetime;
-            // XProf's rule: `>=`, so a later tie wins.
-            if in_use >= state.peak_in_use {
-                state.peak_in_use = in_use;
-                state.peak_time_ps = time;
-                state.capacity = in_use.saturating_add(available);
-                state.fragmentation_at_peak = fragmentation;
-            }
-        }
+        let stats = MemoryStats::read(event, &self.ids, &self.memory_stats);
+        let allocator = self.allocators.of(&mut self.scan, self.plane, &stats);
         let origin = self.origin();
-        self.scan.keep_record(AllocationRecord {
-            time_ps: time,
-            in_use,
-            reserved,
-            addr,
-            size,
-            requested,
-            allocator,
-            is_allocation,
-            origin,
-        });
+        let time = event.start_ps(line);
+        self.scan
+            .allocator_event(allocator, &stats, is_allocation, time, origin);
     }
 }
 
@@ -466,181 +373,203 @@ impl EventVisitor for HostVisitor<'_> {
             self.stack.pop();
         }
         match kind {
-            EventKind::Python => {
-                // Frames only matter as the context of what they enclose.
-                if end > start {
-                    let user = self.user_frames.contains(&event.metadata_id);
-                    self.stack
-                        .push((end, Span::Python(event.metadata_id, user)));
-                }
-            }
-            EventKind::JitCall => {
-                let module = match self.jit_modules.get(&event.metadata_id) {
-                    Some(&m) => m,
-                    None => {
-                        let m = self
-                            .plane
-                            .event_metadata
-                            .get(&event.metadata_id)
-                            .and_then(|m| jit_module_name(&m.name))
-                            .map(|n| self.scan.intern_module(&n));
-                        self.jit_modules.insert(event.metadata_id, m);
-                        m
-                    }
-                };
-                self.stack.push((end, Span::JitCall(module, start)));
-            }
+            EventKind::Python => self.python_frame(event, start, end),
+            EventKind::JitCall => self.jit_call(event, start, end),
             EventKind::Allocation => self.memory_event(line, event, true),
             EventKind::Deallocation => self.memory_event(line, event, false),
-            EventKind::Retry => {
-                let execution = self.innermost_execution();
-                let run = if execution.is_none() {
-                    self.innermost_run()
-                } else {
-                    None
-                };
-                let duration_ps = event.duration_ps.max(0);
-                self.scan.retry_totals.add(RetryTotals {
-                    count: 1,
-                    total_ps: duration_ps,
-                    longest_ps: duration_ps,
-                });
-                if self.scan.retries.len() < MAX_RETRY_RECORDS {
-                    self.scan.retries.push(RetryRecord {
-                        start_ps: start,
-                        duration_ps,
-                        execution,
-                        run,
-                    });
-                }
-            }
-            EventKind::Execute => {
-                self.call_reached_runtime();
-                let (run, link) = self.contexts(event);
-                // A launch wrapped in another on the same thread (the PJRT C API around
-                // PjRt's own) is the same launch.
-                if let Some(outer) = self.innermost_execution() {
-                    let module = self.launch_module(event.metadata_id);
-                    if let Some(e) = self.scan.executions.get_mut(outer as usize) {
-                        e.run_id = e.run_id.or(run);
-                        e.module = e.module.or(module);
-                        e.link = e.link.or(link);
-                    }
-                    return;
-                }
-                let module = self.launch_module(event.metadata_id);
-                let module_hint = self.jit_hint();
-                let run_id = run;
-                self.push_execution(ExecutionRecord {
-                    start_ps: start,
-                    end_ps: end,
-                    run_id,
-                    module,
-                    program_id: None,
-                    launched_kernels: false,
-                    waited_for_memory: false,
-                    module_hint,
-                    link,
-                    device_run: None,
-                });
-            }
-            EventKind::ModuleRun => {
-                let Some(module) = self.module_stat(event) else {
-                    return;
-                };
-                match self
-                    .stack
-                    .iter()
-                    .rev()
-                    .find(|(_, s)| matches!(s, Span::Execution(_) | Span::Run(_)))
-                {
-                    Some((_, Span::Execution(i))) => {
-                        if let Some(e) = self.scan.executions.get_mut(*i as usize) {
-                            e.module.get_or_insert(module);
-                        }
-                    }
-                    Some((_, Span::Run(run))) => {
-                        // A run scope inside its own launch (PjRt's `Execute` around
-                        // `EnqueueExecution`) names that launch's module; a run scope
-                        // elsewhere (a worker thread) names it for whichever launch has
-                        // the run id, found when launches are resolved.
-                        let run = *run;
-                        let launch = self
-                            .innermost_execution()
-                            .and_then(|i| self.scan.executions.get_mut(i as usize))
-                            .filter(|e| e.run_id == Some(run));
-                        match launch {
-                            Some(e) => {
-                                e.module.get_or_insert(module);
-                            }
-                            None => {
-                                self.scan.run_modules.entry(run).or_insert((module, start));
-                            }
-                        }
-                    }
-                    _ => {
-                        // A launch seen only through the module it runs (CPU thunks).
-                        let run_id = self.run_id(event);
-                        self.push_execution(ExecutionRecord {
-                            start_ps: start,
-                            end_ps: end,
-                            run_id,
-                            module: Some(module),
-                            program_id: None,
-                            launched_kernels: false,
-                            waited_for_memory: false,
-                            module_hint: None,
-                            link: None,
-                            device_run: None,
-                        });
-                    }
-                }
-            }
-            EventKind::RunScope => {
-                self.call_reached_runtime();
-                if let Some(run) = self.run_id(event) {
-                    self.stack.push((end, Span::Run(run)));
-                }
-            }
-            EventKind::Linkage => {
-                // The caller's half of a C API launch: the plugin's launch event on
-                // another line consumes the same context.
-                let (_, link) = self.contexts(event);
-                let outer = self.innermost_execution();
-                if let Some(e) = outer.and_then(|i| self.scan.executions.get_mut(i as usize)) {
-                    e.link = e.link.or(link);
-                }
-            }
-            EventKind::Transfer => {
-                self.scan.transfer_count += 1;
-                // A transfer inside another (`DevicePut` ⊃ `BufferFromHostBuffer`) is the same one.
-                if matches!(self.origin(), Origin::Transfer(_)) {
-                    return;
-                }
-                let frame = self.user_frame();
-                let key = (event.metadata_id, frame);
-                let index = match self.transfer_by_metadata.get(&key) {
-                    Some(&i) => i,
-                    None => {
-                        let name = self
-                            .plane
-                            .event_metadata
-                            .get(&event.metadata_id)
-                            .map(|m| m.name.clone())
-                            .unwrap_or_default();
-                        let frame = match self.plane.event_metadata.get(&frame) {
-                            Some(f) if frame != 0 => Some(f.name.clone()),
-                            _ => None,
-                        };
-                        let i = self.scan.transfers.len() as u32;
-                        self.scan.transfers.push((name, frame));
-                        self.transfer_by_metadata.insert(key, i);
-                        i
-                    }
-                };
-                self.stack.push((end, Span::Transfer(index)));
-            }
+            EventKind::Retry => self.retry(event, start),
+            EventKind::Execute => self.launch(event, start, end),
+            EventKind::ModuleRun => self.module_run(event, start, end),
+            EventKind::RunScope => self.run_scope(event, end),
+            EventKind::Linkage => self.linkage(event),
+            EventKind::Transfer => self.transfer(event, end),
             EventKind::Other => {}
         }
+    }
+}
+
+/// What each kind of host event does to the scan.
+impl HostVisitor<'_> {
+    /// A Python frame: only the context of what it encloses.
+    fn python_frame(&mut self, event: &Event<'_>, start: i64, end: i64) {
+        if end > start {
+            let user = self.user_frames.contains(&event.metadata_id);
+            self.stack
+                .push((end, Span::Python(event.metadata_id, user)));
+        }
+    }
+
+    /// A call of a jitted function (`PjitFunction(<fn>)`): the module `jit_<fn>` its
+    /// launch runs when nothing else names it.
+    fn jit_call(&mut self, event: &Event<'_>, start: i64, end: i64) {
+        let module = match self.jit_modules.get(&event.metadata_id) {
+            Some(&m) => m,
+            None => {
+                let m = self
+                    .plane
+                    .event_metadata
+                    .get(&event.metadata_id)
+                    .and_then(|m| jit_module_name(&m.name))
+                    .map(|n| self.scan.intern_module(&n));
+                self.jit_modules.insert(event.metadata_id, m);
+                m
+            }
+        };
+        self.stack.push((end, Span::JitCall(module, start)));
+    }
+
+    /// An `AllocatorRetry` wait: counted and timed, and kept (up to a cap) with the
+    /// launch or run it waited in.
+    fn retry(&mut self, event: &Event<'_>, start: i64) {
+        let execution = self.innermost_execution();
+        let run = if execution.is_none() {
+            self.innermost_run()
+        } else {
+            None
+        };
+        let duration_ps = event.duration_ps.max(0);
+        self.scan.retry_totals.add(RetryTotals {
+            count: 1,
+            total_ps: duration_ps,
+            longest_ps: duration_ps,
+        });
+        if self.scan.retries.len() < MAX_RETRY_RECORDS {
+            self.scan.retries.push(RetryRecord {
+                start_ps: start,
+                duration_ps,
+                execution,
+                run,
+            });
+        }
+    }
+
+    /// A launch event (`…LoadedExecutable::Execute`): a new launch, or what the launch
+    /// it is wrapped in on the same thread names (the PJRT C API around PjRt's own
+    /// launch is the same launch).
+    fn launch(&mut self, event: &Event<'_>, start: i64, end: i64) {
+        self.call_reached_runtime();
+        let (run_id, link) = self.contexts(event);
+        let module = self.launch_module(event.metadata_id);
+        if let Some(outer) = self.innermost_execution() {
+            if let Some(e) = self.scan.executions.get_mut(outer as usize) {
+                e.run_id = e.run_id.or(run_id);
+                e.module = e.module.or(module);
+                e.link = e.link.or(link);
+            }
+            return;
+        }
+        let module_hint = self.jit_hint();
+        self.push_execution(ExecutionRecord {
+            run_id,
+            module,
+            module_hint,
+            link,
+            ..ExecutionRecord::spanning(start, end)
+        });
+    }
+
+    /// An event that names the module it runs (`ExecuteThunks`): the module of the
+    /// launch or run it is inside, or a launch of its own (CPU thunks).
+    fn module_run(&mut self, event: &Event<'_>, start: i64, end: i64) {
+        let Some(module) = self.module_stat(event) else {
+            return;
+        };
+        let inside = self
+            .stack
+            .iter()
+            .rev()
+            .find(|(_, s)| matches!(s, Span::Execution(_) | Span::Run(_)));
+        match inside {
+            Some(&(_, Span::Execution(i))) => {
+                if let Some(e) = self.scan.executions.get_mut(i as usize) {
+                    e.module.get_or_insert(module);
+                }
+            }
+            Some(&(_, Span::Run(run))) => self.run_names_module(run, module, start),
+            _ => {
+                // A launch seen only through the module it runs (CPU thunks).
+                let run_id = self.run_id(event);
+                self.push_execution(ExecutionRecord {
+                    run_id,
+                    module: Some(module),
+                    ..ExecutionRecord::spanning(start, end)
+                });
+            }
+        }
+    }
+
+    /// A run scope names `module`: a run scope inside its own launch (PjRt's `Execute`
+    /// around `EnqueueExecution`) names that launch's module; a run scope elsewhere (a
+    /// worker thread) names it for whichever launch has the run id, found when launches
+    /// are resolved.
+    fn run_names_module(&mut self, run: i64, module: u32, start: i64) {
+        let launch = self
+            .innermost_execution()
+            .and_then(|i| self.scan.executions.get_mut(i as usize))
+            .filter(|e| e.run_id == Some(run));
+        match launch {
+            Some(e) => {
+                e.module.get_or_insert(module);
+            }
+            None => {
+                self.scan.runs.name_module(run, module, start);
+            }
+        }
+    }
+
+    /// A run scope (`EnqueueExecution`, `ExecuteHelper`): what it encloses is for the
+    /// launch with its run id.
+    fn run_scope(&mut self, event: &Event<'_>, end: i64) {
+        self.call_reached_runtime();
+        if let Some(run) = self.run_id(event) {
+            self.stack.push((end, Span::Run(run)));
+        }
+    }
+
+    /// The caller's half of a C API launch: the plugin's launch event on another line
+    /// consumes the same context.
+    fn linkage(&mut self, event: &Event<'_>) {
+        let (_, link) = self.contexts(event);
+        let outer = self.innermost_execution();
+        if let Some(e) = outer.and_then(|i| self.scan.executions.get_mut(i as usize)) {
+            e.link = e.link.or(link);
+        }
+    }
+
+    /// A host-to-device transfer, known by its event and the user's frame around it.
+    fn transfer(&mut self, event: &Event<'_>, end: i64) {
+        self.scan.transfer_count += 1;
+        // A transfer inside another (`DevicePut` ⊃ `BufferFromHostBuffer`) is the same one.
+        if matches!(self.origin(), Origin::Transfer(_)) {
+            return;
+        }
+        let frame = self.user_frame();
+        let key = (event.metadata_id, frame);
+        let index = match self.transfer_by_metadata.get(&key) {
+            Some(&i) => i,
+            None => {
+                let i = self.scan.transfers.len() as u32;
+                let named = self.transfer_named(event.metadata_id, frame);
+                self.scan.transfers.push(named);
+                self.transfer_by_metadata.insert(key, i);
+                i
+            }
+        };
+        self.stack.push((end, Span::Transfer(index)));
+    }
+
+    /// A transfer's event name and the user's frame around it, if any (`frame` 0).
+    fn transfer_named(&self, metadata_id: i64, frame: i64) -> (String, Option<String>) {
+        let name = self
+            .plane
+            .event_metadata
+            .get(&metadata_id)
+            .map(|m| m.name.clone())
+            .unwrap_or_default();
+        let frame = match self.plane.event_metadata.get(&frame) {
+            Some(f) if frame != 0 => Some(f.name.clone()),
+            _ => None,
+        };
+        (name, frame)
     }
 }

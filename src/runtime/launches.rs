@@ -130,7 +130,7 @@ impl RuntimeScan {
 
     /// launches of one run (same run id) into one execution, resolves allocations made
     /// for a run id to its launch, then orders launches by time (records follow).
-    pub fn finish_host(&mut self) {
+    pub(super) fn finish_host(&mut self) {
         self.keep_latest_records();
         self.keep_latest_executions();
         let n = self.executions.len();
@@ -139,10 +139,10 @@ impl RuntimeScan {
         for e in &mut self.executions {
             if let Some(run) = e.run_id {
                 if e.module.is_none() {
-                    e.module = self.run_modules.get(&run).map(|&(m, _)| m);
+                    e.module = self.runs.module(run);
                 }
                 if e.program_id.is_none() {
-                    e.program_id = self.run_programs.get(&run).map(|&(p, _)| p);
+                    e.program_id = self.runs.program(run);
                 }
             }
         }
@@ -194,7 +194,7 @@ impl RuntimeScan {
 }
 
 /// What the runtime part of the report needs to know about the plans.
-pub struct ModuleKey<'a> {
+pub(crate) struct ModuleKey<'a> {
     pub name: &'a str,
     pub program_id: u64,
     pub label: &'a str,
@@ -204,7 +204,10 @@ pub struct ModuleKey<'a> {
 /// unique among modules with plans, else the name alone ([`LaunchModule::Ambiguous`],
 /// shown `name(?)`). The modules are indexed once: a
 /// capture with thousands of modules and a million launches stays linear.
-pub fn execution_labels(scan: &RuntimeScan, modules: &[ModuleKey<'_>]) -> Vec<Option<String>> {
+pub(crate) fn execution_labels(
+    scan: &RuntimeScan,
+    modules: &[ModuleKey<'_>],
+) -> Vec<Option<String>> {
     let lookup = ModuleLookup::new(modules);
     scan.executions
         .iter()
@@ -217,15 +220,14 @@ pub fn execution_labels(scan: &RuntimeScan, modules: &[ModuleKey<'_>]) -> Vec<Op
 }
 
 /// The launches not kept (see `MAX_EXECUTIONS`), counted by label as kept ones are.
-pub fn dropped_launch_labels(
+pub(crate) fn dropped_launch_labels(
     scan: &RuntimeScan,
     modules: &[ModuleKey<'_>],
 ) -> Vec<(Option<LaunchModule>, u64)> {
     let lookup = ModuleLookup::new(modules);
     let mut counts: Vec<(Option<LaunchModule>, u64)> = scan
-        .dropped_launches
-        .iter()
-        .map(|(&(module, program_id), &count)| (lookup.label(scan, module, program_id), count))
+        .dropped_launches()
+        .map(|((module, program_id), count)| (lookup.label(scan, module, program_id), count))
         .collect();
     // In the order of the labels shown, so that a name's repeats are neighbours.
     counts.sort_by_cached_key(|(m, count)| (m.as_ref().map(LaunchModule::label), *count));
@@ -235,7 +237,7 @@ pub fn dropped_launch_labels(
 /// The capture's last call of a jitted function, when no launch of its module started
 /// at or after it (see [`scan::CallRecord`]): its label and start. A name several
 /// modules share resolves to the one of them that never launched, if only one did not.
-pub fn unfinished_call(
+pub(crate) fn unfinished_call(
     scan: &RuntimeScan,
     modules: &[ModuleKey<'_>],
     labels: &[Option<String>],
@@ -328,7 +330,7 @@ impl<'m> ModuleLookup<'m> {
 
 /// The module a launch ran, as far as the capture tells.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
-pub enum LaunchModule {
+pub(crate) enum LaunchModule {
     /// A module with a plan, by label.
     Known(String),
     /// A name several modules share (or none has), without the program id that would
@@ -338,7 +340,7 @@ pub enum LaunchModule {
 
 impl LaunchModule {
     /// The label the report shows: `jit_step(12)`, or `jit_step(?)` when ambiguous.
-    pub fn label(&self) -> String {
+    pub(crate) fn label(&self) -> String {
         match self {
             LaunchModule::Known(label) => label.clone(),
             LaunchModule::Ambiguous(name) => format!("{name}(?)"),

@@ -26,6 +26,10 @@ enum GroupKey {
     Outside,
 }
 
+/// The groups of arrays live in `allocator` at `at` (the start of the selected
+/// module's last launch), largest first; `allocated`: the bytes its arrays held then
+/// (what the history kept does not account for was allocated before it). The launch's
+/// arguments are matched among them (`input_bytes`).
 pub(super) fn live_groups(
     scan: &RuntimeScan,
     labels: &[Option<String>],
@@ -35,6 +39,32 @@ pub(super) fn live_groups(
     allocated: Option<u64>,
     plan: &SelectedPlan<'_>,
 ) -> Vec<LiveGroup> {
+    let live = live_at(scan, allocator, at);
+    let known: u64 = live
+        .iter()
+        .map(|(_, l)| l.size)
+        .fold(0, u64::saturating_add);
+    let before = allocated.unwrap_or(0).saturating_sub(known);
+    let (input, absorbed_before) = match_arguments(&live, labels, plan, before);
+    let mut out = groups(scan, &live, &input, labels, ordinals);
+    if before > 0 {
+        out.push(LiveGroup {
+            origin: LiveOrigin::BeforeCapture {
+                history_from_ps: scan.records_dropped_through_ps,
+            },
+            bytes: before,
+            count: 0,
+            input_bytes: absorbed_before,
+        });
+    }
+    // Ties in the order the sentences sort in, so the order does not depend on hashing.
+    out.sort_by_cached_key(|g| (std::cmp::Reverse(g.bytes), present::live_origin(&g.origin)));
+    out
+}
+
+/// The allocations of `allocator` live just before `at`, by address (oldest address
+/// first, so that matching and listing are deterministic).
+fn live_at(scan: &RuntimeScan, allocator: u16, at: i64) -> Vec<(u64, Live)> {
     let mut live: HashMap<u64, Live> = HashMap::new();
     for r in scan
         .records
@@ -55,50 +85,58 @@ pub(super) fn live_groups(
             live.remove(&r.addr);
         }
     }
-    // Oldest first, so matching and listing are deterministic.
     let mut live: Vec<(u64, Live)> = live.into_iter().collect();
     live.sort_by_key(|(addr, _)| *addr);
+    live
+}
 
-    let key_of = |l: &Live| -> GroupKey {
-        match l.origin {
-            Origin::Execution(i) => GroupKey::Outputs(
-                labels
-                    .get(i as usize)
-                    .cloned()
-                    .flatten()
-                    .unwrap_or_else(|| "?".into()),
-            ),
-            Origin::Transfer(t) => GroupKey::Transfer(t),
-            Origin::Unknown | Origin::Run(_) => GroupKey::Outside,
-        }
-    };
+/// The group of a live allocation: the outputs of its launch's module, its transfer,
+/// or neither.
+fn group_key(labels: &[Option<String>], live: &Live) -> GroupKey {
+    match live.origin {
+        Origin::Execution(i) => GroupKey::Outputs(
+            labels
+                .get(i as usize)
+                .cloned()
+                .flatten()
+                .unwrap_or_else(|| "?".into()),
+        ),
+        Origin::Transfer(t) => GroupKey::Transfer(t),
+        Origin::Unknown | Origin::Run(_) => GroupKey::Outside,
+    }
+}
+
+/// Whether a live allocation can hold a parameter of `bytes`: its requested size when
+/// known, else its chunk, rounded up by the allocator by less than 256 bytes.
+fn holds(live: &Live, bytes: u64) -> bool {
+    if live.requested > 0 {
+        live.requested == bytes
+    } else {
+        bytes <= live.size && live.size < bytes.saturating_add(256).max(bytes + 1)
+    }
+}
+
+/// The last launch's arguments are live at its start: its parameter sizes matched to
+/// live arrays — first arrays that are not its own earlier outputs (a transfer, an init
+/// step's outputs), then memory held from before the history (`before` bytes), then
+/// its own earlier outputs (state it returned and gets back, when not donated).
+/// Returns which live arrays are arguments, and the bytes of `before` that are.
+fn match_arguments(
+    live: &[(u64, Live)],
+    labels: &[Option<String>],
+    plan: &SelectedPlan<'_>,
+    before: u64,
+) -> (Vec<bool>, u64) {
     let selected_outputs = plan.label.map(|l| GroupKey::Outputs(l.to_owned()));
-
-    // The last launch's arguments are live at its start: match its parameter sizes to
-    // live arrays — first arrays that are not its own earlier outputs (a transfer, an
-    // init step's outputs), then memory held from before the capture, then its own
-    // earlier outputs (state it returned and gets back, when not donated).
     let mut wanted: Vec<u64> = plan.parameter_sizes.clone();
     let mut input = vec![false; live.len()];
-    let known: u64 = live
-        .iter()
-        .map(|(_, l)| l.size)
-        .fold(0, u64::saturating_add);
-    let before = allocated.unwrap_or(0).saturating_sub(known);
     let mut absorbed_before = 0u64;
-    let matches = |l: &Live, p: u64| {
-        if l.requested > 0 {
-            l.requested == p
-        } else {
-            p <= l.size && l.size < p.saturating_add(256).max(p + 1)
-        }
-    };
     for own in [false, true] {
         for (k, (_, l)) in live.iter().enumerate() {
-            if input[k] || (Some(key_of(l)) == selected_outputs) != own {
+            if input[k] || (Some(group_key(labels, l)) == selected_outputs) != own {
                 continue;
             }
-            if let Some(pos) = wanted.iter().position(|&p| matches(l, p)) {
+            if let Some(pos) = wanted.iter().position(|&p| holds(l, p)) {
                 wanted.swap_remove(pos);
                 input[k] = true;
             }
@@ -118,29 +156,49 @@ pub(super) fn live_groups(
             absorbed_before = before - left;
         }
     }
+    (input, absorbed_before)
+}
 
-    let mut groups: HashMap<GroupKey, (u64, u64, u64, Vec<usize>)> = HashMap::new();
+/// What one group holds: bytes, allocations, bytes that are arguments, and the
+/// numbers of the launches (of its module) that made them.
+#[derive(Default)]
+struct Group {
+    bytes: u64,
+    count: u64,
+    input_bytes: u64,
+    launches: Vec<usize>,
+}
+
+/// The live arrays grouped by who allocated them (`input`: which are arguments).
+fn groups(
+    scan: &RuntimeScan,
+    live: &[(u64, Live)],
+    input: &[bool],
+    labels: &[Option<String>],
+    ordinals: &[usize],
+) -> Vec<LiveGroup> {
+    let mut groups: HashMap<GroupKey, Group> = HashMap::new();
     for (k, (_, l)) in live.iter().enumerate() {
-        let g = groups.entry(key_of(l)).or_insert((0, 0, 0, Vec::new()));
-        g.0 = g.0.saturating_add(l.size);
-        g.1 += 1;
+        let g = groups.entry(group_key(labels, l)).or_default();
+        g.bytes = g.bytes.saturating_add(l.size);
+        g.count += 1;
         if input[k] {
-            g.2 = g.2.saturating_add(l.size);
+            g.input_bytes = g.input_bytes.saturating_add(l.size);
         }
         if let Origin::Execution(i) = l.origin {
             let n = ordinals.get(i as usize).copied().unwrap_or(0);
-            if !g.3.contains(&n) {
-                g.3.push(n);
+            if !g.launches.contains(&n) {
+                g.launches.push(n);
             }
         }
     }
-    let mut out: Vec<LiveGroup> = groups
+    groups
         .into_iter()
-        .map(|(key, (bytes, count, input_bytes, launches))| {
-            let origin = match key {
+        .map(|(key, g)| LiveGroup {
+            origin: match key {
                 GroupKey::Outputs(module) => LiveOrigin::Outputs {
                     module,
-                    executions: launches,
+                    executions: g.launches,
                 },
                 GroupKey::Transfer(t) => {
                     let (event, frame) = scan
@@ -151,26 +209,10 @@ pub(super) fn live_groups(
                     LiveOrigin::Transfer { event, frame }
                 }
                 GroupKey::Outside => LiveOrigin::Other,
-            };
-            LiveGroup {
-                origin,
-                bytes,
-                count,
-                input_bytes,
-            }
-        })
-        .collect();
-    if before > 0 {
-        out.push(LiveGroup {
-            origin: LiveOrigin::BeforeCapture {
-                history_from_ps: scan.records_dropped_through_ps,
             },
-            bytes: before,
-            count: 0,
-            input_bytes: absorbed_before,
-        });
-    }
-    // Ties in the order the sentences sort in, so the order does not depend on hashing.
-    out.sort_by_cached_key(|g| (std::cmp::Reverse(g.bytes), present::live_origin(&g.origin)));
-    out
+            bytes: g.bytes,
+            count: g.count,
+            input_bytes: g.input_bytes,
+        })
+        .collect()
 }

@@ -16,12 +16,12 @@ use crate::capture::Plane;
 /// history kept starts later: an out-of-memory error happens at the end of a capture,
 /// and what is live then is best told from the latest events. A scan holds up to twice
 /// this many before it drops the older half, so dropping costs little per event.
-pub const MAX_ALLOCATION_RECORDS: usize = 1 << 17;
+pub(super) const MAX_ALLOCATION_RECORDS: usize = 1 << 17;
 
 /// Launches kept, the latest in time (as for allocator events); all are counted.
-pub const MAX_EXECUTIONS: usize = 1 << 15;
+pub(super) const MAX_EXECUTIONS: usize = 1 << 15;
 /// `AllocatorRetry` waits kept; all are counted and timed (see [`RetryTotals`]).
-pub const MAX_RETRY_RECORDS: usize = 1 << 16;
+pub(super) const MAX_RETRY_RECORDS: usize = 1 << 16;
 
 /// Where an allocation came from: the launch or transfer enclosing it on its thread.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -35,83 +35,101 @@ pub enum Origin {
 
 #[derive(Debug, Clone, Copy, Serialize, Deserialize)]
 pub struct AllocationRecord {
-    pub time_ps: i64,
+    pub(crate) time_ps: i64,
     /// In use after the event (`bytes_allocated`), plus `bytes_reserved`.
-    pub in_use: u64,
+    pub(crate) in_use: u64,
     /// `bytes_reserved` (the runtime's own reservation: XProf's "stack"; large on TPU).
-    pub reserved: u64,
-    pub addr: u64,
+    pub(crate) reserved: u64,
+    pub(crate) addr: u64,
     /// `allocation_bytes` (the chunk), else `requested_bytes`.
-    pub size: u64,
+    pub(crate) size: u64,
     /// `requested_bytes` (0 when absent, as on TPU deallocations).
-    pub requested: u64,
-    pub allocator: u16,
-    pub is_allocation: bool,
-    pub origin: Origin,
+    pub(crate) requested: u64,
+    pub(crate) allocator: u16,
+    pub(crate) is_allocation: bool,
+    pub(crate) origin: Origin,
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct AllocatorState {
-    pub name: String,
-    pub capacity: u64,
-    pub peak_in_use: u64,
-    pub peak_time_ps: i64,
-    pub fragmentation_at_peak: f64,
-    pub lifetime_peak: u64,
-    pub allocations: u64,
-    pub deallocations: u64,
+    pub(crate) name: String,
+    pub(crate) capacity: u64,
+    pub(crate) peak_in_use: u64,
+    pub(crate) peak_time_ps: i64,
+    pub(crate) fragmentation_at_peak: f64,
+    pub(crate) lifetime_peak: u64,
+    pub(crate) allocations: u64,
+    pub(crate) deallocations: u64,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct ExecutionRecord {
-    pub start_ps: i64,
-    pub end_ps: i64,
-    pub run_id: Option<i64>,
+    pub(crate) start_ps: i64,
+    pub(crate) end_ps: i64,
+    pub(crate) run_id: Option<i64>,
     /// Module name (HloModule name), when the events name it.
-    pub module: Option<u32>,
-    pub program_id: Option<u64>,
-    pub launched_kernels: bool,
-    pub waited_for_memory: bool,
+    pub(crate) module: Option<u32>,
+    pub(crate) program_id: Option<u64>,
+    pub(crate) launched_kernels: bool,
+    pub(crate) waited_for_memory: bool,
     /// `jit_<fn>` from the enclosing `PjitFunction(<fn>)`: the module when nothing
     /// else names it (a launch that failed before `ExecuteThunks`).
-    pub module_hint: Option<u32>,
+    pub(crate) module_hint: Option<u32>,
     /// The PJRT C API context (kPjrtLibraryCall) that ties the caller's launch event to
     /// the plugin's on another line: launches sharing one are the same launch.
     #[serde(default)]
-    pub link: Option<i64>,
+    pub(crate) link: Option<i64>,
     /// The run id of the launch's work on the device, when the host names it apart
     /// from the launch's own (TPU: `DoEnqueueProgram` inside the launch).
     #[serde(default)]
-    pub device_run: Option<i64>,
+    pub(crate) device_run: Option<i64>,
 }
 
 /// A call of a jitted function (`PjitFunction(…)`) that reached the runtime (it
 /// encloses a launch or PjRt's preparation of one). On the CPU backend the launch
 /// itself is recorded only when it completes, so a call with no launch after it is one
 /// that never ran, or had not finished when the capture stopped.
+impl ExecutionRecord {
+    /// A launch from `start_ps` to `end_ps` that names nothing yet.
+    pub(super) fn spanning(start_ps: i64, end_ps: i64) -> Self {
+        ExecutionRecord {
+            start_ps,
+            end_ps,
+            run_id: None,
+            module: None,
+            program_id: None,
+            launched_kernels: false,
+            waited_for_memory: false,
+            module_hint: None,
+            link: None,
+            device_run: None,
+        }
+    }
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CallRecord {
-    pub start_ps: i64,
-    pub end_ps: i64,
+    pub(crate) start_ps: i64,
+    pub(crate) end_ps: i64,
     /// `jit_<fn>`, interned.
-    pub module: Option<u32>,
+    pub(crate) module: Option<u32>,
 }
 
 #[derive(Debug, Clone, Copy, Serialize, Deserialize)]
 pub struct RetryRecord {
-    pub start_ps: i64,
-    pub duration_ps: i64,
-    pub execution: Option<u32>,
+    pub(crate) start_ps: i64,
+    pub(crate) duration_ps: i64,
+    pub(crate) execution: Option<u32>,
     /// The run id of the launch it waited in, when on a worker thread.
-    pub run: Option<i64>,
+    pub(crate) run: Option<i64>,
 }
 
 /// All `AllocatorRetry` waits, streamed: count, summed and longest duration.
 #[derive(Debug, Clone, Copy, Default, Serialize, Deserialize)]
 pub struct RetryTotals {
-    pub count: u64,
-    pub total_ps: i64,
-    pub longest_ps: i64,
+    pub(crate) count: u64,
+    pub(crate) total_ps: i64,
+    pub(crate) longest_ps: i64,
 }
 
 impl RetryTotals {
@@ -122,62 +140,119 @@ impl RetryTotals {
     }
 }
 
-/// Everything the runtime scan keeps.
+/// The module and program named for each run id (by CPU thunks, or by a run scope on
+/// another thread than its launch), with when each was first seen: entries older than
+/// the launches kept are dropped with them.
+#[derive(Debug, Default, Serialize, Deserialize)]
+pub(super) struct RunIds {
+    modules: HashMap<i64, (u32, i64)>,
+    programs: HashMap<i64, (u64, i64)>,
+}
+
+impl RunIds {
+    pub(super) fn module(&self, run: i64) -> Option<u32> {
+        self.modules.get(&run).map(|&(m, _)| m)
+    }
+
+    pub(super) fn program(&self, run: i64) -> Option<u64> {
+        self.programs.get(&run).map(|&(p, _)| p)
+    }
+
+    /// Keeps the module of `run`, seen at `seen`, unless one is known already.
+    pub(super) fn name_module(&mut self, run: i64, module: u32, seen: i64) {
+        self.modules.entry(run).or_insert((module, seen));
+    }
+
+    /// Keeps the program of `run`, seen at `seen`, unless one is known already.
+    pub(super) fn name_program(&mut self, run: i64, program: u64, seen: i64) {
+        self.programs.entry(run).or_insert((program, seen));
+    }
+
+    /// A run's work starts with its launch: runs first seen by `through` go with the
+    /// launches dropped through then.
+    fn forget_through(&mut self, through: i64) {
+        self.modules.retain(|_, &mut (_, seen)| seen > through);
+        self.programs.retain(|_, &mut (_, seen)| seen > through);
+    }
+
+    /// Adds what another scanner learned on later lines (its modules by `module`, their
+    /// index here); what this one knows already stays.
+    pub(super) fn absorb(&mut self, later: RunIds, module: impl Fn(u32) -> Option<u32>) {
+        for (run, (m, seen)) in later.modules {
+            if let Some(m) = module(m) {
+                self.name_module(run, m, seen);
+            }
+        }
+        for (run, (p, seen)) in later.programs {
+            self.name_program(run, p, seen);
+        }
+    }
+}
+
+/// Everything the runtime scan keeps. What the rest of the pipeline reads is visible
+/// to the crate; the rest is the runtime's, and the maps that must stay consistent
+/// with the capped histories (modules interned, runs seen, launches dropped) are this
+/// file's, behind small methods.
 #[derive(Debug, Default, Serialize, Deserialize)]
 pub struct RuntimeScan {
-    pub allocators: Vec<AllocatorState>,
-    pub records: Vec<AllocationRecord>,
+    pub(crate) allocators: Vec<AllocatorState>,
+    /// The latest allocator events (see [`MAX_ALLOCATION_RECORDS`]), in time order
+    /// once the host planes are scanned.
+    pub(crate) records: Vec<AllocationRecord>,
     /// Allocator events counted but not kept in `records`: all those at or before
     /// `records_dropped_through_ps`, and none after it.
-    pub records_dropped: u64,
-    pub records_dropped_through_ps: Option<i64>,
-    pub executions: Vec<ExecutionRecord>,
+    pub(crate) records_dropped: u64,
+    pub(crate) records_dropped_through_ps: Option<i64>,
+    /// The latest launches (see [`MAX_EXECUTIONS`]), in time order once the host planes
+    /// are scanned.
+    pub(crate) executions: Vec<ExecutionRecord>,
     /// Launches counted but not kept: all those starting at or before
     /// `executions_dropped_through_ps`, none after it.
-    pub executions_dropped: u64,
-    pub executions_dropped_through_ps: Option<i64>,
+    pub(crate) executions_dropped: u64,
+    pub(crate) executions_dropped_through_ps: Option<i64>,
     /// Launches dropped, by the module and program known for them when dropped, so
     /// that each module still counts all its launches.
-    pub dropped_launches: HashMap<(Option<u32>, Option<u64>), u64>,
+    dropped_launches: HashMap<(Option<u32>, Option<u64>), u64>,
     /// Interned module names (from execution events and kernels).
-    pub module_names: Vec<String>,
+    pub(super) module_names: Vec<String>,
+    /// Where each of `module_names` is.
+    module_index: HashMap<String, u32>,
     /// Transfers by event name and the user's Python frame around them.
-    pub transfers: Vec<(String, Option<String>)>,
-    pub transfer_count: u64,
-    pub retries: Vec<RetryRecord>,
+    pub(super) transfers: Vec<(String, Option<String>)>,
+    pub(super) transfer_count: u64,
+    pub(super) retries: Vec<RetryRecord>,
     /// Every wait, kept or not.
-    pub retry_totals: RetryTotals,
-    pub kernels: u64,
-    pub device_memory_bytes: Option<u64>,
+    pub(super) retry_totals: RetryTotals,
+    /// Kernels matched on device planes.
+    pub(crate) kernels: u64,
+    pub(super) device_memory_bytes: Option<u64>,
     /// Launches seen on a device's `XLA Modules` line (TPU), used when host events
     /// do not name modules.
-    pub device_executions: Vec<ExecutionRecord>,
-    pub host_lines: usize,
-    pub host_events: u64,
+    pub(super) device_executions: Vec<ExecutionRecord>,
+    /// Host lines walked, and host events visited on them.
+    pub(super) host_lines: usize,
+    pub(super) host_events: u64,
     /// Per host plane, per line: where a later walk for a time window can start or
     /// whether it can skip the line.
-    pub line_marks: Vec<LineMarks>,
-    pub(super) module_index: HashMap<String, u32>,
-    /// Module and program of a run id, with when it was first seen: entries older than
-    /// the launches kept are dropped with them.
-    pub(super) run_modules: HashMap<i64, (u32, i64)>,
-    pub(super) run_programs: HashMap<i64, (u64, i64)>,
+    pub(super) line_marks: Vec<LineMarks>,
+    /// What run ids name, for launches that name it elsewhere.
+    pub(super) runs: RunIds,
     /// Lines of each device plane walked, in file order (for the plane summary).
-    pub device_line_counts: Vec<usize>,
+    pub(crate) device_line_counts: Vec<usize>,
     /// Kernels (and module runs) seen on each device plane, in file order: a device
     /// with none had no trace recorded, whatever ran on it.
     #[serde(default)]
-    pub device_kernel_counts: Vec<u64>,
+    pub(super) device_kernel_counts: Vec<u64>,
     /// The start of the last kernel on any device plane.
     #[serde(default)]
-    pub last_kernel_ps: Option<i64>,
+    pub(super) last_kernel_ps: Option<i64>,
     /// Kernels and module runs seen on device planes (what the per-plane counts are
     /// taken from).
     #[serde(default)]
-    pub device_events: u64,
+    pub(crate) device_events: u64,
     /// The latest call of a jitted function that reached the runtime.
     #[serde(default)]
-    pub last_call: Option<CallRecord>,
+    pub(super) last_call: Option<CallRecord>,
 }
 
 impl RuntimeScan {
@@ -211,6 +286,31 @@ impl RuntimeScan {
         }
     }
 
+    /// The launches not kept, counted by the module and program known for them.
+    pub(super) fn dropped_launches(
+        &self,
+    ) -> impl Iterator<Item = ((Option<u32>, Option<u64>), u64)> + '_ {
+        self.dropped_launches
+            .iter()
+            .map(|(&key, &count)| (key, count))
+    }
+
+    /// Adds `count` launches of module and program `key` dropped elsewhere (by another
+    /// scanner; already in `executions_dropped`).
+    pub(super) fn add_dropped_launches(&mut self, key: (Option<u32>, Option<u64>), count: u64) {
+        *self.dropped_launches.entry(key).or_insert(0) += count;
+    }
+
+    /// A fresh scan that interns modules as this one does (the same names at the same
+    /// indices).
+    pub(super) fn with_modules_of(&self) -> RuntimeScan {
+        RuntimeScan {
+            module_names: self.module_names.clone(),
+            module_index: self.module_index.clone(),
+            ..Default::default()
+        }
+    }
+
     /// Keeps `call` if it is the latest call seen.
     pub(super) fn note_call(&mut self, call: Option<CallRecord>) {
         if call.map(|c| c.start_ps) > self.last_call.map(|c| c.start_ps) {
@@ -218,7 +318,7 @@ impl RuntimeScan {
         }
     }
 
-    pub fn intern_module(&mut self, name: &str) -> u32 {
+    pub(super) fn intern_module(&mut self, name: &str) -> u32 {
         if let Some(&i) = self.module_index.get(name) {
             return i;
         }
@@ -305,18 +405,18 @@ impl RuntimeScan {
     /// ([`RuntimeScan::dropped_launch_key`]).
     pub(super) fn count_dropped_launch(&mut self, key: (Option<u32>, Option<u64>)) {
         self.executions_dropped += 1;
-        *self.dropped_launches.entry(key).or_insert(0) += 1;
+        self.add_dropped_launches(key, 1);
     }
 
     pub(super) fn dropped_launch_key(&self, e: &ExecutionRecord) -> (Option<u32>, Option<u64>) {
         let run = e.run_id;
         let module = e
             .module
-            .or_else(|| run.and_then(|r| self.run_modules.get(&r)).map(|&(m, _)| m))
+            .or_else(|| run.and_then(|r| self.runs.module(r)))
             .or(e.module_hint);
         let program = e
             .program_id
-            .or_else(|| run.and_then(|r| self.run_programs.get(&r)).map(|&(p, _)| p));
+            .or_else(|| run.and_then(|r| self.runs.program(r)));
         (module, program)
     }
 
@@ -355,8 +455,7 @@ impl RuntimeScan {
             r.execution = r.execution.and_then(remap);
         }
         // A run's work starts with its launch: runs seen by then were dropped with it.
-        self.run_modules.retain(|_, &mut (_, seen)| seen > through);
-        self.run_programs.retain(|_, &mut (_, seen)| seen > through);
+        self.runs.forget_through(through);
         new_index
     }
 }

@@ -21,12 +21,18 @@ const EXECUTIONS_LISTED: usize = 500;
 const RETRY_WAITS_LISTED: usize = 200;
 
 /// The device pool's capacity: the main device allocator's, when it recorded events.
-pub fn pool_capacity(scan: &RuntimeScan) -> Option<u64> {
-    let main = main_allocator(scan)?;
+pub(crate) fn pool_capacity(scan: &RuntimeScan) -> Option<u64> {
+    let main = DevicePool::of(scan).main?;
     scan.allocators
         .get(main as usize)
         .map(|a| a.capacity)
         .filter(|&c| c > 0)
+}
+
+/// Bytes in use in the device pool when launch `index` started, when known.
+pub(crate) fn in_use_at_launch(scan: &RuntimeScan, index: usize) -> Option<u64> {
+    let start = scan.executions.get(index)?.start_ps;
+    DevicePool::of(scan).in_use_at(start)
 }
 
 /// Sort key that puts `GPU_2_bfc` before `GPU_10_bfc`.
@@ -38,64 +44,67 @@ fn natural(name: &str) -> (String, u64) {
     )
 }
 
-/// The device allocator that matters: the largest peak among non-host allocators.
-fn main_allocator(scan: &RuntimeScan) -> Option<u16> {
-    scan.allocators
-        .iter()
-        .enumerate()
-        .filter(|(_, a)| AllocatorKind::of_name(&a.name) == AllocatorKind::Device)
-        .min_by(|(_, a), (_, b)| {
-            b.peak_in_use
-                .cmp(&a.peak_in_use)
-                .then_with(|| natural(&a.name).cmp(&natural(&b.name)))
+/// The device pool's history: the events of the device allocator that matters, the
+/// largest peak among non-host allocators (`main`).
+struct DevicePool<'s> {
+    scan: &'s RuntimeScan,
+    main: Option<u16>,
+}
+
+impl<'s> DevicePool<'s> {
+    fn of(scan: &'s RuntimeScan) -> Self {
+        let main = scan
+            .allocators
+            .iter()
+            .enumerate()
+            .filter(|(_, a)| AllocatorKind::of_name(&a.name) == AllocatorKind::Device)
+            .min_by(|(_, a), (_, b)| {
+                b.peak_in_use
+                    .cmp(&a.peak_in_use)
+                    .then_with(|| natural(&a.name).cmp(&natural(&b.name)))
+            })
+            .map(|(i, _)| i as u16);
+        DevicePool { scan, main }
+    }
+
+    /// The main allocator's last event before `t`.
+    fn last_record_before(&self, t: i64) -> Option<&'s AllocationRecord> {
+        let main = self.main?;
+        let records = &self.scan.records;
+        let upto = records.partition_point(|r| r.time_ps < t);
+        records[..upto].iter().rev().find(|r| r.allocator == main)
+    }
+
+    /// Whether the history kept reaches back to `t` (see `MAX_ALLOCATION_RECORDS`):
+    /// before it, nothing is known.
+    fn kept_at(&self, t: i64) -> bool {
+        self.scan
+            .records_dropped_through_ps
+            .is_none_or(|through| t > through)
+    }
+
+    /// Bytes in use in the main allocator at `t`: after its last event before `t`;
+    /// before any event, what the first event's own figures say was in use before it.
+    fn in_use_at(&self, t: i64) -> Option<u64> {
+        if !self.kept_at(t) {
+            return None;
+        }
+        if let Some(r) = self.last_record_before(t) {
+            return Some(r.in_use);
+        }
+        let main = self.main?;
+        let first = self.scan.records.iter().find(|r| r.allocator == main)?;
+        Some(if first.is_allocation {
+            first.in_use.saturating_sub(first.size)
+        } else {
+            first.in_use.saturating_add(first.size)
         })
-        .map(|(i, _)| i as u16)
-}
-
-/// The main allocator's last event before `t`.
-fn last_record_before(scan: &RuntimeScan, main: Option<u16>, t: i64) -> Option<&AllocationRecord> {
-    let main = main?;
-    let upto = scan.records.partition_point(|r| r.time_ps < t);
-    scan.records[..upto]
-        .iter()
-        .rev()
-        .find(|r| r.allocator == main)
-}
-
-/// Whether the history kept reaches back to `t` (see `MAX_ALLOCATION_RECORDS`):
-/// before it, nothing is known.
-fn kept_at(scan: &RuntimeScan, t: i64) -> bool {
-    scan.records_dropped_through_ps
-        .is_none_or(|through| t > through)
-}
-
-/// Bytes in use in the main allocator at `t`: after its last event before `t`; before
-/// any event, what the first event's own figures say was in use before it.
-fn in_use_at(scan: &RuntimeScan, main: Option<u16>, t: i64) -> Option<u64> {
-    if !kept_at(scan, t) {
-        return None;
     }
-    if let Some(r) = last_record_before(scan, main, t) {
-        return Some(r.in_use);
-    }
-    let main = main?;
-    let first = scan.records.iter().find(|r| r.allocator == main)?;
-    Some(if first.is_allocation {
-        first.in_use.saturating_sub(first.size)
-    } else {
-        first.in_use.saturating_add(first.size)
-    })
-}
-
-/// Bytes in use in the device pool when launch `index` started, when known.
-pub fn in_use_at_launch(scan: &RuntimeScan, index: usize) -> Option<u64> {
-    let start = scan.executions.get(index)?.start_ps;
-    in_use_at(scan, main_allocator(scan), start)
 }
 
 /// What the runtime section needs to know about the selected module's plan.
 #[derive(Debug, Clone, Default)]
-pub struct SelectedPlan<'a> {
+pub(crate) struct SelectedPlan<'a> {
     pub label: Option<&'a str>,
     /// Outputs not aliased to a parameter (the bytes one execution adds if kept).
     pub non_aliased_outputs: u64,
@@ -119,25 +128,62 @@ fn median_step(values: &[u64]) -> Option<i64> {
 }
 
 /// Builds the runtime section for the selected module (by label).
-pub fn summarize(
+pub(crate) fn summarize(
     src: &dyn ByteSource,
     planes: &[Plane],
     scan: &RuntimeScan,
     labels: &[Option<String>],
     plan: &SelectedPlan<'_>,
 ) -> Result<Runtime, Error> {
-    let selected = plan.label;
-    let non_aliased_outputs = plan.non_aliased_outputs;
+    let pool = DevicePool::of(scan);
+    let ordinals = execution_ordinals(labels);
     let mut runtime = Runtime {
         execution_count: scan.executions.len() as u64 + scan.executions_dropped,
         transfers: scan.transfer_count,
         kernels: scan.kernels,
         device_memory_bytes: scan.device_memory_bytes,
+        allocators: allocator_summaries(scan),
+        executions: listed_executions(scan, labels, plan.label, &pool),
+        retry: retry_summary(scan, labels, &ordinals),
         ..Default::default()
     };
-    let main = main_allocator(scan);
-    for (i, a) in scan.allocators.iter().enumerate() {
-        runtime.allocators.push(AllocatorSummary {
+
+    // Growth across the selected module's launches.
+    let starts = selected_starts(scan, labels, plan.label);
+    runtime.in_use_at_selected_starts = starts.iter().filter_map(|&t| pool.in_use_at(t)).collect();
+    runtime.in_use_at_end_bytes = pool.last_record_before(i64::MAX).map(|r| r.in_use);
+    if let Some(growth) = median_step(&runtime.in_use_at_selected_starts) {
+        runtime.growth_per_execution_bytes = Some(growth);
+        if plan.non_aliased_outputs > 0 {
+            runtime.growth_ratio_to_outputs = Some(growth as f64 / plan.non_aliased_outputs as f64);
+        }
+    }
+
+    // Live arrays at the last launch, grouped by who allocated them.
+    let last = starts.last().copied().filter(|&t| pool.kept_at(t));
+    if let (Some(last), Some(main)) = (last, pool.main) {
+        // Arrays only: what the runtime reserved for itself is not an array.
+        let arrays = pool
+            .last_record_before(last)
+            .map(|r| r.in_use.saturating_sub(r.reserved));
+        runtime.live_at_last_execution =
+            live_groups(scan, labels, &ordinals, main, last, arrays, plan);
+    }
+    // Host activity between the last two launches.
+    if let [.., from, to] = starts[..] {
+        runtime.host_events_between_last_executions =
+            host_events_between(src, planes, &scan.line_marks, from, to)?;
+    }
+    Ok(runtime)
+}
+
+/// Every allocator, largest pools first, so the device allocator leads.
+fn allocator_summaries(scan: &RuntimeScan) -> Vec<AllocatorSummary> {
+    let mut allocators: Vec<AllocatorSummary> = scan
+        .allocators
+        .iter()
+        .enumerate()
+        .map(|(i, a)| AllocatorSummary {
             name: a.name.clone(),
             kind: AllocatorKind::of_name(&a.name),
             capacity_bytes: a.capacity,
@@ -148,56 +194,64 @@ pub fn summarize(
             allocations: a.allocations,
             deallocations: a.deallocations,
             timeline: allocator_timeline(scan, i as u16),
-        });
-    }
-    // Largest pools first, so the device allocator leads.
-    runtime.allocators.sort_by(|a, b| {
+        })
+        .collect();
+    allocators.sort_by(|a, b| {
         b.peak_in_use_bytes
             .cmp(&a.peak_in_use_bytes)
             .then_with(|| natural(&a.name).cmp(&natural(&b.name)))
     });
+    allocators
+}
 
-    let last_record_before = |t: i64| last_record_before(scan, main, t);
-    let kept_at = |t: i64| kept_at(scan, t);
-    let in_use_at = |t: i64| in_use_at(scan, main, t);
-    let selected_indices: Vec<usize> = labels
-        .iter()
-        .enumerate()
-        .filter(|(_, l)| l.as_deref() == selected && selected.is_some())
-        .map(|(i, _)| i)
-        .collect();
+/// The launches listed: the first [`EXECUTIONS_LISTED`], and every launch of the
+/// selected module.
+fn listed_executions(
+    scan: &RuntimeScan,
+    labels: &[Option<String>],
+    selected: Option<&str>,
+    pool: &DevicePool<'_>,
+) -> Vec<Execution> {
+    let mut listed = Vec::new();
     for (i, e) in scan.executions.iter().enumerate() {
-        let is_selected =
-            selected.is_some() && labels.get(i).and_then(|l| l.as_deref()) == selected;
+        let label = labels.get(i).and_then(|l| l.as_deref());
+        let is_selected = selected.is_some() && label == selected;
         if i >= EXECUTIONS_LISTED && !is_selected {
             continue;
         }
-        runtime.executions.push(Execution {
-            module: labels
-                .get(i)
-                .cloned()
-                .flatten()
-                .unwrap_or_else(|| "?".into()),
+        listed.push(Execution {
+            module: label.unwrap_or("?").to_owned(),
             run_id: e.run_id,
             start_ns: e.start_ps as f64 / 1000.0,
             duration_ns: e.end_ps.saturating_sub(e.start_ps) as f64 / 1000.0,
-            in_use_at_start_bytes: in_use_at(e.start_ps),
-            launched_kernels: if scan.kernels > 0 {
-                Some(e.launched_kernels)
-            } else {
-                None
-            },
+            in_use_at_start_bytes: pool.in_use_at(e.start_ps),
+            launched_kernels: (scan.kernels > 0).then_some(e.launched_kernels),
         });
     }
+    listed
+}
 
-    let ordinals = execution_ordinals(labels);
+/// The starts of the selected module's launches, in time order.
+fn selected_starts(
+    scan: &RuntimeScan,
+    labels: &[Option<String>],
+    selected: Option<&str>,
+) -> Vec<i64> {
+    labels
+        .iter()
+        .enumerate()
+        .filter(|(_, l)| l.as_deref() == selected && selected.is_some())
+        .filter_map(|(i, _)| scan.executions.get(i))
+        .map(|e| e.start_ps)
+        .collect()
+}
+
+/// The `AllocatorRetry` waits: all counted and timed, the launches that waited named,
+/// and the longest listed in time order for the timeline.
+fn retry_summary(scan: &RuntimeScan, labels: &[Option<String>], ordinals: &[usize]) -> Retry {
     let execution_name = |i: u32| {
         let i = i as usize;
-        let label = labels
-            .get(i)
-            .cloned()
-            .flatten()
-            .unwrap_or_else(|| "?".into());
+        let label = labels.get(i).and_then(|l| l.as_deref()).unwrap_or("?");
         format!(
             "{label} execution {}",
             ordinals.get(i).copied().unwrap_or(0)
@@ -211,13 +265,12 @@ pub fn summarize(
             waiting.push(name);
         }
     }
-    // The longest waits, in time order, for the timeline.
     let mut longest: Vec<&RetryRecord> = scan.retries.iter().collect();
     longest.sort_by_key(|r| std::cmp::Reverse(r.duration_ps));
     longest.truncate(RETRY_WAITS_LISTED);
     longest.sort_by_key(|r| r.start_ps);
     let totals = scan.retry_totals;
-    runtime.retry = Retry {
+    Retry {
         waiting_executions: waiting,
         count: totals.count,
         longest_ns: totals.longest_ps as f64 / 1000.0,
@@ -225,8 +278,7 @@ pub fn summarize(
         any_execution_started_after: scan.retries.iter().any(|r| {
             r.execution
                 .and_then(|i| scan.executions.get(i as usize))
-                .map(|e| e.launched_kernels)
-                .unwrap_or(false)
+                .is_some_and(|e| e.launched_kernels)
         }),
         waits: longest
             .into_iter()
@@ -236,44 +288,7 @@ pub fn summarize(
                 execution: r.execution.map(execution_name),
             })
             .collect(),
-    };
-
-    // Growth across the selected module's launches.
-    let starts: Vec<i64> = selected_indices
-        .iter()
-        .filter_map(|&i| scan.executions.get(i))
-        .map(|e| e.start_ps)
-        .collect();
-    runtime.in_use_at_selected_starts = starts.iter().filter_map(|&t| in_use_at(t)).collect();
-    runtime.in_use_at_end_bytes = last_record_before(i64::MAX).map(|r| r.in_use);
-    if let Some(growth) = median_step(&runtime.in_use_at_selected_starts) {
-        runtime.growth_per_execution_bytes = Some(growth);
-        if non_aliased_outputs > 0 {
-            runtime.growth_ratio_to_outputs = Some(growth as f64 / non_aliased_outputs as f64);
-        }
     }
-
-    // Live arrays at the last launch, grouped by who allocated them.
-    let last = starts.last().copied().filter(|&t| kept_at(t));
-    if let (Some(last), Some(main)) = (last, main) {
-        runtime.live_at_last_execution = live_groups(
-            scan,
-            labels,
-            &ordinals,
-            main,
-            last,
-            // Arrays only: what the runtime reserved for itself is not an array.
-            last_record_before(last).map(|r| r.in_use.saturating_sub(r.reserved)),
-            plan,
-        );
-    }
-    // Host activity between the last two launches.
-    if starts.len() >= 2 {
-        let (from, to) = (starts[starts.len() - 2], starts[starts.len() - 1]);
-        runtime.host_events_between_last_executions =
-            host_events_between(src, planes, &scan.line_marks, from, to)?;
-    }
-    Ok(runtime)
 }
 
 fn allocator_timeline(scan: &RuntimeScan, allocator: u16) -> Vec<(i64, u64)> {
@@ -308,7 +323,7 @@ pub(crate) fn execution_ordinals(labels: &[Option<String>]) -> Vec<usize> {
 
 /// XProf's `get_memory_profile` reports the largest capacity and the largest peak of
 /// any allocator, host pools included; says so when that differs from the device pool.
-pub fn xprof_capacity_note(runtime: &Runtime) -> Option<String> {
+pub(crate) fn xprof_capacity_note(runtime: &Runtime) -> Option<String> {
     let device = runtime
         .allocators
         .iter()
