@@ -71,11 +71,12 @@ impl Prepared {
         &self.planes
     }
 
-    /// The rest of the pipeline: the runtime scan ([`runtime::scan_capture`]: host
-    /// planes, then device planes, with the threads `options.scan` allows), the runtime
-    /// summary, module selection and diagnosis. `host_parts`: the host plane scanned in
-    /// two parts already (the page's two workers, see [`runtime::HostParts`]); they are
-    /// merged and the scan goes on from there.
+    /// The rest of the pipeline: the runtime scan (host planes, with the guess of
+    /// tables read from a plane's end confirmed or the plane read again, then device
+    /// planes, with the threads `options.scan` allows), the runtime summary, module
+    /// selection and diagnosis. `host_parts`: the host plane scanned in two parts
+    /// already (the page's two workers, see [`runtime::HostParts`]); they are merged
+    /// and the scan goes on from there.
     pub fn finish(
         self,
         src: &dyn ByteSource,

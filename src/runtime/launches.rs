@@ -1,14 +1,66 @@
-//! Launch resolution: the launch events of one launch merged (by run id or PJRT C API
-//! linkage), modules learned from run ids filled in, launches put in time order; then
-//! each launch's module label ([`ModuleLookup`], [`LaunchModule`]), the launches not
-//! kept counted by label, and a final call that never launched.
+//! Launch resolution: what run ids name ([`RunIds`]); after the host planes, the
+//! launch events of one launch merged into one launch (by run id or PJRT C API
+//! linkage), modules learned from run ids filled in, launches put in time order; after
+//! the device planes, the modules a launch's jitted call names and TPU module runs.
+//! Then each launch's module label ([`ModuleLookup`], [`LaunchModule`]), the launches
+//! not kept counted by label, and a final call that never launched.
 
 use std::collections::HashMap as StdHashMap;
 
 // Fx hashing: these maps are keyed by small integers and looked up per launch.
 use rustc_hash::FxHashMap as HashMap;
+use serde::{Deserialize, Serialize};
 
 use super::records::{ExecutionRecord, Origin, RuntimeScan};
+
+/// The module and program named for each run id (by CPU thunks, or by a run scope on
+/// another thread than its launch), with when each was first seen: entries older than
+/// the launches kept are dropped with them.
+#[derive(Debug, Default, Serialize, Deserialize)]
+pub(super) struct RunIds {
+    modules: HashMap<i64, (u32, i64)>,
+    programs: HashMap<i64, (u64, i64)>,
+}
+
+impl RunIds {
+    pub(super) fn module(&self, run: i64) -> Option<u32> {
+        self.modules.get(&run).map(|&(m, _)| m)
+    }
+
+    pub(super) fn program(&self, run: i64) -> Option<u64> {
+        self.programs.get(&run).map(|&(p, _)| p)
+    }
+
+    /// Keeps the module of `run`, seen at `seen`, unless one is known already.
+    pub(super) fn name_module(&mut self, run: i64, module: u32, seen: i64) {
+        self.modules.entry(run).or_insert((module, seen));
+    }
+
+    /// Keeps the program of `run`, seen at `seen`, unless one is known already.
+    pub(super) fn name_program(&mut self, run: i64, program: u64, seen: i64) {
+        self.programs.entry(run).or_insert((program, seen));
+    }
+
+    /// A run's work starts with its launch: runs first seen by `through` go with the
+    /// launches dropped through then.
+    pub(super) fn forget_through(&mut self, through: i64) {
+        self.modules.retain(|_, &mut (_, seen)| seen > through);
+        self.programs.retain(|_, &mut (_, seen)| seen > through);
+    }
+
+    /// Adds what another scanner learned on later lines (its modules by `module`, their
+    /// index here); what this one knows already stays.
+    pub(super) fn absorb(&mut self, later: RunIds, module: impl Fn(u32) -> Option<u32>) {
+        for (run, (m, seen)) in later.modules {
+            if let Some(m) = module(m) {
+                self.name_module(run, m, seen);
+            }
+        }
+        for (run, (p, seen)) in later.programs {
+            self.name_program(run, p, seen);
+        }
+    }
+}
 
 impl ExecutionRecord {
     /// Takes in what another event of the same launch named.
@@ -104,6 +156,85 @@ impl RuntimeScan {
         (representative, by_run)
     }
 
+    /// After the host planes: the histories capped, the launch events of one launch
+    /// merged into one launch, modules and programs named for a run id given to its
+    /// launch, and launches put in time order, with what points at them (allocation
+    /// origins, waits) renumbered; what was done for a run id goes to its launch.
+    pub(super) fn finish_host(&mut self) {
+        self.keep_latest_records();
+        self.keep_latest_executions();
+        let (representative, by_run) = self.merge_launches_of_one_run();
+        for e in &mut self.executions {
+            if let Some(run) = e.run_id {
+                if e.module.is_none() {
+                    e.module = self.runs.module(run);
+                }
+                if e.program_id.is_none() {
+                    e.program_id = self.runs.program(run);
+                }
+            }
+        }
+        let resolve = |i: u32| representative.get(i as usize).copied().unwrap_or(i);
+        // The launches that remain (each its group's representative), by start.
+        let n = self.executions.len();
+        let mut order: Vec<u32> = (0..n as u32).filter(|&i| resolve(i) == i).collect();
+        order.sort_by_key(|&i| {
+            self.executions
+                .get(i as usize)
+                .map(|e| e.start_ps)
+                .unwrap_or(0)
+        });
+        let mut new_index = vec![u32::MAX; n];
+        for (new, &old) in order.iter().enumerate() {
+            new_index[old as usize] = new as u32;
+        }
+        let remap = |i: u32| new_index.get(resolve(i) as usize).copied().unwrap_or(0);
+        self.renumber_launches(remap, &by_run);
+        self.put_launches_in_order(&order);
+        self.records.sort_by_key(|r| r.time_ps);
+    }
+
+    /// Points allocation origins and waits at the launches' new indices (`remap`),
+    /// those made for a run id at its launch (`by_run`, old indices).
+    fn renumber_launches(&mut self, remap: impl Fn(u32) -> u32, by_run: &HashMap<i64, u32>) {
+        for r in &mut self.records {
+            r.origin = match r.origin {
+                Origin::Execution(i) => Origin::Execution(remap(i)),
+                Origin::Run(run) => by_run
+                    .get(&run)
+                    .map(|&i| Origin::Execution(remap(i)))
+                    .unwrap_or(Origin::Run(run)),
+                other => other,
+            };
+        }
+        for r in &mut self.retries {
+            r.execution = r
+                .execution
+                .or_else(|| r.run.and_then(|run| by_run.get(&run).copied()))
+                .map(&remap);
+        }
+    }
+
+    /// Keeps the launches `order` lists, in that order, marking those a wait (already
+    /// renumbered to its place in `order`) was in.
+    fn put_launches_in_order(&mut self, order: &[u32]) {
+        let executions = &mut self.executions;
+        for r in &self.retries {
+            if let Some(e) = r
+                .execution
+                .and_then(|i| order.get(i as usize))
+                .and_then(|&old| executions.get_mut(old as usize))
+            {
+                e.waited_for_memory = true;
+            }
+        }
+        let sorted: Vec<ExecutionRecord> = order
+            .iter()
+            .filter_map(|&old| self.executions.get(old as usize).cloned())
+            .collect();
+        self.executions = sorted;
+    }
+
     /// After the device planes: a launch nothing else named runs the module its
     /// `PjitFunction(<fn>)` call names (XLA 2024–2025 names the module only in
     /// `ExecuteThunks`, which a launch that ran out of memory never reaches); and where
@@ -126,70 +257,6 @@ impl RuntimeScan {
                 }
             }
         }
-    }
-
-    /// launches of one run (same run id) into one execution, resolves allocations made
-    /// for a run id to its launch, then orders launches by time (records follow).
-    pub(super) fn finish_host(&mut self) {
-        self.keep_latest_records();
-        self.keep_latest_executions();
-        let n = self.executions.len();
-        let (representative, by_run) = self.merge_launches_of_one_run();
-        let resolve = |i: u32| representative.get(i as usize).copied().unwrap_or(i);
-        for e in &mut self.executions {
-            if let Some(run) = e.run_id {
-                if e.module.is_none() {
-                    e.module = self.runs.module(run);
-                }
-                if e.program_id.is_none() {
-                    e.program_id = self.runs.program(run);
-                }
-            }
-        }
-        let mut order: Vec<u32> = (0..n as u32).filter(|&i| resolve(i) == i).collect();
-        order.sort_by_key(|&i| {
-            self.executions
-                .get(i as usize)
-                .map(|e| e.start_ps)
-                .unwrap_or(0)
-        });
-        let mut new_index = vec![u32::MAX; n];
-        for (new, &old) in order.iter().enumerate() {
-            new_index[old as usize] = new as u32;
-        }
-        let remap = |i: u32| new_index.get(resolve(i) as usize).copied().unwrap_or(0);
-        for r in &mut self.records {
-            r.origin = match r.origin {
-                Origin::Execution(i) => Origin::Execution(remap(i)),
-                Origin::Run(run) => by_run
-                    .get(&run)
-                    .map(|&i| Origin::Execution(remap(i)))
-                    .unwrap_or(Origin::Run(run)),
-                other => other,
-            };
-        }
-        for r in &mut self.retries {
-            r.execution = r
-                .execution
-                .or_else(|| r.run.and_then(|run| by_run.get(&run).copied()))
-                .map(remap);
-        }
-        let executions = &mut self.executions;
-        for r in &self.retries {
-            if let Some(e) = r
-                .execution
-                .and_then(|i| order.get(i as usize))
-                .and_then(|&old| executions.get_mut(old as usize))
-            {
-                e.waited_for_memory = true;
-            }
-        }
-        let sorted: Vec<ExecutionRecord> = order
-            .iter()
-            .filter_map(|&old| self.executions.get(old as usize).cloned())
-            .collect();
-        self.executions = sorted;
-        self.records.sort_by_key(|r| r.time_ps);
     }
 }
 
@@ -235,7 +302,7 @@ pub(crate) fn dropped_launch_labels(
 }
 
 /// The capture's last call of a jitted function, when no launch of its module started
-/// at or after it (see [`scan::CallRecord`]): its label and start. A name several
+/// at or after it (see [`super::records::CallRecord`]): its label and start. A name several
 /// modules share resolves to the one of them that never launched, if only one did not.
 pub(crate) fn unfinished_call(
     scan: &RuntimeScan,
@@ -266,7 +333,7 @@ pub(crate) fn unfinished_call(
     (!ran_after).then_some((label, call.start_ps))
 }
 
-/// The first module (in order) for each key [`execution_label`] matches on.
+/// The first module (in order) for each key a launch's label is looked up by.
 struct ModuleLookup<'m> {
     by_program: StdHashMap<u64, &'m str>,
     by_program_name: StdHashMap<(u64, &'m str), &'m str>,

@@ -1,6 +1,27 @@
 //! Runtime analysis: the allocator timeline, every launch of every module, and — for
 //! the selected module — bytes in use at each launch, growth across launches, what is
 //! live at the last launch and who allocated it, and what the host did in between.
+//!
+//! The pipeline calls it twice. First the scan (`scan_capture`, one entry point, with
+//! the threads the [`Scan`] strategy in `Options` allows; or, in the page, the host
+//! plane in two [`HostParts`] from two workers, then the rest of the scan): it
+//! reads each plane once and keeps compact records, never more than fixed caps. Then
+//! the summary of what it kept, for the selected module. By file:
+//!
+//! - the scan: `scan.rs` (the entry point: host planes, tables confirmed, device
+//!   planes), `host.rs` and `allocations.rs` (the host plane's events), `device.rs`
+//!   (kernels and TPU module runs), `stats.rs` (the stats read, resolved per plane),
+//!   `names.rs` (event types by name);
+//! - what it keeps: `records.rs` (the record store and its capped histories),
+//!   `launches.rs` (launch events merged into launches, and their labels),
+//!   `window.rs` (line marks, and pass two between the last two launches);
+//! - two scanners: `parallel.rs` (the strategy; two threads sharing a plane),
+//!   `parts.rs` (the page's two workers), `merge.rs` (a part absorbed into another);
+//! - the report's runtime section: `summary.rs`, `live.rs` (live arrays by origin),
+//!   `coverage.rs` (what the trace does not cover).
+//!
+//! Which events and stats each XLA version writes is described in
+//! `docs/runtime-events.md`.
 
 mod allocations;
 pub(crate) mod coverage;
@@ -29,6 +50,7 @@ pub(crate) use summary::{
     SelectedPlan,
 };
 
+/// The host plane: allocator events, launches, transfers, the Python tracer's frames.
 pub const HOST_PLANE: &str = "/host:CPU";
 /// Device planes: `/device:GPU:0`, `/device:TPU:3`, …
 pub const DEVICE_PLANE_PREFIX: &str = "/device:";

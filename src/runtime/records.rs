@@ -8,6 +8,7 @@
 use rustc_hash::FxHashMap as HashMap;
 use serde::{Deserialize, Serialize};
 
+use super::launches::RunIds;
 use super::window::LineMarks;
 use crate::capture::Plane;
 
@@ -137,55 +138,6 @@ impl RetryTotals {
         self.count += other.count;
         self.total_ps = self.total_ps.saturating_add(other.total_ps);
         self.longest_ps = self.longest_ps.max(other.longest_ps);
-    }
-}
-
-/// The module and program named for each run id (by CPU thunks, or by a run scope on
-/// another thread than its launch), with when each was first seen: entries older than
-/// the launches kept are dropped with them.
-#[derive(Debug, Default, Serialize, Deserialize)]
-pub(super) struct RunIds {
-    modules: HashMap<i64, (u32, i64)>,
-    programs: HashMap<i64, (u64, i64)>,
-}
-
-impl RunIds {
-    pub(super) fn module(&self, run: i64) -> Option<u32> {
-        self.modules.get(&run).map(|&(m, _)| m)
-    }
-
-    pub(super) fn program(&self, run: i64) -> Option<u64> {
-        self.programs.get(&run).map(|&(p, _)| p)
-    }
-
-    /// Keeps the module of `run`, seen at `seen`, unless one is known already.
-    pub(super) fn name_module(&mut self, run: i64, module: u32, seen: i64) {
-        self.modules.entry(run).or_insert((module, seen));
-    }
-
-    /// Keeps the program of `run`, seen at `seen`, unless one is known already.
-    pub(super) fn name_program(&mut self, run: i64, program: u64, seen: i64) {
-        self.programs.entry(run).or_insert((program, seen));
-    }
-
-    /// A run's work starts with its launch: runs first seen by `through` go with the
-    /// launches dropped through then.
-    fn forget_through(&mut self, through: i64) {
-        self.modules.retain(|_, &mut (_, seen)| seen > through);
-        self.programs.retain(|_, &mut (_, seen)| seen > through);
-    }
-
-    /// Adds what another scanner learned on later lines (its modules by `module`, their
-    /// index here); what this one knows already stays.
-    pub(super) fn absorb(&mut self, later: RunIds, module: impl Fn(u32) -> Option<u32>) {
-        for (run, (m, seen)) in later.modules {
-            if let Some(m) = module(m) {
-                self.name_module(run, m, seen);
-            }
-        }
-        for (run, (p, seen)) in later.programs {
-            self.name_program(run, p, seen);
-        }
     }
 }
 
