@@ -90,6 +90,15 @@ fn fail(message: impl std::fmt::Display) -> ExitCode {
     ExitCode::from(2)
 }
 
+/// Two threads where they pay (the library's default), unless `OOMLENS_THREADS=1` keeps
+/// the scan on one thread, for comparisons and benchmarks. The report is the same.
+fn scan_strategy() -> oomlens::runtime::Scan {
+    match std::env::var("OOMLENS_THREADS") {
+        Ok(v) if v.trim() == "1" => oomlens::runtime::Scan::OneThread,
+        _ => oomlens::runtime::Scan::default(),
+    }
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.command {
@@ -102,6 +111,7 @@ fn main() -> ExitCode {
 fn diff(args: DiffArgs) -> ExitCode {
     let options = oomlens::diff::DiffOptions {
         module: args.module.clone(),
+        scan: scan_strategy(),
     };
     let started = std::time::Instant::now();
     let result = oomlens::diff::compare_paths(&args.before, &args.after, &options);
@@ -154,6 +164,7 @@ fn report(cli: ReportArgs) -> ExitCode {
     let options = oomlens::Options {
         module: cli.module.clone(),
         error_text,
+        scan: scan_strategy(),
     };
     // OOMLENS_TIMING=1 prints how long each phase took, for benchmarks.
     let timing = std::env::var_os("OOMLENS_TIMING").is_some();

@@ -50,8 +50,8 @@ fn with_error(s: &Scenario, text: &str) -> Analyzed {
     analyze_with(
         s,
         &Options {
-            module: None,
             error_text: Some(text.into()),
+            ..Options::default()
         },
     )
 }
@@ -740,7 +740,7 @@ fn debug_print_callbacks_and_large_tensors() {
         &s,
         &Options {
             module: Some("jit_eval".into()),
-            error_text: None,
+            ..Options::default()
         },
     );
     assert_eq!(e.report.selected_module.as_deref(), Some("jit_eval(7)"));

@@ -15,7 +15,7 @@ const DEVICES_LISTED: usize = 8;
 /// ran out, whose missing kernels are explained), and devices whose allocator was in
 /// use while their plane recorded no kernel (a device the program does not use records
 /// neither).
-pub fn device_trace_gaps(
+pub(crate) fn device_trace_gaps(
     scan: &RuntimeScan,
     labels: &[Option<String>],
     planes: &[PlaneSummary],
@@ -89,7 +89,7 @@ pub fn device_trace_gaps(
 
 /// A final call of a jitted function with no launch after it (see
 /// [`super::unfinished_call`]).
-pub fn unfinished_call_note(label: &str, start_ps: i64, error_pasted: bool) -> Note {
+pub(crate) fn unfinished_call_note(label: &str, start_ps: i64, error_pasted: bool) -> Note {
     let ask = if error_pasted {
         ""
     } else {
