@@ -984,10 +984,11 @@ fn tpu_capture_memory_id_fingerprints_padding_and_offload() {
     assert_eq!(m.program_id, FINGERPRINT, "the metadata id, read as u64");
     assert_eq!(m.executions, 3);
 
-    // The memory id is index_on_host (no allocator_name on TPU), as XProf names it.
+    // The allocator is found by index_on_host (no allocator_name on TPU) and named as
+    // its device is.
     let rt = a.runtime();
     assert_eq!(rt.allocators.len(), 1);
-    assert_eq!(rt.allocators[0].name, "0");
+    assert_eq!(rt.allocators[0].name, "TPU:0");
     assert_eq!(rt.allocators[0].capacity_bytes, s.pool);
     assert_eq!(
         rt.allocators[0].peak_in_use_bytes,

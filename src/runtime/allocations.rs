@@ -87,14 +87,18 @@ impl Allocators {
         named.unwrap_or_else(|| self.of_device(scan, stats.device))
     }
 
-    /// TPU: the memory id is `index_on_host` (or TF's `device_ordinal`), named as XProf
-    /// names it: the number.
+    /// TPU: the allocator is the device's, found by `index_on_host` (or TF's
+    /// `device_ordinal`) and named as the device is (`TPU:0`); XProf's memory id is the
+    /// bare number (see `docs/runtime-events.md`).
     fn of_device(&mut self, scan: &mut RuntimeScan, device: Option<u64>) -> u16 {
         let key = device.unwrap_or(u64::MAX);
         if let Some(&i) = self.by_index.get(&key) {
             return i;
         }
-        let name = device.map(|d| d.to_string()).unwrap_or_else(|| "?".into());
+        let name = match device {
+            Some(d) => format!("TPU:{d}"),
+            None => "TPU:?".to_owned(),
+        };
         let i = self.named(scan, &name);
         self.by_index.insert(key, i);
         i
