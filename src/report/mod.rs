@@ -1,6 +1,7 @@
 //! The report model and its renderers. Renderers compute nothing: they lay out what
 //! the analysis put in the model.
 
+pub mod html;
 pub mod json;
 pub mod markdown;
 pub mod model;
