@@ -6,9 +6,9 @@ use std::ffi::OsString;
 use std::io::{Read, Write};
 use std::path::PathBuf;
 
-use clap::{Parser, ValueEnum};
+use clap::{Args, Parser, Subcommand, ValueEnum};
 
-use crate::report::{html, json, markdown, text};
+use crate::report::{diff_json, diff_markdown, diff_text, html, json, markdown, text};
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
 enum Format {
@@ -19,13 +19,37 @@ enum Format {
     Html,
 }
 
+/// The formats of `oomlens diff` (the comparison has no HTML rendering).
+#[derive(Debug, Clone, Copy, ValueEnum)]
+enum DiffFormat {
+    Text,
+    Markdown,
+    Json,
+}
+
 /// Explains why a JAX/XLA program ran out of accelerator memory, from its profiler
 /// capture (*.xplane.pb written by jax.profiler.trace).
 #[derive(Debug, Parser)]
-#[command(name = "oomlens", version, about)]
+#[command(
+    name = "oomlens",
+    version,
+    about,
+    args_conflicts_with_subcommands = true,
+    subcommand_negates_reqs = true
+)]
 struct Cli {
+    #[command(subcommand)]
+    command: Option<Command>,
+    #[command(flatten)]
+    report: ReportArgs,
+}
+
+/// `oomlens PATH …`: the report on one run.
+#[derive(Debug, Args)]
+struct ReportArgs {
     /// A .xplane.pb file, or a capture directory (the log dir, plugins/profile, or a run folder).
-    path: PathBuf,
+    #[arg(required = true)]
+    path: Option<PathBuf>,
     /// Report on this module (a label like jit_step(12), or a name like jit_step).
     #[arg(long)]
     module: Option<String>,
@@ -41,6 +65,32 @@ struct Cli {
     /// The out-of-memory error text you got, from FILE (or - for standard input).
     #[arg(long, value_name = "FILE")]
     error_text: Option<PathBuf>,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Compares two runs (before and after a fix): the change of the peak, whether it
+    /// now fits, the buffers that grew, shrank, appeared or went away, the diagnosis
+    /// lines resolved, and each resolved line's estimated saving beside the measured one.
+    Diff(DiffArgs),
+}
+
+#[derive(Debug, Args)]
+struct DiffArgs {
+    /// The run before the change: what `oomlens PATH` reads (a .xplane.pb file or a capture directory).
+    before: PathBuf,
+    /// The run after the change.
+    after: PathBuf,
+    /// Compare this module (a name like jit_step, or a label like jit_step(12): the
+    /// other run's module of that name is taken, as program ids change between runs).
+    #[arg(long)]
+    module: Option<String>,
+    /// How many changed buffers to list.
+    #[arg(long, default_value_t = crate::report::present::limits::LIVE_BUFFERS)]
+    top: usize,
+    /// Output format on standard output.
+    #[arg(long, value_enum, default_value_t = DiffFormat::Text)]
+    format: DiffFormat,
 }
 
 /// Prints `oomlens: <message>` as exactly one line (names from the file, such as
@@ -69,6 +119,49 @@ where
             let _ = e.print();
             return u8::try_from(e.exit_code()).unwrap_or(2);
         }
+    };
+    match cli.command {
+        Some(Command::Diff(args)) => diff(args),
+        None => report(cli.report),
+    }
+}
+
+/// Writes `body` to standard output; a closed pipe (`| head`) is not an error.
+fn print(body: &str) -> u8 {
+    let mut out = std::io::stdout().lock();
+    let _ = out.write_all(body.as_bytes());
+    let _ = out.flush();
+    0
+}
+
+/// `oomlens diff BEFORE AFTER`.
+fn diff(args: DiffArgs) -> u8 {
+    let options = crate::diff::DiffOptions {
+        module: args.module.clone(),
+    };
+    let started = std::time::Instant::now();
+    let result = crate::diff::compare_paths(&args.before, &args.after, &options);
+    if std::env::var_os("OOMLENS_TIMING").is_some() {
+        eprintln!(
+            "oomlens: diff total: {:.3} s",
+            started.elapsed().as_secs_f64()
+        );
+    }
+    let diff = match result {
+        Ok(d) => d,
+        Err(e) => return fail(e),
+    };
+    print(&match args.format {
+        DiffFormat::Text => diff_text::render(&diff, args.top),
+        DiffFormat::Markdown => diff_markdown::render(&diff, args.top),
+        DiffFormat::Json => diff_json::render(&diff),
+    })
+}
+
+/// `oomlens PATH …`.
+fn report(cli: ReportArgs) -> u8 {
+    let Some(path) = cli.path.clone() else {
+        return fail("pass a capture file or directory");
     };
     let error_text = match &cli.error_text {
         None => None,
@@ -109,7 +202,7 @@ where
         }
         last = Some((phase.to_owned(), now));
     };
-    let result = crate::analyze_path_with_progress(&cli.path, &options, &mut on_phase);
+    let result = crate::analyze_path_with_progress(&path, &options, &mut on_phase);
     if timing {
         eprintln!("oomlens: total: {:.3} s", started.elapsed().as_secs_f64());
     }
@@ -135,9 +228,5 @@ where
             ));
         }
     }
-    // A closed pipe (`| head`) is not an error.
-    let mut out = std::io::stdout().lock();
-    let _ = out.write_all(body.as_bytes());
-    let _ = out.flush();
-    0
+    print(&body)
 }

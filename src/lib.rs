@@ -11,6 +11,7 @@ pub mod capture;
 #[cfg(not(target_arch = "wasm32"))]
 pub mod cli;
 pub mod diagnosis;
+pub mod diff;
 pub mod error;
 pub mod evidence;
 #[cfg(not(target_arch = "wasm32"))]

@@ -244,7 +244,7 @@ pub struct Cell {
 }
 
 impl Cell {
-    fn new(text: impl Into<String>) -> Self {
+    pub(crate) fn new(text: impl Into<String>) -> Self {
         Cell {
             text: text.into(),
             full: None,
@@ -660,7 +660,7 @@ fn role_shares(p: &Plan) -> Vec<RoleShare> {
         .collect()
 }
 
-fn column(name: &'static str, numeric: bool) -> Column {
+pub(crate) fn column(name: &'static str, numeric: bool) -> Column {
     Column { name, numeric }
 }
 
@@ -895,7 +895,7 @@ fn executions(rt: &Runtime, selected: Option<&str>) -> Option<Table> {
 }
 
 /// `316 MiB → 420 MiB → … 4 more … → 940 MiB`: the first and last three of a long list.
-fn in_use_at_starts(starts: &[u64]) -> Option<String> {
+pub(crate) fn in_use_at_starts(starts: &[u64]) -> Option<String> {
     if starts.len() < 2 {
         return None;
     }
