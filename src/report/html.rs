@@ -196,12 +196,7 @@ fn render_host(out: &mut String, v: &View) {
     }
     out.push_str("<footer>\n<ul class=\"legend\">\n");
     for l in &v.labels {
-        line!(
-            out,
-            "<li>{} {}</li>",
-            label(l.label),
-            esc(l.meaning, 400)
-        );
+        line!(out, "<li>{} {}</li>", label(l.label), esc(l.meaning, 400));
     }
     out.push_str("</ul>\n</footer>\n</article>\n");
 }
@@ -238,7 +233,12 @@ fn render_card(out: &mut String, d: &Card) {
         out.push_str("</ul>\n");
     }
     if let Some(fix) = &d.fix {
-        line!(out, "<p><strong>{}:</strong> {}</p>", words::FIX, esc(fix, LONG));
+        line!(
+            out,
+            "<p><strong>{}:</strong> {}</p>",
+            words::FIX,
+            esc(fix, LONG)
+        );
     }
     let mut tail = Vec::new();
     if let Some(s) = &d.saving {
@@ -460,7 +460,10 @@ fn memory_chart(out: &mut String, c: &MemoryChart) {
     let at = if c.peak_instruction.is_empty() {
         String::new()
     } else {
-        format!(" <span class=\"muted\">at</span> <code>{}</code>", esc(&c.peak_instruction, 400))
+        format!(
+            " <span class=\"muted\">at</span> <code>{}</code>",
+            esc(&c.peak_instruction, 400)
+        )
     };
     line!(
         out,
