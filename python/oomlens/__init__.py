@@ -14,6 +14,9 @@ same Rust engine as the ``oomlens`` command and its web page::
   that also renders as text, Markdown and HTML (``_repr_html_`` in notebooks).
 - :func:`analyze_json` returns the JSON text itself, byte for byte what
   ``oomlens PATH --format json`` prints.
+- :func:`diff` compares two runs (``oomlens diff BEFORE AFTER``): a :class:`Diff`, the
+  JSON comparison (schema ``oomlens-diff/1``) as a ``dict``.
+- :func:`from_error` reads the figures of a pasted out-of-memory message.
 - Errors are :class:`OomlensError`, with ``e.kind`` and the one-line message.
 - The analysis releases the GIL: threads analyze several captures at once.
 - :mod:`oomlens.jax` explains an out-of-memory error where it happens.
@@ -30,12 +33,16 @@ from ._error import OomlensError
 
 __all__ = [
     "DEFAULT_TOP",
+    "DIFF_SCHEMA",
+    "Diff",
     "OomlensError",
     "Report",
     "SCHEMA",
     "Source",
     "analyze",
     "analyze_json",
+    "diff",
+    "from_error",
     "__version__",
 ]
 
@@ -44,6 +51,8 @@ TOOL: str = _native.TOOL
 __version__: str = TOOL.split(" ", 1)[1]
 #: The JSON report's schema: ``oomlens/1``.
 SCHEMA: str = _native.SCHEMA
+#: The JSON comparison's schema: ``oomlens-diff/1``.
+DIFF_SCHEMA: str = _native.DIFF_SCHEMA
 #: How many live buffers the text, Markdown and HTML reports list by default.
 DEFAULT_TOP: int = _native.DEFAULT_TOP
 
@@ -139,6 +148,49 @@ class Report(dict):
         return (dict, (dict(self),))
 
 
+class Diff(dict):
+    """The comparison of two runs (schema ``oomlens-diff/1``) as a ``dict``: exactly
+    ``json.loads`` of what ``oomlens diff BEFORE AFTER --format json`` prints. Besides,
+    ``json_text`` (the engine's text), ``text()`` and ``markdown()`` (the CLI's other
+    formats); a notebook shows the Markdown comparison, ``print`` the text one. Pickles
+    as a plain ``dict``."""
+
+    __slots__ = ("_comparison", "_json")
+
+    def __init__(self, comparison: Any) -> None:
+        text = comparison.json()
+        super().__init__(_json.loads(text))
+        self._comparison = comparison
+        self._json = text
+
+    @property
+    def json_text(self) -> str:
+        """The JSON comparison as the engine wrote it (what ``--format json`` prints)."""
+        return self._json
+
+    def text(self, top: int = DEFAULT_TOP) -> str:
+        """The text comparison, as ``oomlens diff BEFORE AFTER`` prints it."""
+        return self._comparison.text(top)
+
+    def markdown(self, top: int = DEFAULT_TOP) -> str:
+        """The Markdown comparison (``--format markdown``)."""
+        return self._comparison.markdown(top)
+
+    def _repr_markdown_(self) -> str:
+        return self.markdown()
+
+    def __str__(self) -> str:
+        return self.text()
+
+    def __repr__(self) -> str:
+        headline = self.get("headline") or {}
+        text = headline.get("text", "") if isinstance(headline, dict) else headline
+        return f"<oomlens.Diff: {text!s}>"
+
+    def __reduce__(self):
+        return (dict, (dict(self),))
+
+
 def analyze(
     source: Source,
     module: Optional[str] = None,
@@ -171,6 +223,39 @@ def analyze_json(
     """:func:`analyze`, returning the JSON report's text: byte for byte what
     ``oomlens PATH --format json`` prints (a fleet pipeline can write it as it is)."""
     return _run(source, module, error_text, name).json()
+
+
+def diff(
+    before: Source,
+    after: Source,
+    module: Optional[str] = None,
+    *,
+    name: Optional[str] = None,
+) -> Diff:
+    """Compares two runs, as ``oomlens diff BEFORE AFTER [--module M]`` does: did the
+    fix work, and did it save what was estimated?
+
+    ``before``, ``after``: each what :func:`analyze` takes (a capture file or folder, or
+    one capture file's bytes, then named ``name`` in both). ``module``: the module to
+    compare, by name (``jit_step``) or label. Returns a :class:`Diff`; raises
+    :class:`OomlensError`. The GIL is released while the engine works.
+    """
+    return Diff(_native.diff(_source(before), _source(after), module, name))
+
+
+def from_error(text: str) -> dict:
+    """Reads the out-of-memory message in ``text`` (a whole log, traceback or notebook
+    output is fine) into its figures: the format (``kind``), the requested allocation,
+    the memory used and its capacity, the program's split (arguments, outputs,
+    temporaries), padding, fragmentation, the allocations the message lists, the
+    allocator's stats, as the engine's message reader finds them (the formats it knows:
+    docs/oom-messages.md in the repository). Byte counts are exact integers; fields the message does not state
+    are ``None``. Raises :class:`OomlensError` (kind ``no_oom_message``) when the text
+    holds no out-of-memory message.
+    """
+    if not isinstance(text, str):
+        raise TypeError(f"from_error() takes the message as a str, not {type(text).__name__}")
+    return _json.loads(_native.parse_error(text))
 
 
 def __getattr__(name: str) -> Any:
