@@ -402,6 +402,7 @@ fn a_module_asked_by_label_and_the_renderers() {
         &pair_dir("checkpoint", "after"),
         &DiffOptions {
             module: Some("jit_train_step(10)".into()),
+            ..DiffOptions::default()
         },
     )
     .unwrap();
@@ -434,6 +435,7 @@ fn a_module_asked_by_label_and_the_renderers() {
         &pair_dir("checkpoint", "after"),
         &DiffOptions {
             module: Some("jit_eval_step".into()),
+            ..DiffOptions::default()
         },
     )
     .unwrap_err();
@@ -515,7 +517,7 @@ fn reports_read_back_from_json_compare_as_the_cli_does() {
             let side = run.name();
             let options = oomlens::Options {
                 module: module.map(str::to_owned),
-                error_text: None,
+                ..oomlens::Options::default()
             };
             let report = oomlens::analyze_path(&pair_dir(pair, side), &options)?;
             let text = serde_json::to_string(&report).unwrap();
