@@ -34,6 +34,17 @@ pub enum Error {
 
     #[error("no host named {wanted:?} in this capture; hosts: {available}")]
     UnknownHost { wanted: String, available: String },
+
+    #[error("no module named {wanted:?} in the {side} run; its modules: {available}")]
+    UnknownModuleIn {
+        wanted: String,
+        /// `before` or `after`.
+        side: &'static str,
+        available: String,
+    },
+
+    #[error("the two runs have no host in common (before: {before}; after: {after}); compare one host file with another instead")]
+    NoCommonHost { before: String, after: String },
 }
 
 impl Error {
@@ -49,6 +60,8 @@ impl Error {
             Error::NoCaptureInDir(_) => "no_capture_in_dir",
             Error::UnknownModule { .. } => "unknown_module",
             Error::UnknownHost { .. } => "unknown_host",
+            Error::UnknownModuleIn { .. } => "unknown_module",
+            Error::NoCommonHost { .. } => "no_common_host",
         }
     }
 }

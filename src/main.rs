@@ -4,8 +4,8 @@ use std::io::{Read, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use clap::{Parser, ValueEnum};
-use oomlens::report::{json, markdown, text};
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use oomlens::report::{diff_json, diff_markdown, diff_text, json, markdown, text};
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
 enum Format {
@@ -17,10 +17,26 @@ enum Format {
 /// Explains why a JAX/XLA program ran out of accelerator memory, from its profiler
 /// capture (*.xplane.pb written by jax.profiler.trace).
 #[derive(Debug, Parser)]
-#[command(name = "oomlens", version, about)]
+#[command(
+    name = "oomlens",
+    version,
+    about,
+    args_conflicts_with_subcommands = true,
+    subcommand_negates_reqs = true
+)]
 struct Cli {
+    #[command(subcommand)]
+    command: Option<Command>,
+    #[command(flatten)]
+    report: ReportArgs,
+}
+
+/// `oomlens PATH …`: the report on one run.
+#[derive(Debug, Args)]
+struct ReportArgs {
     /// A .xplane.pb file, or a capture directory (the log dir, plugins/profile, or a run folder).
-    path: PathBuf,
+    #[arg(required = true)]
+    path: Option<PathBuf>,
     /// Report on this module (a label like jit_step(12), or a name like jit_step).
     #[arg(long)]
     module: Option<String>,
@@ -38,6 +54,32 @@ struct Cli {
     error_text: Option<PathBuf>,
 }
 
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Compares two runs (before and after a fix): the change of the peak, whether it
+    /// now fits, the buffers that grew, shrank, appeared or went away, the diagnosis
+    /// lines resolved, and each resolved line's estimated saving beside the measured one.
+    Diff(DiffArgs),
+}
+
+#[derive(Debug, Args)]
+struct DiffArgs {
+    /// The run before the change: what `oomlens PATH` reads (a .xplane.pb file or a capture directory).
+    before: PathBuf,
+    /// The run after the change.
+    after: PathBuf,
+    /// Compare this module (a name like jit_step, or a label like jit_step(12): the
+    /// other run's module of that name is taken, as program ids change between runs).
+    #[arg(long)]
+    module: Option<String>,
+    /// How many changed buffers to list.
+    #[arg(long, default_value_t = oomlens::report::present::limits::LIVE_BUFFERS)]
+    top: usize,
+    /// Output format on standard output.
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    format: Format,
+}
+
 /// Prints `oomlens: <message>` as exactly one line (names from the file, such as
 /// module names, are escaped so that they cannot break it) and exits with status 2.
 fn fail(message: impl std::fmt::Display) -> ExitCode {
@@ -50,6 +92,44 @@ fn fail(message: impl std::fmt::Display) -> ExitCode {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    match cli.command {
+        Some(Command::Diff(args)) => diff(args),
+        None => report(cli.report),
+    }
+}
+
+/// `oomlens diff BEFORE AFTER`.
+fn diff(args: DiffArgs) -> ExitCode {
+    let options = oomlens::diff::DiffOptions {
+        module: args.module.clone(),
+    };
+    let started = std::time::Instant::now();
+    let result = oomlens::diff::compare_paths(&args.before, &args.after, &options);
+    if std::env::var_os("OOMLENS_TIMING").is_some() {
+        eprintln!(
+            "oomlens: diff total: {:.3} s",
+            started.elapsed().as_secs_f64()
+        );
+    }
+    let diff = match result {
+        Ok(d) => d,
+        Err(e) => return fail(e),
+    };
+    let body = match args.format {
+        Format::Text => diff_text::render(&diff, args.top),
+        Format::Markdown => diff_markdown::render(&diff, args.top),
+        Format::Json => diff_json::render(&diff),
+    };
+    // A closed pipe (`| head`) is not an error.
+    let _ = std::io::stdout().lock().write_all(body.as_bytes());
+    ExitCode::SUCCESS
+}
+
+/// `oomlens PATH …`.
+fn report(cli: ReportArgs) -> ExitCode {
+    let Some(path) = cli.path.clone() else {
+        return fail("pass a capture file or directory");
+    };
     let error_text = match &cli.error_text {
         None => None,
         Some(p) if p.as_os_str() == "-" => {
@@ -89,7 +169,7 @@ fn main() -> ExitCode {
         }
         last = Some((phase.to_owned(), now));
     };
-    let result = oomlens::analyze_path_with_progress(&cli.path, &options, &mut on_phase);
+    let result = oomlens::analyze_path_with_progress(&path, &options, &mut on_phase);
     if timing {
         eprintln!("oomlens: total: {:.3} s", started.elapsed().as_secs_f64());
     }

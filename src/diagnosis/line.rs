@@ -127,8 +127,15 @@ impl Line {
             cost: None,
             fits_after: None,
             check: None,
+            subject: None,
             items: Vec::new(),
         })
+    }
+
+    /// What the line is about, when its id can appear several times.
+    pub fn subject(mut self, subject: &str) -> Self {
+        self.0.subject = Some(subject.to_owned());
+        self
     }
 
     /// What the finding is made of.

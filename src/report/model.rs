@@ -405,6 +405,10 @@ pub struct Diagnosis {
     pub fits_after: Option<bool>,
     /// How to check the estimate on the user's side.
     pub check: Option<String>,
+    /// What the line is about when one id can appear several times (a scan loop's
+    /// `while` instruction).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub subject: Option<String>,
     /// What the finding is made of, when it is several things (the stacks of one scan
     /// loop): each with its figures, read from the plan.
     #[serde(skip_serializing_if = "Vec::is_empty")]

@@ -419,6 +419,38 @@ pub fn gradients_kept(flavor: Flavor, layout: MetadataLayout) -> Scenario {
     finish(sim, layout, preexisting)
 }
 
+/// The fix of [`gradients_kept`]: the same program and pool, but the loop keeps the
+/// loss's value instead of the step's outputs, so every step's grads are freed once
+/// it returns and in use at each execution start stays flat.
+pub fn gradients_released(flavor: Flavor, layout: MetadataLayout) -> Scenario {
+    let mut sim = GpuSim::new(flavor, MI355X, SMALL_POOL);
+    sim.add_module(grads_train_step(7));
+    let mut preexisting = 0;
+    for _ in 0..3 {
+        sim.bfc.preexisting(104 * MIB);
+        preexisting += 104 * MIB;
+    }
+    let mut batch: Option<u64> = None;
+    sim.enter("$train.py:50 <module>");
+    for _ in 0..GROWTH_STEPS {
+        sim.enter("$train.py:40 step");
+        sim.enter("$train.py:30 get_batch");
+        let new = sim.transfer(8 * 131072 * 4);
+        sim.exit();
+        if let Some(old) = batch.replace(new) {
+            sim.free(old);
+        }
+        let run = sim.execute("jit_train_step", 0);
+        for out in &run.outputs {
+            sim.free(out.addr);
+        }
+        sim.exit();
+        sim.advance(3 * MS);
+    }
+    sim.exit();
+    finish(sim, layout, preexisting)
+}
+
 // ---------------------------------------------------------------------------------
 // (c) no donation
 // ---------------------------------------------------------------------------------

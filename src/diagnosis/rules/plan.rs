@@ -307,7 +307,7 @@ fn scan_loop_line(cx: &Context<'_>, loop_name: &str, stacks: &[&ScanStack]) -> L
             text,
             "the scanned weights' gradients, stacked per layer by the backward loop: remat does not shrink them",
         );
-        return line.items(items);
+        return line.subject(loop_name).items(items);
     }
     let line = Line::new(
         DiagnosisId::ScanStack,
@@ -320,6 +320,7 @@ fn scan_loop_line(cx: &Context<'_>, loop_name: &str, stacks: &[&ScanStack]) -> L
         saving: Some(forward),
         cost: "about one more forward pass of the scanned layers",
     })
+    .subject(loop_name)
     .items(items)
 }
 
