@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs every test: formatting and lints, the Rust tests (unit, real captures, our own
 # captures against XLA's memory_analysis(), malformed input), the oracle check on
-# captures recorded fresh at other sizes, the GitHub Pages workflow (checked, and its
+# captures recorded fresh at other sizes, the Python package (its wheel, installed in a
+# fresh venv, against the CLI and real CPU failures), the GitHub Pages workflow (checked, and its
 # build run here: it builds dist/), and the browser tests of the page.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -10,8 +11,8 @@ bash scripts/setup.sh
 step() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
 
 step "format and lints"
-cargo fmt --check
-cargo clippy --all-targets -- -D warnings
+cargo fmt --all --check
+cargo clippy --workspace --all-targets -- -D warnings
 
 step "Rust tests"
 cargo build --release
@@ -19,6 +20,9 @@ cargo test --release
 
 step "captures at sizes the committed fixtures do not have, against memory_analysis()"
 bash scripts/unseen-captures.sh
+
+step "the Python package: wheel, fresh venv, pytest (with jax on the CPU backend)"
+bash scripts/python-test.sh
 
 step "the GitHub Pages workflow: its structure, then its own build of dist/"
 node scripts/check-pages-workflow.mjs --build

@@ -8,6 +8,8 @@
 
 pub mod analysis;
 pub mod capture;
+#[cfg(not(target_arch = "wasm32"))]
+pub mod cli;
 pub mod diagnosis;
 pub mod diff;
 pub mod error;
@@ -52,6 +54,14 @@ pub fn report(hosts: Vec<HostReport>) -> Report {
         hosts,
         hosts_summary,
     }
+}
+
+/// Analyzes a capture held in memory. `file` names it in the report
+/// (`host0.xplane.pb`); the host is that name without `.xplane.pb`, as for a file.
+pub fn analyze_bytes(bytes: &[u8], file: &str, options: &Options) -> Result<Report, Error> {
+    let host = file.strip_suffix(".xplane.pb").unwrap_or(file);
+    let host_report = analyze(&bytes, host, file, options, &mut |_, _, _| {})?;
+    Ok(report(vec![host_report]))
 }
 
 /// Analyzes every host file under `path` (a file or a capture directory).

@@ -11,7 +11,7 @@ use wasm_bindgen::prelude::*;
 use web_sys::{Blob, FileReaderSync};
 
 use crate::analysis::{prepare, Prepared};
-use crate::runtime::{self, scan::RuntimeScan, HostSplit};
+use crate::runtime::{self, HostParts, Scan, SecondPart};
 use crate::source::ByteSource;
 use crate::{analyze, report, Error, Options};
 
@@ -238,10 +238,13 @@ impl JsOptions {
         (host, file)
     }
 
+    /// A worker has one thread: its second scanner, if any, is another worker, driven
+    /// part by part ([`Analysis::scan_first_part`]).
     fn analysis(&self) -> Options {
         Options {
             module: self.module.clone(),
             error_text: self.error_text.clone(),
+            scan: Scan::OneThread,
         }
     }
 
@@ -351,9 +354,8 @@ pub struct Analysis {
     src: BlobSource,
     options: JsOptions,
     prepared: Option<Prepared>,
-    /// The host plane's split, its plane's place in the prepared planes, and the first
-    /// part's scan.
-    first_part: Option<(HostSplit, usize, RuntimeScan)>,
+    /// The host plane in two parts, once the first is scanned.
+    host_parts: Option<HostParts>,
     /// The finished report as Markdown, for "Copy as Markdown".
     markdown: String,
     /// The finished report laid out for reading (see `report::view`).
@@ -382,7 +384,7 @@ impl Analysis {
             src,
             options,
             prepared: Some(prepared),
-            first_part: None,
+            host_parts: None,
             markdown: String::new(),
             view: JsValue::NULL,
         })
@@ -396,19 +398,15 @@ impl Analysis {
         let Some(prepared) = &self.prepared else {
             return Ok(false);
         };
-        let from_bytes = self.options.parallel_from_bytes();
-        let Some((index, split)) = runtime::host_split(prepared.planes(), from_bytes) else {
+        let planes = prepared.planes();
+        let Some(mut parts) = HostParts::plan(planes, self.options.parallel_from_bytes()) else {
             return Ok(false);
         };
-        let Some(plane) = prepared.planes().get(index) else {
-            return Ok(false);
-        };
-        let work = runtime::encode_host_work(&split, plane).map_err(|e| JsValue::from_str(&e))?;
+        let work = parts.work(planes).map_err(|e| JsValue::from_str(&e))?;
         send_work.call1(&JsValue::NULL, &js_sys::Uint8Array::from(work.as_slice()))?;
         self.src.reporter.phase("host plane");
-        let first =
-            runtime::scan_host_lines(&self.src, plane, split.first_lines()).map_err(js_error)?;
-        self.first_part = Some((split, index, first));
+        parts.scan_first(&self.src, planes).map_err(js_error)?;
+        self.host_parts = Some(parts);
         Ok(true)
     }
 
@@ -422,32 +420,14 @@ impl Analysis {
             .ok_or_else(|| JsValue::from_str("this analysis has finished already"))?;
         let reporter = Rc::clone(&self.src.reporter);
         let mut on_progress = |phase: &str, _done: u64, _total: u64| reporter.phase(phase);
-        let mut prepared = prepared;
-        let scan = match self.first_part.take() {
-            Some((split, index, first)) => {
-                let theirs = second
-                    .as_deref()
-                    .and_then(runtime::decode_host_part)
-                    .filter(|(s, _)| *s == split)
-                    .map(|(_, scan)| scan);
-                let second = match (theirs, prepared.planes().get(index)) {
-                    (Some(scan), _) => scan,
-                    (None, Some(plane)) => {
-                        runtime::scan_host_lines(&self.src, plane, split.second_lines())
-                            .map_err(js_error)?
-                    }
-                    (None, None) => RuntimeScan::default(),
-                };
-                runtime::merge_host_parts(first, second)
-            }
-            None => {
-                reporter.phase("host plane");
-                prepared.scan_host(&self.src).map_err(js_error)?
-            }
-        };
+        let mut host_parts = self.host_parts.take();
+        if let (Some(parts), Some(answer)) = (host_parts.as_mut(), second.as_deref()) {
+            // An answer for another split is left out: its lines are scanned here.
+            parts.receive(answer);
+        }
         let options = self.options.analysis();
         let host_report = prepared
-            .finish(&self.src, scan, &options, &mut on_progress)
+            .finish(&self.src, host_parts, &options, &mut on_progress)
             .map_err(js_error)?;
         let report = report(vec![host_report]);
         self.markdown = crate::report::markdown::render(&report, MARKDOWN_TOP);
@@ -496,14 +476,13 @@ const MARKDOWN_TOP: usize = 20;
 /// `discard` (see `Analysis`'s options). Returns the encoded part.
 #[wasm_bindgen(js_name = scanHostPart)]
 pub fn scan_host_part(blob: Blob, work: Vec<u8>, options: JsValue) -> Result<Vec<u8>, JsValue> {
-    let (split, plane) = runtime::decode_host_work(&work)
+    let part = SecondPart::from_work(&work)
         .ok_or_else(|| JsValue::from_str("not a host scan part's work"))?;
     let src = blob_source(blob, js_sys::Function::new_no_args(""), &options)?;
-    if plane.offset().saturating_add(plane.byte_len()) > src.len() {
+    if !part.fits(&src) {
         return Err(JsValue::from_str("the work is for another file"));
     }
-    let scan = runtime::scan_host_lines(&src, &plane, split.second_lines()).map_err(js_error)?;
-    runtime::encode_host_part(&split, &scan).map_err(|e| JsValue::from_str(&e))
+    part.scan(&src).map_err(|e| JsValue::from_str(&e))
 }
 
 /// Host planes at least this large are worth a second worker (the engine's default
@@ -577,11 +556,13 @@ fn compare_sources(
         let analysis = Options {
             module: module.map(str::to_owned),
             error_text: None,
+            scan: Scan::OneThread,
         };
         analyze(src, host, file, &analysis, &mut on_progress).map(|h| report(vec![h]))
     };
     let diff_options = DiffOptions {
         module: options.module.clone(),
+        scan: Scan::OneThread,
     };
     let diff = compare_runs(&mut analyze_run, &diff_options).map_err(js_error)?;
     let top = options.top.unwrap_or(MARKDOWN_TOP);

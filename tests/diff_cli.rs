@@ -122,7 +122,7 @@ fn the_report_form_still_works() {
         &path,
         &oomlens::Options {
             module: Some("jit_train_step".into()),
-            error_text: None,
+            ..oomlens::Options::default()
         },
     )
     .unwrap();

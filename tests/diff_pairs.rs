@@ -402,6 +402,7 @@ fn a_module_asked_by_label_and_the_renderers() {
         &pair_dir("checkpoint", "after"),
         &DiffOptions {
             module: Some("jit_train_step(10)".into()),
+            ..DiffOptions::default()
         },
     )
     .unwrap();
@@ -434,6 +435,7 @@ fn a_module_asked_by_label_and_the_renderers() {
         &pair_dir("checkpoint", "after"),
         &DiffOptions {
             module: Some("jit_eval_step".into()),
+            ..DiffOptions::default()
         },
     )
     .unwrap_err();

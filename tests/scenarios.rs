@@ -50,8 +50,8 @@ fn with_error(s: &Scenario, text: &str) -> Analyzed {
     analyze_with(
         s,
         &Options {
-            module: None,
             error_text: Some(text.into()),
+            ..Options::default()
         },
     )
 }
@@ -740,7 +740,7 @@ fn debug_print_callbacks_and_large_tensors() {
         &s,
         &Options {
             module: Some("jit_eval".into()),
-            error_text: None,
+            ..Options::default()
         },
     );
     assert_eq!(e.report.selected_module.as_deref(), Some("jit_eval(7)"));
@@ -984,10 +984,11 @@ fn tpu_capture_memory_id_fingerprints_padding_and_offload() {
     assert_eq!(m.program_id, FINGERPRINT, "the metadata id, read as u64");
     assert_eq!(m.executions, 3);
 
-    // The memory id is index_on_host (no allocator_name on TPU), as XProf names it.
+    // The allocator is found by index_on_host (no allocator_name on TPU) and named as
+    // its device is.
     let rt = a.runtime();
     assert_eq!(rt.allocators.len(), 1);
-    assert_eq!(rt.allocators[0].name, "0");
+    assert_eq!(rt.allocators[0].name, "TPU:0");
     assert_eq!(rt.allocators[0].capacity_bytes, s.pool);
     assert_eq!(
         rt.allocators[0].peak_in_use_bytes,

@@ -33,6 +33,9 @@ pub struct DiffOptions {
     /// The module to compare, by name (`jit_step`) or label (`jit_step(12)`; a label's
     /// program id is one run's, so the other run's module of that name is taken).
     pub module: Option<String>,
+    /// How each run's runtime scan divides its work between threads (see
+    /// [`crate::runtime::Scan`]); the comparison is the same whatever it says.
+    pub scan: crate::runtime::Scan,
 }
 
 /// Analyzes one run, about a module when given (`oomlens PATH --module M`).
@@ -357,6 +360,7 @@ pub fn compare_paths(
             let options = crate::Options {
                 module: module.map(str::to_owned),
                 error_text: None,
+                scan: options.scan,
             };
             // The one place inputs are read: what `oomlens PATH` reads.
             crate::analyze_path(path, &options)

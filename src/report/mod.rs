@@ -5,6 +5,7 @@ pub mod diff_json;
 pub mod diff_markdown;
 pub mod diff_text;
 pub mod diff_view;
+pub mod html;
 pub mod json;
 pub mod markdown;
 pub mod model;

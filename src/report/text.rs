@@ -6,7 +6,7 @@ use std::fmt::Write;
 
 use super::clean;
 use super::model::Report;
-use super::view::{self, Card, PlanView, RuntimeView, Table, View};
+use super::view::{self, words, Card, PlanView, RuntimeView, Table, View};
 
 pub fn render(report: &Report, top: usize) -> String {
     let mut out = String::new();
@@ -28,31 +28,23 @@ macro_rules! line {
     ($out:expr, $($arg:tt)*) => {{ let _ = writeln!($out, $($arg)*); }};
 }
 
-fn render_host(out: &mut String, v: &View) {
-    line!(
-        out,
-        "oomlens — {} ({}, {})",
-        clean(&v.file, 200),
-        clean(&v.host, 80),
-        v.size
-    );
-    if !v.headline.text.is_empty() {
-        line!(
-            out,
-            "verdict: {}{}",
-            clean(&v.headline.text, 400),
-            v.headline.labels
-        );
-    }
-    match &v.module.label {
-        Some(label) => {
-            line!(out, "module: {}  — {}", clean(label, 200), v.module.reason);
-            if let Some(n) = v.module.executions {
-                line!(out, "executions in the capture: {n} (measured)");
-            }
+/// The report in brief, for the end of a traceback (the Python package's
+/// `oomlens.jax`): each host's first line, verdict and module, then its first `lines`
+/// diagnosis lines, as the full report writes them.
+pub fn brief(report: &Report, lines: usize) -> String {
+    let mut out = String::new();
+    for host in &report.hosts {
+        let v = view::host(host, 0);
+        render_head(&mut out, &v);
+        for card in v.diagnosis.iter().take(lines) {
+            render_card(&mut out, card);
         }
-        None => line!(out, "module: none — {}", v.module.reason),
     }
+    out
+}
+
+fn render_host(out: &mut String, v: &View) {
+    render_head(out, v);
     if let Some(plan) = &v.plan {
         render_plan(out, plan);
     }
@@ -62,11 +54,58 @@ fn render_host(out: &mut String, v: &View) {
     if let Some(modules) = &v.modules {
         render_modules(out, modules);
     }
+    render_rest(out, v);
+}
+
+/// The report's first line, the verdict and the module.
+fn render_head(out: &mut String, v: &View) {
+    line!(
+        out,
+        "{} — {} ({}, {})",
+        words::TOOL,
+        clean(&v.file, 200),
+        clean(&v.host, 80),
+        v.size
+    );
+    if !v.headline.text.is_empty() {
+        line!(
+            out,
+            "{}: {}{}",
+            words::VERDICT,
+            clean(&v.headline.text, 400),
+            v.headline.labels
+        );
+    }
+    match &v.module.label {
+        Some(label) => {
+            line!(
+                out,
+                "{}: {}  — {}",
+                words::MODULE,
+                clean(label, 200),
+                v.module.reason
+            );
+            if let Some(n) = v.module.executions {
+                line!(out, "{}: {n} (measured)", words::EXECUTIONS);
+            }
+        }
+        None => line!(
+            out,
+            "{}: {} — {}",
+            words::MODULE,
+            words::NO_MODULE,
+            v.module.reason
+        ),
+    }
+}
+
+/// Runtime, the pasted error, notes, diagnosis and the check command.
+fn render_rest(out: &mut String, v: &View) {
     if let Some(rt) = &v.runtime {
         render_runtime(out, rt);
     }
     render_error_and_notes(out, v);
-    line!(out, "\nDiagnosis:");
+    line!(out, "\n{}:", words::DIAGNOSIS);
     if let Some(nothing) = v.nothing_stands_out {
         line!(out, "  {nothing}");
     }
@@ -74,12 +113,12 @@ fn render_host(out: &mut String, v: &View) {
         render_card(out, card);
     }
     if let Some(check) = v.check {
-        line!(out, "\nCheck on your side: {check}");
+        line!(out, "\n{}: {check}", words::CHECK);
     }
 }
 
 fn render_plan(out: &mut String, p: &PlanView) {
-    line!(out, "\nPlan (read):");
+    line!(out, "\n{}:", words::PLAN);
     for row in &p.rows {
         if row.note.is_empty() {
             line!(out, "  {:<16} {:>12}", row.name, row.value);
@@ -87,19 +126,19 @@ fn render_plan(out: &mut String, p: &PlanView) {
             line!(out, "  {:<16} {:>12}  ({})", row.name, row.value, row.note);
         }
     }
-    line!(out, "  at the heap peak: {}", p.roles_sentence);
+    line!(out, "  {}: {}", words::AT_HEAP_PEAK, p.roles_sentence);
     line!(out, "  {}", p.padding);
     if let Some(host) = &p.host_memory {
-        line!(out, "  host memory (S(5), not device memory): {host}");
+        line!(out, "  {}: {host}", words::HOST_MEMORY);
     }
     for stack in &p.scan_stacks {
-        line!(out, "  scan stack {}", clean(stack, 200));
+        line!(out, "  {} {}", words::SCAN_STACK, clean(stack, 200));
     }
     for callback in &p.host_callbacks {
-        line!(out, "  host callback {}", clean(callback, 200));
+        line!(out, "  {} {}", words::HOST_CALLBACK, clean(callback, 200));
     }
     if let Some(note) = &p.note {
-        line!(out, "  note: {}", clean(note, 400));
+        line!(out, "  {}: {}", words::NOTE, clean(note, 400));
     }
 }
 
@@ -161,7 +200,7 @@ fn render_modules(out: &mut String, t: &Table) {
 }
 
 fn render_runtime(out: &mut String, rt: &RuntimeView) {
-    line!(out, "\nRuntime (measured):");
+    line!(out, "\n{}:", words::RUNTIME);
     for a in &rt.allocators {
         line!(out, "  {}", clean(a, 200));
     }
@@ -170,22 +209,19 @@ fn render_runtime(out: &mut String, rt: &RuntimeView) {
     }
     line!(out, "  {}", rt.counts);
     if let Some(starts) = &rt.in_use_at_starts {
-        line!(out, "  in use at each execution start: {starts}");
+        line!(out, "  {}: {starts}", words::IN_USE_AT_STARTS);
     }
     if let Some(growth) = &rt.growth {
-        line!(out, "  growth per execution: {growth}");
+        line!(out, "  {}: {growth}", words::GROWTH);
     }
     if let Some(retry) = &rt.retry {
-        line!(out, "  AllocatorRetry: {retry}");
+        line!(out, "  {}: {retry}", words::RETRY);
         for w in &rt.waits {
             line!(out, "    {}", clean(w, 300));
         }
     }
     if !rt.live_groups.is_empty() {
-        line!(
-            out,
-            "  live at the start of the last execution, by who allocated it:"
-        );
+        line!(out, "  {}:", words::LIVE_GROUPS);
         for g in &rt.live_groups {
             let inputs = g
                 .inputs
@@ -204,7 +240,7 @@ fn render_runtime(out: &mut String, rt: &RuntimeView) {
         }
     }
     if !rt.host_events.is_empty() {
-        line!(out, "  host events between the last two executions:");
+        line!(out, "  {}:", words::HOST_EVENTS);
         for e in &rt.host_events {
             line!(
                 out,
@@ -228,7 +264,7 @@ fn render_error_and_notes(out: &mut String, v: &View) {
         }
     }
     if !v.notes.is_empty() {
-        line!(out, "\nNotes:");
+        line!(out, "\n{}:", words::NOTES);
         for n in &v.notes {
             line!(out, "  - {}", clean(&n.text, 600));
         }
@@ -248,14 +284,14 @@ fn render_card(out: &mut String, d: &Card) {
         line!(out, "        - {}", clean(item, 400));
     }
     if let Some(fix) = &d.fix {
-        line!(out, "      fix: {}", clean(fix, 800));
+        line!(out, "      {}: {}", words::FIX, clean(fix, 800));
     }
     let mut tail = Vec::new();
     if let Some(s) = &d.saving {
-        tail.push(format!("saves {s} (estimated)"));
+        tail.push(format!("{} {s} (estimated)", words::SAVES));
     }
     if let Some(c) = &d.cost {
-        tail.push(format!("cost: {c}"));
+        tail.push(format!("{}: {c}", words::COST));
     }
     if let Some(then) = d.then {
         tail.push(then.to_owned());

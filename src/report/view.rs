@@ -15,6 +15,40 @@ use super::model::{
 use super::present::{self, limits};
 use crate::units::{gib, mib, thousands};
 
+/// The words around the view's figures that every renderer writes the same way:
+/// section titles and the names of lines. The text report writes them as they are;
+/// the HTML report uses them as headings and row names.
+pub mod words {
+    /// `oomlens — <file> (<host>, <size>)`, the report's first line.
+    pub const TOOL: &str = "oomlens";
+    pub const VERDICT: &str = "verdict";
+    pub const MODULE: &str = "module";
+    /// `module: none — <reason>`.
+    pub const NO_MODULE: &str = "none";
+    /// `executions in the capture: 3 (measured)`.
+    pub const EXECUTIONS: &str = "executions in the capture";
+    pub const PLAN: &str = "Plan (read)";
+    /// Before the plan's role split: `at the heap peak: forward-kept 89.4% · …`.
+    pub const AT_HEAP_PEAK: &str = "at the heap peak";
+    pub const HOST_MEMORY: &str = "host memory (S(5), not device memory)";
+    pub const SCAN_STACK: &str = "scan stack";
+    pub const HOST_CALLBACK: &str = "host callback";
+    pub const NOTE: &str = "note";
+    pub const RUNTIME: &str = "Runtime (measured)";
+    pub const IN_USE_AT_STARTS: &str = "in use at each execution start";
+    pub const GROWTH: &str = "growth per execution";
+    pub const RETRY: &str = "AllocatorRetry";
+    pub const LIVE_GROUPS: &str = "live at the start of the last execution, by who allocated it";
+    pub const HOST_EVENTS: &str = "host events between the last two executions";
+    pub const NOTES: &str = "Notes";
+    pub const DIAGNOSIS: &str = "Diagnosis";
+    pub const FIX: &str = "fix";
+    /// `saves ~50.0 MiB (estimated)`.
+    pub const SAVES: &str = "saves";
+    pub const COST: &str = "cost";
+    pub const CHECK: &str = "Check on your side";
+}
+
 /// One host's report, laid out.
 #[derive(Debug, Clone, Serialize)]
 pub struct View {
@@ -115,6 +149,47 @@ pub struct PlanView {
     pub host_callbacks: Vec<String>,
     /// Why the heap replay could not be done or differs from XProf.
     pub note: Option<String>,
+    /// Memory along program order, when the plan has a heap timeline.
+    pub chart: Option<MemoryChart>,
+}
+
+/// The plan's memory along program order, ready to draw: the series, its scale, the
+/// peak and the pool's capacity, with every figure already worded. A renderer only
+/// maps bytes and positions to its own geometry.
+#[derive(Debug, Clone, Serialize)]
+pub struct MemoryChart {
+    /// `Memory along program order (read)`.
+    pub title: &'static str,
+    /// Bytes in use after each point (memory held for the whole program included), in
+    /// program order, as the plan's timeline keeps them (down-sampled, the peak kept).
+    pub points: Vec<u64>,
+    /// Index into `points` of the peak.
+    pub peak_index: usize,
+    /// `peak 62.9 MiB`.
+    pub peak: String,
+    /// The instruction after which the peak is reached.
+    pub peak_instruction: String,
+    /// The top of the bytes axis: a little above the peak, or above the capacity when
+    /// that is on the scale.
+    pub top_bytes: u64,
+    /// Marks on the bytes axis, from 0, in one unit.
+    pub ticks: Vec<Tick>,
+    /// The pool's capacity as a line on the scale (`capacity 2.79 GiB (measured)`),
+    /// when it is known and no more than 2.5× the peak.
+    pub capacity: Option<Tick>,
+    /// `capacity 192.00 GiB (measured) is above the scale`, when it is known but off it.
+    pub capacity_note: Option<String>,
+    /// What the horizontal axis is: `program order (heap-simulator events) →`.
+    pub axis: &'static str,
+    /// The chart in one sentence, for readers who cannot see it.
+    pub summary: String,
+}
+
+/// A mark on a bytes axis: where, and what it says.
+#[derive(Debug, Clone, Serialize)]
+pub struct Tick {
+    pub bytes: u64,
+    pub shown: String,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -272,7 +347,7 @@ pub fn host(h: &HostReport, top: usize) -> View {
             reason: h.selection_reason.clone(),
             executions: module.map(|m| m.executions),
         },
-        plan: module.map(|m| plan(&m.plan)),
+        plan: module.map(|m| plan(&m.plan, h.capacity_bytes)),
         live: module.and_then(|m| live(&m.plan, top)),
         modules: modules(&h.modules, h.selected_module.as_deref()),
         runtime: h
@@ -374,7 +449,7 @@ fn row(name: &str, value: String, note: impl Into<String>) -> Row {
     }
 }
 
-fn plan(p: &Plan) -> PlanView {
+fn plan(p: &Plan, capacity: Option<u64>) -> PlanView {
     let rows = vec![
         row(
             "parameters",
@@ -457,7 +532,113 @@ fn plan(p: &Plan) -> PlanView {
             .collect(),
         host_callbacks: p.host_callbacks.clone(),
         note: p.replay_note.clone(),
+        chart: memory_chart(p, capacity),
     }
+}
+
+/// How far above the highest figure the bytes axis reaches, so that the peak's mark
+/// and label fit under the top.
+const CHART_HEADROOM: f64 = 1.08;
+/// A capacity up to this many times the peak is drawn as a line on the scale; a larger
+/// one would flatten the series, so it is only named.
+const CAPACITY_ON_SCALE: f64 = 2.5;
+/// About how many steps the bytes axis has.
+const CHART_TICKS: f64 = 4.0;
+
+fn memory_chart(p: &Plan, capacity: Option<u64>) -> Option<MemoryChart> {
+    if p.timeline.is_empty() {
+        return None;
+    }
+    let points: Vec<u64> = p.timeline.iter().map(|t| t.bytes).collect();
+    let peak_index = p.timeline_peak_index.min(points.len() - 1);
+    let max = points.iter().copied().max().unwrap_or(0);
+    let capacity = capacity.filter(|&c| c > 0);
+    let on_scale = capacity.filter(|&c| c as f64 <= max as f64 * CAPACITY_ON_SCALE);
+    let top = (max.max(on_scale.unwrap_or(0)).max(1) as f64 * CHART_HEADROOM).ceil();
+    let peak_bytes = points[peak_index];
+    let peak_instruction = p.timeline[peak_index].instruction.clone();
+    let at = if peak_instruction.is_empty() {
+        String::new()
+    } else {
+        format!(" ({peak_instruction})")
+    };
+    Some(MemoryChart {
+        title: "Memory along program order (read)",
+        summary: format!(
+            "Memory along program order: {} points, peak {} at point {}{at}",
+            thousands(points.len() as u64),
+            mib(peak_bytes),
+            thousands(peak_index as u64 + 1),
+        ),
+        points,
+        peak_index,
+        peak: format!("peak {}", mib(peak_bytes)),
+        peak_instruction,
+        top_bytes: top as u64,
+        ticks: byte_ticks(top),
+        capacity: on_scale.map(|c| Tick {
+            bytes: c,
+            shown: format!("capacity {} (measured)", gib(c)),
+        }),
+        capacity_note: capacity
+            .filter(|_| on_scale.is_none())
+            .map(|c| format!("capacity {} (measured) is above the scale", gib(c))),
+        axis: "program order (heap-simulator events) →",
+    })
+}
+
+/// Marks from 0 to `top` in steps of 1, 2 or 5 × 10^k of one unit (GiB, MiB, KiB or
+/// bytes, the largest of which `top` holds at least 4), each written in that unit with
+/// the decimals the step needs (as the page's charts mark them).
+fn byte_ticks(top: f64) -> Vec<Tick> {
+    const UNITS: [(f64, &str); 4] = [
+        (1073741824.0, "GiB"),
+        (1048576.0, "MiB"),
+        (1024.0, "KiB"),
+        (1.0, "B"),
+    ];
+    let unit = UNITS
+        .iter()
+        .map(|u| u.0)
+        .find(|&u| top >= 4.0 * u)
+        .unwrap_or(1.0);
+    let raw = top / unit / CHART_TICKS;
+    let step = if raw > 0.0 {
+        let mag = 10f64.powf(raw.log10().floor());
+        let f = raw / mag;
+        let m = if f <= 1.0 {
+            1.0
+        } else if f <= 2.0 {
+            2.0
+        } else if f <= 5.0 {
+            5.0
+        } else {
+            10.0
+        };
+        (m * mag * unit).max(1.0)
+    } else {
+        unit
+    };
+    let (label_unit, name) = UNITS
+        .iter()
+        .copied()
+        .find(|&(u, _)| step >= u)
+        .unwrap_or(UNITS[3]);
+    let decimals = (-((step / label_unit).log10() + 1e-9).floor()).clamp(0.0, 3.0) as usize;
+    let mut ticks = Vec::new();
+    let mut v = 0.0;
+    while v <= top * 1.0001 && ticks.len() < 12 {
+        ticks.push(Tick {
+            bytes: v as u64,
+            shown: if v == 0.0 {
+                "0".into()
+            } else {
+                format!("{:.*} {name}", decimals, v / label_unit)
+            },
+        });
+        v += step;
+    }
+    ticks
 }
 
 fn role_shares(p: &Plan) -> Vec<RoleShare> {

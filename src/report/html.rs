@@ -1,0 +1,679 @@
+//! The report as one self-contained HTML file: the [`View`] laid out with the text
+//! report's sections, titles and figures, inline CSS, and inline SVG charts (memory
+//! along program order, the heap's split by role). No script: the file reads the same
+//! in a browser, an e-mail client or a notebook (`fragment` is what a notebook shows).
+//!
+//! Every string, from the capture or not, goes through [`esc`]: control and
+//! bidirectional characters become `\u{…}` as in every other renderer, then `& < > " '`
+//! become entities, so that nothing in a capture can become markup. The document also
+//! carries a Content-Security-Policy that allows no script, no request and no frame.
+//! Chart geometry (pixels from bytes) is the only arithmetic here; every figure and
+//! word comes from the view.
+
+use std::fmt::Write;
+
+use super::model::{Label, Report, Role, Verdict};
+use super::view::{self, words, Card, MemoryChart, PlanView, RoleShare, RuntimeView, Table, View};
+
+/// The longest run of characters shown from one string (a name, a source path, a
+/// sentence); a longer one is cut with `…`.
+const LONG: usize = 4000;
+/// The longest table cell shown; the whole of it (up to [`LONG`]) is its tooltip.
+const CELL: usize = 300;
+
+/// The report as a whole HTML document, one `<article>` per host.
+pub fn render(report: &Report, top: usize) -> String {
+    let title = match report.hosts.as_slice() {
+        [one] => format!("{} — {}", words::TOOL, esc(&one.file, 200)),
+        many => format!("{} — {} hosts", words::TOOL, many.len()),
+    };
+    let mut out = String::with_capacity(64 * 1024);
+    out.push_str("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n");
+    out.push_str(
+        "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'; img-src data:; base-uri 'none'; form-action 'none'\">\n",
+    );
+    out.push_str("<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n");
+    let _ = writeln!(
+        out,
+        "<meta name=\"generator\" content=\"{}\">",
+        esc(&report.tool, 200)
+    );
+    let _ = writeln!(out, "<title>{title}</title>");
+    let _ = writeln!(out, "<style>{STYLE}</style>");
+    out.push_str("</head>\n<body>\n");
+    body(&mut out, report, top);
+    out.push_str("</body>\n</html>\n");
+    out
+}
+
+/// The report as an HTML fragment, its style inside: what a notebook cell shows
+/// (`_repr_html_`). Every CSS rule is scoped to the fragment's `.oomlens` element.
+pub fn fragment(report: &Report, top: usize) -> String {
+    let mut out = String::with_capacity(64 * 1024);
+    let _ = writeln!(out, "<style>{STYLE}</style>");
+    body(&mut out, report, top);
+    // One element holding everything, so a notebook places it as one block.
+    format!("<div class=\"oomlens-report\">\n{out}</div>\n")
+}
+
+fn body(out: &mut String, report: &Report, top: usize) {
+    out.push_str("<div class=\"oomlens\">\n");
+    for h in &report.hosts {
+        render_host(out, &view::host(h, top));
+    }
+    let _ = writeln!(
+        out,
+        "<p class=\"tool muted\">{}</p>\n</div>",
+        esc(&report.tool, 200)
+    );
+}
+
+/// Escapes text for HTML content and quoted attribute values (see the module's doc).
+pub fn esc(s: &str, max: usize) -> String {
+    let s = super::clean(s, max);
+    let mut out = String::with_capacity(s.len() + 8);
+    for c in s.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            _ => out.push(c),
+        }
+    }
+    out
+}
+
+/// Writes a line (a `String` cannot fail to take one).
+macro_rules! line {
+    ($out:expr, $($arg:tt)*) => {{ let _ = writeln!($out, $($arg)*); }};
+}
+
+fn label(l: Label) -> String {
+    format!(
+        "<span class=\"label l-{0}\">{0}</span>",
+        esc(l.as_str(), 20)
+    )
+}
+
+fn verdict_class(v: Verdict) -> &'static str {
+    match v {
+        Verdict::DoesNotFit | Verdict::Leak | Verdict::RanOut => "bad",
+        Verdict::Fits => "good",
+        Verdict::PlanOnly | Verdict::RuntimeOnly | Verdict::Empty => "info",
+    }
+}
+
+fn render_host(out: &mut String, v: &View) {
+    out.push_str("<article class=\"host\">\n<header>\n");
+    line!(
+        out,
+        "<h1>{} — <span class=\"mono\">{}</span> <span class=\"muted\">({}, {})</span></h1>",
+        words::TOOL,
+        esc(&v.file, LONG),
+        esc(&v.host, LONG),
+        esc(&v.size, 100)
+    );
+    if !v.headline.text.is_empty() {
+        line!(
+            out,
+            "<p class=\"verdict {}\"><span class=\"name\">{}:</span> <strong>{}</strong><span class=\"muted\">{}</span></p>",
+            verdict_class(v.headline.verdict),
+            words::VERDICT,
+            esc(&v.headline.text, LONG),
+            esc(&v.headline.labels, 400)
+        );
+    }
+    if !v.headline.figures.is_empty() {
+        out.push_str("<ul class=\"figures\">\n");
+        for f in &v.headline.figures {
+            line!(
+                out,
+                "<li><span class=\"muted\">{}</span> <strong>{}</strong> {}</li>",
+                esc(&f.name, 200),
+                esc(&f.shown, 100),
+                label(f.label)
+            );
+        }
+        out.push_str("</ul>\n");
+    }
+    match &v.module.label {
+        Some(module) => {
+            line!(
+                out,
+                "<p class=\"module\">{}: <code>{}</code> — {}</p>",
+                words::MODULE,
+                esc(module, LONG),
+                esc(&v.module.reason, LONG)
+            );
+            if let Some(n) = v.module.executions {
+                line!(
+                    out,
+                    "<p class=\"module\">{}: {n} {}</p>",
+                    words::EXECUTIONS,
+                    label(Label::Measured)
+                );
+            }
+        }
+        None => line!(
+            out,
+            "<p class=\"module\">{}: {} — {}</p>",
+            words::MODULE,
+            words::NO_MODULE,
+            esc(&v.module.reason, LONG)
+        ),
+    }
+    out.push_str("</header>\n");
+    render_diagnosis(out, v);
+    render_error(out, v);
+    if let Some(plan) = &v.plan {
+        render_plan(out, plan);
+    }
+    for table in [&v.live, &v.modules].into_iter().flatten() {
+        out.push_str("<section>\n");
+        line!(out, "<h2>{}</h2>", esc(&table.title, 400));
+        render_table(out, table);
+        out.push_str("</section>\n");
+    }
+    if let Some(rt) = &v.runtime {
+        render_runtime(out, rt);
+    }
+    if !v.notes.is_empty() {
+        line!(out, "<section>\n<h2>{}</h2>\n<ul>", words::NOTES);
+        for n in &v.notes {
+            line!(out, "<li>{}</li>", esc(&n.text, LONG));
+        }
+        out.push_str("</ul>\n</section>\n");
+    }
+    if let Some(check) = v.check {
+        line!(
+            out,
+            "<p class=\"check\">{}: <code>{}</code></p>",
+            words::CHECK,
+            esc(check, 400)
+        );
+    }
+    out.push_str("<footer>\n<ul class=\"legend\">\n");
+    for l in &v.labels {
+        line!(out, "<li>{} {}</li>", label(l.label), esc(l.meaning, 400));
+    }
+    out.push_str("</ul>\n</footer>\n</article>\n");
+}
+
+fn render_diagnosis(out: &mut String, v: &View) {
+    line!(
+        out,
+        "<section class=\"diagnosis\">\n<h2>{}</h2>",
+        words::DIAGNOSIS
+    );
+    if let Some(nothing) = v.nothing_stands_out {
+        line!(out, "<p>{}</p>", esc(nothing, 400));
+    }
+    for card in &v.diagnosis {
+        render_card(out, card);
+    }
+    out.push_str("</section>\n");
+}
+
+fn render_card(out: &mut String, d: &Card) {
+    line!(
+        out,
+        "<div class=\"card\">\n<h3>{} {} <code class=\"muted\">({})</code></h3>",
+        label(d.label),
+        esc(d.title, 400),
+        esc(d.id.as_str(), 80)
+    );
+    line!(out, "<p>{}</p>", esc(&d.text, LONG));
+    if !d.items.is_empty() {
+        out.push_str("<ul class=\"items\">\n");
+        for item in &d.items {
+            line!(out, "<li>{}</li>", esc(item, LONG));
+        }
+        out.push_str("</ul>\n");
+    }
+    if let Some(fix) = &d.fix {
+        line!(
+            out,
+            "<p><strong>{}:</strong> {}</p>",
+            words::FIX,
+            esc(fix, LONG)
+        );
+    }
+    let mut tail = Vec::new();
+    if let Some(s) = &d.saving {
+        tail.push(format!(
+            "{} <strong>{}</strong> {}",
+            words::SAVES,
+            esc(s, 100),
+            label(Label::Estimated)
+        ));
+    }
+    if let Some(c) = &d.cost {
+        tail.push(format!("{}: {}", words::COST, esc(c, LONG)));
+    }
+    if let Some(then) = d.then {
+        let class = if d.fits == Some(true) { "good" } else { "bad" };
+        tail.push(format!("<span class=\"{class}\">{}</span>", esc(then, 100)));
+    }
+    if !tail.is_empty() {
+        line!(out, "<p class=\"tail\">{}</p>", tail.join("; "));
+    }
+    out.push_str("</div>\n");
+}
+
+fn render_error(out: &mut String, v: &View) {
+    let Some(e) = &v.error else { return };
+    line!(out, "<section>\n<h2>{}</h2>", esc(&e.title, 400));
+    if !e.rows.is_empty() {
+        out.push_str("<table class=\"rows\">\n");
+        for row in &e.rows {
+            line!(
+                out,
+                "<tr><th scope=\"row\">{}</th><td>{}</td></tr>",
+                esc(&row.name, 200),
+                esc(&row.value, LONG)
+            );
+        }
+        out.push_str("</table>\n");
+    }
+    if !e.reading.is_empty() {
+        line!(out, "<p>{}</p>", esc(&e.reading, LONG));
+    }
+    out.push_str("</section>\n");
+}
+
+fn render_plan(out: &mut String, p: &PlanView) {
+    line!(out, "<section>\n<h2>{}</h2>", words::PLAN);
+    out.push_str("<table class=\"rows\">\n");
+    for row in &p.rows {
+        line!(
+            out,
+            "<tr><th scope=\"row\">{}</th><td class=\"num\">{}</td><td class=\"muted\">{}</td></tr>",
+            esc(&row.name, 200),
+            esc(&row.value, 100),
+            esc(&row.note, LONG)
+        );
+    }
+    out.push_str("</table>\n");
+    if let Some(chart) = &p.chart {
+        memory_chart(out, chart);
+    }
+    line!(
+        out,
+        "<p>{}: {}</p>",
+        words::AT_HEAP_PEAK,
+        esc(&p.roles_sentence, 400)
+    );
+    role_bar(out, &p.roles, &p.roles_sentence);
+    line!(out, "<p>{}</p>", esc(&p.padding, 400));
+    if let Some(host) = &p.host_memory {
+        line!(out, "<p>{}: {}</p>", words::HOST_MEMORY, esc(host, 400));
+    }
+    if !p.scan_stacks.is_empty() || !p.host_callbacks.is_empty() {
+        out.push_str("<ul>\n");
+        for stack in &p.scan_stacks {
+            line!(out, "<li>{} {}</li>", words::SCAN_STACK, esc(stack, LONG));
+        }
+        for callback in &p.host_callbacks {
+            line!(
+                out,
+                "<li>{} {}</li>",
+                words::HOST_CALLBACK,
+                esc(callback, LONG)
+            );
+        }
+        out.push_str("</ul>\n");
+    }
+    if let Some(note) = &p.note {
+        line!(
+            out,
+            "<p class=\"muted\">{}: {}</p>",
+            words::NOTE,
+            esc(note, LONG)
+        );
+    }
+    out.push_str("</section>\n");
+}
+
+// Chart geometry, in the SVG's own units (it scales to the page's width).
+const CHART_W: f64 = 720.0;
+const CHART_H: f64 = 240.0;
+const LEFT: f64 = 72.0;
+const RIGHT: f64 = 18.0;
+const TOP: f64 = 22.0;
+const BOTTOM: f64 = 34.0;
+const LINE: &str = "#2457c5";
+const FILL: &str = "rgba(36,87,197,0.14)";
+const GRID: &str = "#e6e8eb";
+const INK: &str = "#5c6370";
+const CAPACITY: &str = "#b3261e";
+
+fn role_colour(role: Role) -> &'static str {
+    match role {
+        Role::Forward => "#3b6fd4",
+        Role::Backward => "#d9582b",
+        Role::Workspace => "#8c5bc7",
+        Role::Other => "#8f969e",
+    }
+}
+
+/// Memory along program order: the area under the series, the bytes axis with its
+/// marks, the capacity line and the peak, as the page draws it.
+fn memory_chart(out: &mut String, c: &MemoryChart) {
+    let plot_w = CHART_W - LEFT - RIGHT;
+    let plot_h = CHART_H - TOP - BOTTOM;
+    let n = c.points.len();
+    let top = c.top_bytes.max(1) as f64;
+    let x = |i: usize| {
+        if n > 1 {
+            LEFT + i as f64 / (n - 1) as f64 * plot_w
+        } else {
+            LEFT + plot_w / 2.0
+        }
+    };
+    let y = |b: u64| TOP + plot_h - (b as f64 / top).min(1.0) * plot_h;
+    let summary = esc(&c.summary, 600);
+    line!(out, "<figure class=\"chart\">");
+    line!(
+        out,
+        "<svg viewBox=\"0 0 {CHART_W} {CHART_H}\" role=\"img\" aria-label=\"{summary}\" font-size=\"11\" fill=\"{INK}\"><title>{summary}</title>"
+    );
+    for t in &c.ticks {
+        let yy = y(t.bytes);
+        line!(
+            out,
+            "<line x1=\"{LEFT}\" x2=\"{:.1}\" y1=\"{yy:.1}\" y2=\"{yy:.1}\" stroke=\"{GRID}\"/><text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"end\">{}</text>",
+            LEFT + plot_w,
+            LEFT - 6.0,
+            yy + 4.0,
+            esc(&t.shown, 40)
+        );
+    }
+    let base = TOP + plot_h;
+    line!(
+        out,
+        "<line x1=\"{LEFT}\" x2=\"{:.1}\" y1=\"{base:.1}\" y2=\"{base:.1}\" stroke=\"{INK}\"/><text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"middle\">{}</text>",
+        LEFT + plot_w,
+        LEFT + plot_w / 2.0,
+        CHART_H - 6.0,
+        esc(c.axis, 200)
+    );
+    if n > 0 {
+        let mut d = String::with_capacity(n * 14);
+        for (i, &b) in c.points.iter().enumerate() {
+            let _ = write!(
+                d,
+                "{}{:.1},{:.1}",
+                if i == 0 { 'M' } else { 'L' },
+                x(i),
+                y(b)
+            );
+        }
+        line!(
+            out,
+            "<path d=\"{d}L{:.1},{base:.1}L{:.1},{base:.1}Z\" fill=\"{FILL}\" stroke=\"none\"/>",
+            x(n - 1),
+            x(0)
+        );
+        line!(
+            out,
+            "<path d=\"{d}\" fill=\"none\" stroke=\"{LINE}\" stroke-width=\"1.5\"/>"
+        );
+    }
+    if let Some(cap) = &c.capacity {
+        let yy = y(cap.bytes);
+        line!(
+            out,
+            "<line x1=\"{LEFT}\" x2=\"{:.1}\" y1=\"{yy:.1}\" y2=\"{yy:.1}\" stroke=\"{CAPACITY}\" stroke-dasharray=\"6 4\"/><text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"end\" fill=\"{CAPACITY}\">{}</text>",
+            LEFT + plot_w,
+            LEFT + plot_w - 4.0,
+            yy - 5.0,
+            esc(&cap.shown, 200)
+        );
+    } else if let Some(note) = &c.capacity_note {
+        line!(
+            out,
+            "<text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"end\" fill=\"{CAPACITY}\">{}</text>",
+            LEFT + plot_w - 4.0,
+            TOP - 8.0,
+            esc(note, 200)
+        );
+    }
+    if let Some(&b) = c.points.get(c.peak_index) {
+        let (px, py) = (x(c.peak_index), y(b));
+        let anchor = if px > LEFT + plot_w * 0.8 {
+            "end"
+        } else if px < LEFT + plot_w * 0.2 {
+            "start"
+        } else {
+            "middle"
+        };
+        line!(
+            out,
+            "<circle cx=\"{px:.1}\" cy=\"{py:.1}\" r=\"4.5\" fill=\"{CAPACITY}\"/><text x=\"{px:.1}\" y=\"{:.1}\" text-anchor=\"{anchor}\" font-weight=\"bold\" fill=\"#1d1f23\">{}</text>",
+            (py - 9.0).max(12.0),
+            esc(&c.peak, 100)
+        );
+    }
+    out.push_str("</svg>\n");
+    let at = if c.peak_instruction.is_empty() {
+        String::new()
+    } else {
+        format!(
+            " <span class=\"muted\">at</span> <code>{}</code>",
+            esc(&c.peak_instruction, 400)
+        )
+    };
+    line!(
+        out,
+        "<figcaption>{} — {}{at}</figcaption>\n</figure>",
+        esc(c.title, 200),
+        esc(&c.peak, 100)
+    );
+}
+
+/// The heap at its peak by role: one stacked bar, and its legend.
+fn role_bar(out: &mut String, roles: &[RoleShare], sentence: &str) {
+    let total: f64 = roles.iter().map(|r| r.bytes as f64).sum();
+    line!(
+        out,
+        "<svg class=\"bar\" viewBox=\"0 0 {CHART_W} 22\" preserveAspectRatio=\"none\" role=\"img\" aria-label=\"{}\">",
+        esc(sentence, 400)
+    );
+    let mut x = 0.0;
+    for r in roles {
+        let w = if total > 0.0 {
+            r.bytes as f64 / total * CHART_W
+        } else {
+            0.0
+        };
+        if w > 0.0 {
+            line!(
+                out,
+                "<rect x=\"{x:.1}\" y=\"2\" width=\"{w:.1}\" height=\"18\" fill=\"{}\"><title>{}: {}</title></rect>",
+                role_colour(r.role),
+                esc(r.words, 100),
+                esc(&r.shown, 100)
+            );
+        }
+        x += w;
+    }
+    out.push_str("</svg>\n<ul class=\"roles\">\n");
+    for r in roles {
+        line!(
+            out,
+            "<li><span class=\"swatch\" style=\"background:{}\"></span>{} {} ({})</li>",
+            role_colour(r.role),
+            esc(r.words, 100),
+            esc(&r.percent, 20),
+            esc(&r.shown, 100)
+        );
+    }
+    out.push_str("</ul>\n");
+}
+
+fn render_table(out: &mut String, t: &Table) {
+    out.push_str("<div class=\"wrap\"><table class=\"data\">\n<thead><tr>");
+    for c in &t.columns {
+        let class = if c.numeric { " class=\"num\"" } else { "" };
+        let _ = write!(out, "<th scope=\"col\"{class}>{}</th>", esc(c.name, 100));
+    }
+    out.push_str("</tr></thead>\n<tbody>\n");
+    for (i, row) in t.rows.iter().enumerate() {
+        let mark = match t.marks.get(i).copied().flatten() {
+            Some(view::RowMark::Selected) => " class=\"selected\"",
+            Some(view::RowMark::NoKernel) => " class=\"no-kernel\"",
+            None => "",
+        };
+        let _ = write!(out, "<tr{mark}>");
+        for (j, cell) in row.iter().enumerate() {
+            let numeric = t.columns.get(j).is_some_and(|c| c.numeric);
+            let class = if numeric { "num" } else { "mono" };
+            let full = cell.full.as_deref().unwrap_or(&cell.text);
+            let title = if full.chars().count() > CELL || cell.full.is_some() {
+                format!(" title=\"{}\"", esc(full, LONG))
+            } else {
+                String::new()
+            };
+            let _ = write!(
+                out,
+                "<td class=\"{class}\"{title}>{}</td>",
+                esc(&cell.text, CELL)
+            );
+        }
+        out.push_str("</tr>\n");
+    }
+    out.push_str("</tbody>\n</table></div>\n");
+    if let Some(more) = &t.more {
+        line!(out, "<p class=\"muted\">{}</p>", esc(more, 400));
+    }
+}
+
+fn render_runtime(out: &mut String, rt: &RuntimeView) {
+    line!(out, "<section>\n<h2>{}</h2>\n<ul>", words::RUNTIME);
+    for a in &rt.allocators {
+        line!(out, "<li>{}</li>", esc(a, LONG));
+    }
+    if let Some(d) = &rt.device_memory {
+        line!(out, "<li>{}</li>", esc(d, 200));
+    }
+    line!(out, "<li>{}</li>", esc(&rt.counts, 400));
+    if let Some(starts) = &rt.in_use_at_starts {
+        line!(
+            out,
+            "<li>{}: {}</li>",
+            words::IN_USE_AT_STARTS,
+            esc(starts, LONG)
+        );
+    }
+    if let Some(growth) = &rt.growth {
+        line!(out, "<li>{}: {}</li>", words::GROWTH, esc(growth, 400));
+    }
+    if let Some(retry) = &rt.retry {
+        let _ = write!(out, "<li>{}: {}", words::RETRY, esc(retry, 400));
+        if !rt.waits.is_empty() {
+            out.push_str("<ul>");
+            for w in &rt.waits {
+                let _ = write!(out, "<li>{}</li>", esc(w, LONG));
+            }
+            out.push_str("</ul>");
+        }
+        out.push_str("</li>\n");
+    }
+    if !rt.live_groups.is_empty() {
+        line!(out, "<li>{}:\n<ul>", words::LIVE_GROUPS);
+        for g in &rt.live_groups {
+            let inputs = g
+                .inputs
+                .as_ref()
+                .map(|i| format!(" ({})", esc(i, 400)))
+                .unwrap_or_default();
+            line!(
+                out,
+                "<li><strong>{}</strong> {}{inputs}</li>",
+                esc(&g.shown, 100),
+                esc(&g.origin, LONG)
+            );
+        }
+        if let Some(more) = &rt.live_groups_more {
+            line!(out, "<li class=\"muted\">{}</li>", esc(more, 400));
+        }
+        out.push_str("</ul></li>\n");
+    }
+    if !rt.host_events.is_empty() {
+        line!(
+            out,
+            "<li>{}:\n<table class=\"data\"><tbody>",
+            words::HOST_EVENTS
+        );
+        for e in &rt.host_events {
+            line!(
+                out,
+                "<tr><td class=\"num\">{}×</td><td class=\"num\">{}</td><td class=\"mono\">{}</td></tr>",
+                e.count,
+                esc(&e.total, 100),
+                esc(&e.name, CELL)
+            );
+        }
+        out.push_str("</tbody></table></li>\n");
+    }
+    out.push_str("</ul>\n");
+    if let Some(executions) = &rt.executions {
+        line!(
+            out,
+            "<details>\n<summary>{}</summary>",
+            esc(&executions.title, 400)
+        );
+        render_table(out, executions);
+        out.push_str("</details>\n");
+    }
+    out.push_str("</section>\n");
+}
+
+/// Scoped to `.oomlens`, so that a notebook's page keeps its own look. Light and dark.
+const STYLE: &str = r#"
+.oomlens{--fg:#1d1f23;--muted:#5c6370;--line:#d9dce1;--panel:#fff;--bg:#fbfbfa;--bad:#b3261e;--bad-bg:#fbe9e7;--good:#1e6b35;--good-bg:#e4f4e8;--info-bg:#eef2fb;--measured:#0b6e75;--read:#4d4db3;--estimated:#9a4a00;
+  color:var(--fg);background:var(--bg);font:14px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;max-width:1100px;margin:0 auto;padding:12px 16px}
+@media (prefers-color-scheme:dark){.oomlens{--fg:#e6e8eb;--muted:#a0a7b1;--line:#343841;--panel:#1d2026;--bg:#15171b;--bad:#ff8a80;--bad-bg:#3a1d1b;--good:#7ee2a0;--good-bg:#15301f;--info-bg:#1c2435;--measured:#5fc9d0;--read:#a9a9f5;--estimated:#f0a65c}}
+.oomlens h1{font-size:1.25em;margin:.2em 0 .4em}
+.oomlens h2{font-size:1.05em;margin:1.4em 0 .5em;border-bottom:1px solid var(--line);padding-bottom:.2em}
+.oomlens h3{font-size:1em;margin:0 0 .3em}
+.oomlens code,.oomlens .mono{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,"Liberation Mono",monospace;font-size:.92em;overflow-wrap:anywhere}
+.oomlens .muted{color:var(--muted)}
+.oomlens .verdict{padding:.5em .75em;border-radius:6px;background:var(--info-bg)}
+.oomlens .verdict.bad{background:var(--bad-bg)}.oomlens .verdict.good{background:var(--good-bg)}
+.oomlens .bad{color:var(--bad)}.oomlens .good{color:var(--good)}
+.oomlens .figures{display:flex;flex-wrap:wrap;gap:.4em 1.4em;list-style:none;padding:0;margin:.5em 0}
+.oomlens .label{display:inline-block;font-size:.75em;padding:0 .45em;border-radius:9px;border:1px solid currentColor;vertical-align:.1em}
+.oomlens .l-measured{color:var(--measured)}.oomlens .l-read{color:var(--read)}.oomlens .l-estimated{color:var(--estimated)}
+.oomlens .card{background:var(--panel);border:1px solid var(--line);border-radius:6px;padding:.6em .8em;margin:.6em 0}
+.oomlens .card p{margin:.3em 0}
+.oomlens table{border-collapse:collapse;margin:.3em 0}
+.oomlens th,.oomlens td{padding:.15em .6em;text-align:left;vertical-align:top;border-bottom:1px solid var(--line)}
+.oomlens .num{text-align:right;white-space:nowrap;font-variant-numeric:tabular-nums}
+.oomlens .wrap{overflow-x:auto}
+.oomlens tr.selected td{font-weight:600}.oomlens tr.no-kernel td{color:var(--bad)}
+.oomlens figure{margin:.8em 0}.oomlens figcaption{color:var(--muted);font-size:.9em}
+.oomlens svg{display:block;width:100%;max-width:760px;height:auto}
+.oomlens svg.bar{height:22px}
+.oomlens .roles,.oomlens .legend{list-style:none;padding:0;display:flex;flex-wrap:wrap;gap:.3em 1.2em}
+.oomlens .swatch{display:inline-block;width:.8em;height:.8em;border-radius:2px;margin-right:.35em;vertical-align:-.05em}
+.oomlens footer{margin-top:1.5em;font-size:.9em;color:var(--muted)}
+.oomlens .tool{font-size:.85em}
+.oomlens article.host+article.host{border-top:3px double var(--line);margin-top:2em}
+"#;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn escapes_markup_quotes_controls_and_bidi() {
+        assert_eq!(
+            esc("<img src=x onerror='a'>&\"\u{202e}\n", 100),
+            "&lt;img src=x onerror=&#39;a&#39;&gt;&amp;&quot;\\u{202e}\\u{a}"
+        );
+        assert_eq!(esc("abcdef", 3), "abc…");
+    }
+}
