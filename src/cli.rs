@@ -65,6 +65,14 @@ struct ReportArgs {
     /// The out-of-memory error text you got, from FILE (or - for standard input).
     #[arg(long, value_name = "FILE")]
     error_text: Option<PathBuf>,
+    /// In a folder of several host files: report on this host alone (its file name
+    /// without .xplane.pb). Without it, a folder gets the cross-host summary.
+    #[arg(long, value_name = "NAME")]
+    host: Option<String>,
+    /// In a folder of several host files: analyze at most N hosts at once (default:
+    /// the cores, fewer when memory is short).
+    #[arg(long, value_name = "N")]
+    jobs: Option<usize>,
 }
 
 #[derive(Debug, Subcommand)]
@@ -204,12 +212,36 @@ fn report(cli: ReportArgs) -> u8 {
         }
         last = Some((phase.to_owned(), now));
     };
-    let result = crate::analyze_path_with_progress(&path, &options, &mut on_phase);
+    let files = match crate::input::resolve(&path) {
+        Ok(files) => files,
+        Err(e) => return fail(e),
+    };
+    let files = match &cli.host {
+        Some(wanted) => match files.iter().find(|f| &f.host == wanted) {
+            Some(f) => vec![f.clone()],
+            None => {
+                let mut available: Vec<&str> =
+                    files.iter().take(20).map(|f| f.host.as_str()).collect();
+                if files.len() > 20 {
+                    available.push("…");
+                }
+                return fail(crate::Error::UnknownHost {
+                    wanted: wanted.clone(),
+                    available: available.join(", "),
+                });
+            }
+        },
+        None => files,
+    };
+    if files.len() > 1 {
+        return folder(&cli, &files, &options, started, timing);
+    }
+    let result = crate::analyze_file_with_progress(&files[0], &options, &mut on_phase);
     if timing {
         eprintln!("oomlens: total: {:.3} s", started.elapsed().as_secs_f64());
     }
     let report = match result {
-        Ok(r) => r,
+        Ok(r) => crate::report(vec![r]),
         Err(e) => return fail(e),
     };
     // `--json -` puts the JSON alone on standard output, so that it parses; `--json
@@ -231,6 +263,153 @@ fn report(cli: ReportArgs) -> u8 {
         }
     }
     print(&body)
+}
+
+/// A folder of several host files: every host analyzed on several threads, each
+/// report written out as soon as it is made (the JSON's `hosts[]`, spooled to a
+/// temporary folder) and only its summary row kept; standard output gets the
+/// cross-host summary (`--host` shows one host's report). A host file that cannot be
+/// read is a row with its error; the run still succeeds (exit 0) while any host was
+/// read.
+fn folder(
+    cli: &ReportArgs,
+    files: &[crate::input::HostFile],
+    options: &crate::Options,
+    started: std::time::Instant,
+    timing: bool,
+) -> u8 {
+    if matches!(cli.format, Format::Html) {
+        return fail("the HTML report is for one host: pass --host NAME (the folder's summary is text, Markdown or JSON)");
+    }
+    let json_dash = cli.json.as_ref().is_some_and(|t| t.as_os_str() == "-");
+    let json_to_stdout = json_dash || matches!(cli.format, Format::Json);
+    let want_json = json_to_stdout || cli.json.is_some();
+    let spool = want_json.then(Spool::new);
+    let spool = match spool.transpose() {
+        Ok(s) => s,
+        Err(e) => {
+            return fail(format!(
+                "cannot make a temporary folder for the host reports: {e}"
+            ))
+        }
+    };
+    let write_error = std::sync::Mutex::new(None::<String>);
+    let jobs = crate::hosts::jobs_for(files.len(), cli.jobs);
+    let rows = crate::hosts::analyze_files(files, options, jobs, &|i, analyzed| {
+        if let (Some(spool), crate::hosts::Analyzed::Report(r)) = (&spool, analyzed) {
+            if let Err(e) = spool.put(i, &json::host_fragment(r)) {
+                if let Ok(mut w) = write_error.lock() {
+                    w.get_or_insert(e.to_string());
+                }
+            }
+        }
+    });
+    if timing {
+        eprintln!(
+            "oomlens: {} hosts on {jobs} threads, total: {:.3} s",
+            files.len(),
+            started.elapsed().as_secs_f64()
+        );
+    }
+    if let Some(e) = write_error.into_inner().ok().flatten() {
+        return fail(format!(
+            "cannot write a host report to the temporary folder: {e}"
+        ));
+    }
+    if rows
+        .iter()
+        .all(|r| r.status == crate::report::model::HostStatus::Failed)
+    {
+        let first = rows
+            .first()
+            .and_then(|r| r.error.clone())
+            .unwrap_or_default();
+        return fail(crate::Error::NoHostReadable {
+            hosts: rows.len(),
+            first,
+        });
+    }
+    let summary = crate::report::model::Report {
+        schema: crate::report::model::SCHEMA.into(),
+        tool: crate::tool_name(),
+        hosts: Vec::new(),
+        hosts_summary: rows,
+    };
+    let write_json = |out: &mut dyn Write| -> std::io::Result<()> {
+        let Some(spool) = &spool else { return Ok(()) };
+        let mut kept = (0..files.len()).filter(|&i| spool.has(i));
+        json::write_folder(
+            &summary,
+            &mut |_| kept.next().map(|i| spool.take(i)).transpose(),
+            out,
+        )
+    };
+    if let Some(target) = cli.json.as_ref().filter(|_| !json_dash) {
+        let written = std::fs::File::create(target).and_then(|f| {
+            let mut w = std::io::BufWriter::new(f);
+            write_json(&mut w)?;
+            w.flush()
+        });
+        if let Err(e) = written {
+            return fail(format!(
+                "cannot write the JSON report to {}: {e}",
+                target.display()
+            ));
+        }
+    }
+    let stdout = std::io::stdout();
+    let mut out = std::io::BufWriter::new(stdout.lock());
+    // A closed pipe (`| head`) is not an error.
+    let _ = if json_to_stdout {
+        write_json(&mut out)
+    } else {
+        let body = match cli.format {
+            Format::Markdown => markdown::render_summary(&summary.hosts_summary),
+            _ => text::render_summary(&summary.hosts_summary),
+        };
+        out.write_all(body.as_bytes())
+    };
+    let _ = out.flush();
+    0
+}
+
+/// A temporary folder holding each host's JSON report until the whole is written;
+/// removed when dropped.
+struct Spool {
+    dir: PathBuf,
+}
+
+impl Spool {
+    fn new() -> std::io::Result<Self> {
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos());
+        let dir = std::env::temp_dir().join(format!("oomlens-{}-{nanos}", std::process::id()));
+        std::fs::create_dir(&dir)?;
+        Ok(Spool { dir })
+    }
+
+    fn path(&self, i: usize) -> PathBuf {
+        self.dir.join(format!("{i:08}.json"))
+    }
+
+    fn put(&self, i: usize, text: &str) -> std::io::Result<()> {
+        std::fs::write(self.path(i), text)
+    }
+
+    fn has(&self, i: usize) -> bool {
+        self.path(i).is_file()
+    }
+
+    fn take(&self, i: usize) -> std::io::Result<String> {
+        std::fs::read_to_string(self.path(i))
+    }
+}
+
+impl Drop for Spool {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
 }
 
 /// Two threads where they pay (the library's default), unless `OOMLENS_THREADS=1` keeps

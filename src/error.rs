@@ -35,6 +35,9 @@ pub enum Error {
     #[error("no host named {wanted:?} in this capture; hosts: {available}")]
     UnknownHost { wanted: String, available: String },
 
+    #[error("none of the {hosts} host files could be analyzed; the first one: {first}")]
+    NoHostReadable { hosts: usize, first: String },
+
     #[error("no module named {wanted:?} in the {side} run; its modules: {available}")]
     UnknownModuleIn {
         wanted: String,
@@ -62,6 +65,7 @@ impl Error {
             Error::UnknownHost { .. } => "unknown_host",
             Error::UnknownModuleIn { .. } => "unknown_module",
             Error::NoCommonHost { .. } => "no_common_host",
+            Error::NoHostReadable { .. } => "no_host_readable",
         }
     }
 }

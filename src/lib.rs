@@ -14,6 +14,7 @@ pub mod diagnosis;
 pub mod diff;
 pub mod error;
 pub mod evidence;
+pub mod hosts;
 #[cfg(not(target_arch = "wasm32"))]
 pub mod input;
 pub mod plan;
@@ -36,12 +37,22 @@ pub fn tool_name() -> String {
     format!("oomlens {}", env!("CARGO_PKG_VERSION"))
 }
 
-/// Wraps host reports into the top-level report.
+/// Wraps host reports into the top-level report; several hosts get their summary rows
+/// (see [`hosts`]).
 pub fn report(hosts: Vec<HostReport>) -> Report {
+    let hosts_summary = if hosts.len() > 1 {
+        let mut rows: Vec<_> = hosts.iter().map(hosts::summarize).collect();
+        let starts: Vec<_> = hosts.iter().map(|h| h.profile_start_ns).collect();
+        hosts::compare(&mut rows, &starts);
+        rows
+    } else {
+        Vec::new()
+    };
     Report {
         schema: report::model::SCHEMA.into(),
         tool: tool_name(),
         hosts,
+        hosts_summary,
     }
 }
 
@@ -59,7 +70,11 @@ pub fn analyze_path(path: &std::path::Path, options: &Options) -> Result<Report,
     analyze_path_with_progress(path, options, &mut |_, _, _| {})
 }
 
-/// [`analyze_path`], reporting each phase as it starts.
+/// [`analyze_path`], reporting each phase as it starts. A folder of several host files
+/// is analyzed on several threads ([`hosts::analyze_files`]); a host file that cannot
+/// be read is a summary row with its error, and only when none can be read is that an
+/// error (the first one's). Every report is kept in memory: the CLI instead writes each
+/// one out as it is made.
 #[cfg(not(target_arch = "wasm32"))]
 pub fn analyze_path_with_progress(
     path: &std::path::Path,
@@ -67,18 +82,60 @@ pub fn analyze_path_with_progress(
     progress: analysis::Progress<'_>,
 ) -> Result<Report, Error> {
     let files = input::resolve(path)?;
-    let mut hosts = Vec::with_capacity(files.len());
-    for f in files {
-        let src = source::FileSource::open(&f.path).map_err(|e| Error::Open {
-            path: f.path.clone(),
-            message: e.to_string(),
-        })?;
-        let name = f
-            .path
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default();
-        hosts.push(analyze(&src, &f.host, &name, options, &mut *progress)?);
+    if let [f] = files.as_slice() {
+        return Ok(report(vec![analyze_file_with_progress(
+            f, options, progress,
+        )?]));
     }
-    Ok(report(hosts))
+    let kept = std::sync::Mutex::new(Vec::new());
+    let first_error = std::sync::Mutex::new(None);
+    let jobs = hosts::jobs_for(files.len(), None);
+    let rows = hosts::analyze_files(&files, options, jobs, &|i, a| match a {
+        hosts::Analyzed::Report(r) => {
+            if let Ok(mut kept) = kept.lock() {
+                kept.push((i, r.clone()));
+            }
+        }
+        hosts::Analyzed::Failed(e) => {
+            if let Ok(mut first) = first_error.lock() {
+                if first.as_ref().is_none_or(|(j, _)| i < *j) {
+                    *first = Some((i, e.to_string()));
+                }
+            }
+        }
+    });
+    let mut kept = kept.into_inner().unwrap_or_default();
+    if kept.is_empty() {
+        let (_, message) = first_error.into_inner().ok().flatten().unwrap_or_default();
+        return Err(Error::NoHostReadable {
+            hosts: files.len(),
+            first: message,
+        });
+    }
+    kept.sort_by_key(|(i, _)| *i);
+    Ok(Report {
+        schema: report::model::SCHEMA.into(),
+        tool: tool_name(),
+        hosts: kept.into_iter().map(|(_, r)| r).collect(),
+        hosts_summary: rows,
+    })
+}
+
+/// Analyzes one host file.
+#[cfg(not(target_arch = "wasm32"))]
+pub fn analyze_file_with_progress(
+    f: &input::HostFile,
+    options: &Options,
+    progress: analysis::Progress<'_>,
+) -> Result<HostReport, Error> {
+    let src = source::FileSource::open(&f.path).map_err(|e| Error::Open {
+        path: f.path.clone(),
+        message: e.to_string(),
+    })?;
+    let name = f
+        .path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    analyze(&src, &f.host, &name, options, progress)
 }

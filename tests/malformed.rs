@@ -546,12 +546,27 @@ fn foreign_files_are_named() {
 
 #[test]
 fn a_length_prefix_larger_than_the_file_is_not_allocated() {
-    // A plane that claims 2^62 bytes, 4 GiB, 1 MiB: all in a file of a few bytes.
+    // A plane that claims 2^62 bytes, 4 GiB, 1 MiB: all in a file of a few bytes. The
+    // file ends inside it: it is read up to the end (its name), and the report says
+    // where it was cut and where the plane says it ends.
     for claimed in [1u64 << 62, 4 << 30, 1 << 20, 300] {
         let mut bytes = vec![0x0a];
         varint(claimed, &mut bytes);
+        let header = bytes.len();
         bytes.extend_from_slice(b"\x12\x09/host:CPU");
+        let file = bytes.len();
         let what = format!("plane claiming {claimed} bytes");
+        let report = check(&what, bytes.clone(), 256 << 10).expect("a partial report");
+        let text = note(&report, "capture_truncated").expect("truncation note");
+        assert!(
+            text.contains(&format!("the file has {file} bytes"))
+                && text.contains("its plane /host:CPU")
+                && text.contains(&format!("runs to byte {}", header as u64 + claimed)),
+            "{what}: {text}"
+        );
+        // Cut inside the plane's name: nothing to read, refused as truncated.
+        bytes.truncate(file - 4);
+        let what = format!("{what}, its name cut");
         expect_error(
             &what,
             check(&what, bytes, 256 << 10),
@@ -1441,10 +1456,12 @@ fn cli_fails_with(what: &str, path: &Path, args: &[&str], says: &str) {
 #[test]
 fn cli_prints_one_line_and_exits_2_for_unusable_input() {
     let dir = temp_dir("cli");
+    // Cut inside its first plane's name: nothing can be read (a file cut later is read
+    // up to the cut: tests/truncated.rs).
     let mut truncated = Vec::new();
     truncated.push(0x0a);
     varint(1 << 30, &mut truncated);
-    truncated.extend_from_slice(b"\x12\x09/host:CPU");
+    truncated.extend_from_slice(b"\x12\x09/host");
     let cases: Vec<(&str, Vec<u8>, &str)> = vec![
         ("empty", vec![], "the file is empty"),
         (

@@ -24,6 +24,9 @@ pub struct Options {
     pub scan: runtime::Scan,
 }
 
+/// The plane that holds the profile's own stats (`docs/xplane.md#event-time`).
+const TASK_ENVIRONMENT: &str = "Task Environment";
+
 /// Progress callback: (phase, bytes done, bytes total).
 pub type Progress<'a> = &'a mut dyn FnMut(&str, u64, u64);
 
@@ -161,6 +164,16 @@ pub fn prepare(
             }
         }
     }
+
+    // The profile's absolute start, to compare hosts' times (docs/hosts.md).
+    report.profile_start_ns = planes
+        .iter()
+        .find(|p| p.name == TASK_ENVIRONMENT)
+        .and_then(|p| match p.plane_stat("profile_start_time")? {
+            crate::capture::StatValue::Uint(v) => Some(*v),
+            crate::capture::StatValue::Int(v) => u64::try_from(*v).ok(),
+            _ => None,
+        });
 
     progress("plan", 0, total);
     let entries = plan::find_modules(&planes);

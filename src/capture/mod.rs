@@ -44,6 +44,41 @@ pub struct PlaneRef {
     pub len: u64,
     /// The first damage met inside the plane, by whoever read it (see [`Damage`]).
     pub damage: Damage,
+    /// Set when the file ends inside the plane: `len` then runs to the end of the file,
+    /// and the plane is read as far as it is whole (see [`PlaneCut`]).
+    pub cut: Option<PlaneCut>,
+}
+
+/// A plane the file ends inside (a truncated capture). It is read up to the end of
+/// the file: its fields that are whole, and of a line the file ends in, the events
+/// before the cut; a table entry (event or stat metadata, a plane stat) the file ends
+/// in is left out. Encoders write a plane's fields in number order (id, name, lines,
+/// event metadata, stat metadata, stats), so what follows the part it was cut in is
+/// missing too.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct PlaneCut {
+    /// Where the plane says it ends: past the end of the file.
+    pub declared_end: u64,
+    /// The part of the plane the file ends in.
+    pub part: CutPart,
+    /// Lines of the plane that are whole before the cut.
+    pub whole_lines: u64,
+}
+
+/// The part of a plane a cut falls in: the field the file ends inside, or, when it
+/// ends between two fields, the part the last whole field belongs to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub enum CutPart {
+    /// Its id and name.
+    Header,
+    /// Its lines (the timelines).
+    Lines,
+    /// Its event metadata: the names of its events.
+    EventMetadata,
+    /// Its stat metadata: the names of its stats.
+    StatMetadata,
+    /// Its plane stats.
+    Stats,
 }
 
 /// Where a plane stopped decoding: set once, by the first reader that meets corrupt
@@ -96,6 +131,61 @@ pub struct Cut {
     /// For a plane that runs past the end of the file: where it says it ends.
     pub declared_end: Option<u64>,
     pub what: &'static str,
+    /// Where that plane's message starts, when its key and length are whole.
+    pub payload: Option<u64>,
+    /// The plane read up to the end of the file (its place in
+    /// [`CaptureIndex::planes`]), when it was indexed.
+    pub plane: Option<usize>,
+    /// The file ends inside the key or length of a field (a truncated copy), rather
+    /// than at bytes that are not a field at all.
+    pub ends_in_field: bool,
+}
+
+impl CutPart {
+    /// The part as the report names it.
+    pub fn words(self) -> &'static str {
+        match self {
+            CutPart::Header => "header (its id and name)",
+            CutPart::Lines => "lines",
+            CutPart::EventMetadata => "event metadata (the names of its events)",
+            CutPart::StatMetadata => "stat metadata (the names of its stats)",
+            CutPart::Stats => "plane stats",
+        }
+    }
+}
+
+impl PlaneCut {
+    /// What of the plane is read, in words (after "of <plane>").
+    fn read(&self) -> String {
+        let lines = match self.whole_lines {
+            1 => "its 1 line".to_owned(),
+            n => format!("its {n} lines"),
+        };
+        match self.part {
+            CutPart::Header => "only what of its header (id, name) is whole".into(),
+            CutPart::Lines => format!(
+                "{} whole lines and the events of line {} before the cut",
+                self.whole_lines,
+                self.whole_lines.saturating_add(1)
+            ),
+            CutPart::EventMetadata => format!("{lines} and the whole event metadata entries"),
+            CutPart::StatMetadata => {
+                format!("{lines}, its event metadata and the whole stat metadata entries")
+            }
+            CutPart::Stats => format!("{lines}, its tables and the whole plane stats"),
+        }
+    }
+
+    /// What of the plane is missing, in words.
+    fn missing(&self) -> &'static str {
+        match self.part {
+            CutPart::Header => "everything after its header (its lines, event and stat metadata, and stats)",
+            CutPart::Lines => "the rest of its lines and its event and stat metadata (without which its events have no names)",
+            CutPart::EventMetadata => "the rest of its event metadata (event names, or on /host:metadata the modules' plans), its stat metadata and stats",
+            CutPart::StatMetadata => "the rest of its stat metadata (stat names) and its stats",
+            CutPart::Stats => "the rest of its plane stats",
+        }
+    }
 }
 
 /// Most top-level strings (hostnames, profiler errors) kept; a hostile file could hold millions.
@@ -125,8 +215,31 @@ impl CaptureIndex {
                 Ok(Some(f)) => f,
                 Ok(None) => break,
                 Err(e) => {
-                    let cut = classify_cut(src, at, len);
-                    if plane_count == 0 {
+                    let mut cut = classify_cut(src, at, len);
+                    if let (Some(declared_end), Some(payload)) = (cut.declared_end, cut.payload) {
+                        // The file ends inside this plane: it is read up to the end.
+                        let clipped = len.saturating_sub(payload);
+                        let name =
+                            plane::read_plane_name(src, payload, clipped).unwrap_or_default();
+                        if plane_count == 0 && name.is_empty() {
+                            return Err(Error::Truncated {
+                                file_bytes: len,
+                                needed: declared_end,
+                            });
+                        }
+                        if index.planes.len() < MAX_PLANES {
+                            cut.plane = Some(index.planes.len());
+                            index.planes.push(PlaneRef {
+                                name,
+                                offset: payload,
+                                len: clipped,
+                                damage: Damage::default(),
+                                cut: Some(plane::cut_layout(src, payload, len, declared_end)),
+                            });
+                        } else {
+                            index.planes_dropped = index.planes_dropped.saturating_add(1);
+                        }
+                    } else if plane_count == 0 {
                         return Err(first_field_error(cut, e));
                     }
                     index.cut = Some(cut);
@@ -159,6 +272,7 @@ impl CaptureIndex {
                         offset,
                         len,
                         damage,
+                        cut: None,
                     });
                 }
                 // The top level's strings: errors, warnings, hostnames.
@@ -186,6 +300,9 @@ impl CaptureIndex {
                         file_bytes: len,
                         declared_end: None,
                         what: "a top-level field of the wrong type",
+                        payload: None,
+                        plane: None,
+                        ends_in_field: false,
                     });
                     break;
                 }
@@ -231,31 +348,85 @@ impl CaptureIndex {
             if self.planes.len() > 6 {
                 names.push("…".into());
             }
-            let missing: Vec<&str> = ["/host:metadata", "/host:CPU"]
-                .into_iter()
-                .filter(|m| !self.planes.iter().any(|p| p.name == *m))
-                .collect();
-            let missing = if missing.is_empty() {
-                String::new()
-            } else {
-                format!(", and none is {}", missing.join(" or "))
+            // Planes a report needs, and, for a cut plane, the one that dates the capture.
+            let absent = |wanted: &[&'static str]| -> Vec<&'static str> {
+                wanted
+                    .iter()
+                    .copied()
+                    .filter(|m| !self.planes.iter().any(|p| p.name == *m))
+                    .collect()
             };
-            let problem = match cut.declared_end {
-                Some(end) => format!(
-                    "the capture is truncated (the file has {} bytes; its plane at byte {} runs to byte {})",
-                    cut.file_bytes, cut.offset, end
+            let missing = match absent(&["/host:metadata", "/host:CPU"]) {
+                a if a.is_empty() => String::new(),
+                a => format!(", and none is {}", a.join(" or ")),
+            };
+            let cut_plane = cut
+                .plane
+                .and_then(|i| Some((i, self.planes.get(i)?)))
+                .and_then(|(i, p)| Some((i, p, p.cut?)));
+            let text = match (cut_plane, cut.declared_end) {
+                (Some((i, p, pc)), _) => {
+                    let (subject, name) = if p.name.is_empty() {
+                        (format!("its plane at byte {} (its name is cut)", p.offset), "it".to_owned())
+                    } else {
+                        let name: String = p.name.chars().take(60).collect();
+                        (format!("its plane {name} (from byte {})", p.offset), name)
+                    };
+                    let mut before: Vec<String> = self
+                        .planes
+                        .iter()
+                        .take(i.min(3))
+                        .map(|p| p.name.chars().take(40).collect())
+                        .collect();
+                    if i > 3 {
+                        before.push("…".into());
+                    }
+                    let before = match i {
+                        0 => "no plane before it".to_owned(),
+                        1 => format!("the plane before it ({})", before.join(", ")),
+                        n => format!("the {n} planes before it ({})", before.join(", ")),
+                    };
+                    let after = match absent(&["/host:metadata", "/host:CPU", "Task Environment"]) {
+                        a if a.is_empty() => String::new(),
+                        a => format!(" (none of the planes read is {})", a.join(" or ")),
+                    };
+                    format!(
+                        "the capture is truncated: the file has {} bytes, but {subject} runs to byte {}, so the file ends in that plane's {}. \
+                         Read: {before}, and of {name} {}. Missing: {}, and every plane after it{after}. Copy the file again, or capture again",
+                        cut.file_bytes,
+                        pc.declared_end,
+                        pc.part.words(),
+                        pc.read(),
+                        pc.missing(),
+                    )
+                }
+                (None, Some(end)) => format!(
+                    "the capture is truncated (the file has {} bytes; its plane at byte {} runs to byte {}): only the first {} planes were read and the rest is missing{missing}; \
+                     copy the file again, or capture again. Planes read: {}",
+                    cut.file_bytes,
+                    cut.offset,
+                    end,
+                    self.planes.len(),
+                    names.join(", ")
                 ),
-                None => format!(
-                    "the capture is corrupt from byte {} of {} ({})",
-                    cut.offset, cut.file_bytes, cut.what
+                (None, None) if cut.ends_in_field => format!(
+                    "the capture is truncated: the file has {} bytes and ends at byte {} inside the key or length of its next field: only the first {} planes were read and the rest is missing{missing}; \
+                     copy the file again, or capture again. Planes read: {}",
+                    cut.file_bytes,
+                    cut.offset,
+                    self.planes.len(),
+                    names.join(", ")
+                ),
+                (None, None) => format!(
+                    "the capture is corrupt from byte {} of {} ({}): only the first {} planes were read and the rest is missing{missing}; \
+                     copy the file again, or capture again. Planes read: {}",
+                    cut.offset,
+                    cut.file_bytes,
+                    cut.what,
+                    self.planes.len(),
+                    names.join(", ")
                 ),
             };
-            let text = format!(
-                "{problem}: only the first {} planes were read and the rest is missing{missing}; \
-                 copy the file again, or capture again. Planes read: {}",
-                self.planes.len(),
-                names.join(", ")
-            );
             notes.push(Note {
                 id: "capture_truncated".into(),
                 text,
@@ -367,21 +538,53 @@ fn classify_cut(src: &dyn ByteSource, at: u64, file_bytes: u64) -> Cut {
     let n = src.read_at(at, &mut head).unwrap_or(0);
     let head = head.get(..n).unwrap_or_default();
     // A plane's key: does its length point past the file?
-    let declared_end = match head.split_first() {
-        Some((&XSPACE_PLANES_TAG, rest)) => plane_end(rest)
-            .and_then(|(used, len)| at.checked_add(1)?.checked_add(used)?.checked_add(len)),
+    let plane = match head.split_first() {
+        Some((&XSPACE_PLANES_TAG, rest)) => plane_end(rest).and_then(|(used, len)| {
+            let payload = at.checked_add(1)?.checked_add(used)?;
+            Some((payload, payload.checked_add(len)?))
+        }),
         _ => None,
     }
-    .filter(|&end| end > file_bytes);
+    .filter(|&(_, end)| end > file_bytes);
+    let reaches_end = at.checked_add(n as u64) == Some(file_bytes);
+    let ends_in_field = plane.is_none() && reaches_end && field_cut_short(head);
     Cut {
         offset: at,
         file_bytes,
-        declared_end,
-        what: if declared_end.is_some() {
+        declared_end: plane.map(|(_, end)| end),
+        what: if plane.is_some() {
             "a plane runs past the end of the file"
+        } else if ends_in_field {
+            "the file ends inside a field's key or length"
         } else {
             "bytes that are not a protobuf field"
         },
+        payload: plane.map(|(payload, _)| payload),
+        plane: None,
+        ends_in_field,
+    }
+}
+
+/// Whether `head`, the last bytes of a file (at most 11), start a field the end of
+/// the file cuts short: in its key, a varint or length, or its bytes.
+fn field_cut_short(head: &[u8]) -> bool {
+    let Some((key_len, key)) = plane_end(head) else {
+        // The key itself is cut: every byte carries the continuation bit.
+        return !head.is_empty() && head.iter().all(|&b| b >= 0x80);
+    };
+    let rest = head
+        .get(usize::try_from(key_len).unwrap_or(usize::MAX)..)
+        .unwrap_or_default();
+    match key & 7 {
+        0 => plane_end(rest).is_none() && rest.iter().all(|&b| b >= 0x80),
+        2 => match plane_end(rest) {
+            // The length is whole: are its bytes all there?
+            Some((used, len)) => used.saturating_add(len) > rest.len() as u64,
+            None => rest.iter().all(|&b| b >= 0x80),
+        },
+        1 => rest.len() < 8,
+        5 => rest.len() < 4,
+        _ => false,
     }
 }
 

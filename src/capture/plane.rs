@@ -4,7 +4,7 @@
 use std::collections::HashMap;
 
 use super::stat::{parse_stat, OwnedStat, StatRef, StatValue};
-use super::{Damage, LineBoundary, PlaneRef, READ_CHUNK};
+use super::{CutPart, Damage, LineBoundary, PlaneCut, PlaneRef, READ_CHUNK};
 use crate::error::Error;
 use crate::source::ByteSource;
 use crate::wire::fields::{
@@ -62,6 +62,10 @@ pub struct Plane {
     /// Not carried to another worker: damage is recorded where the reading happens.
     #[serde(skip)]
     damage: Damage,
+    /// Set when the file ends inside the plane: its last field may be cut, and a line
+    /// the file ends in is read up to its last whole event (see [`PlaneCut`]).
+    #[serde(default)]
+    cut: Option<PlaneCut>,
     /// Set when the tables were read from the plane's end (see [`Plane::open_tables_first`]):
     /// where the lines start and where the tables were taken to start. Cleared by
     /// [`Plane::confirm_tables`].
@@ -441,8 +445,14 @@ impl Plane {
             offset: at.offset,
             len: at.len,
             damage: at.damage.clone(),
+            cut: at.cut,
             ..Default::default()
         }
+    }
+
+    /// How the file cuts the plane, if it ends inside it.
+    pub fn cut(&self) -> Option<&PlaneCut> {
+        self.cut.as_ref()
     }
 
     /// Where the plane is damaged, if a reader has met corrupt bytes in it.
@@ -456,6 +466,10 @@ impl Plane {
     /// taken to be ([`Plane::confirm_tables`]). A plane whose tables cannot be told
     /// from its end is opened as [`Plane::open`] does.
     pub fn open_tables_first(src: &dyn ByteSource, at: &PlaneRef) -> Result<Self, Error> {
+        // A plane the file ends inside has no tables at its end (they follow its lines).
+        if at.cut.is_some() {
+            return Plane::open(src, at);
+        }
         let mut plane = Plane::unread(at);
         match plane.read_tables_first(src) {
             Ok(true) => Ok(plane),
@@ -471,6 +485,7 @@ impl Plane {
             offset: self.offset,
             len: self.len,
             damage: self.damage.clone(),
+            cut: self.cut,
         };
         Plane::open(src, &at)
     }
@@ -533,7 +548,18 @@ impl Plane {
     fn read_fields(&mut self, src: &dyn ByteSource, start: u64, end: u64) -> Result<(), Error> {
         let plane = self;
         let mut reader = StreamReader::over(src, READ_CHUNK, start, end);
-        while let Some((field, value)) = reader.next_field(end)? {
+        while let Some((field, value, at_cut)) = plane.next_field(src, &mut reader, end)? {
+            if at_cut {
+                // The field the file ends in: a line is kept (its events before the cut
+                // are read by the walks); a table entry cut short is left out.
+                if let (XPLANE_LINES, StreamValue::Bytes { offset, len }) = (field, value) {
+                    plane.line_count = plane.line_count.saturating_add(1);
+                    if plane.lines.len() < MAX_LINES_INDEXED {
+                        plane.lines.push((offset, len));
+                    }
+                }
+                break;
+            }
             match (field, value) {
                 (XPLANE_ID, StreamValue::Varint(v)) => plane.id = v as i64,
                 (XPLANE_NAME, StreamValue::Bytes { offset, len }) => {
@@ -573,6 +599,38 @@ impl Plane {
             }
         }
         Ok(())
+    }
+
+    /// The plane's next field before `end`, and whether the file ends inside it: in a
+    /// plane the file ends inside, a field whose key and length are whole but whose
+    /// bytes run past the end of the file comes back as its bytes up to the end, marked
+    /// cut; a field whose key or length is cut ends the plane. Any other undecodable
+    /// field is damage, as in every plane.
+    fn next_field(
+        &self,
+        src: &dyn ByteSource,
+        reader: &mut StreamReader<'_>,
+        end: u64,
+    ) -> Result<Option<(u32, StreamValue, bool)>, Error> {
+        let at = reader.position();
+        match reader.next_field(end) {
+            Ok(field) => Ok(field.map(|(f, v)| (f, v, false))),
+            Err(e) => {
+                let at_end = self.cut.is_some() && end == self.offset.saturating_add(self.len);
+                match at_end.then(|| cut_field(src, at, end)).flatten() {
+                    Some(CutField::Field { field, offset }) => Ok(Some((
+                        field,
+                        StreamValue::Bytes {
+                            offset,
+                            len: end.saturating_sub(offset),
+                        },
+                        true,
+                    ))),
+                    Some(CutField::KeyOrLength) => Ok(None),
+                    None => Err(e),
+                }
+            }
+        }
     }
 
     /// The plane's size in the file.
@@ -702,9 +760,12 @@ impl Plane {
         let mut first_line = None;
         loop {
             let at = reader.position();
-            let Some((field, value)) = reader.next_field(end)? else {
+            let Some((field, value, at_cut)) = self.next_field(src, &mut reader, end)? else {
                 break;
             };
+            if at_cut && field != XPLANE_LINES {
+                break;
+            }
             match (field, value) {
                 (XPLANE_LINES, StreamValue::Bytes { offset, len }) => {
                     if let Some(walked) = &mut walked {
@@ -740,11 +801,15 @@ impl Plane {
                             offset,
                             offset.saturating_add(len),
                             ordinal,
+                            at_cut,
                             visitor,
                         )?;
                         reader.seek(resume);
                     }
                     ordinal = ordinal.saturating_add(1);
+                    if at_cut {
+                        break;
+                    }
                 }
                 _ => {
                     let Some(guess) = self.tables_guess else {
@@ -797,8 +862,9 @@ impl Plane {
         let mut reader = StreamReader::over(src, READ_CHUNK, self.offset, end);
         let lines = self.lines.iter().enumerate().filter(|&(i, _)| wanted(i));
         for (i, &(offset, len)) in lines {
-            if let Err(e) = visit_line(&mut reader, offset, offset.saturating_add(len), i, visitor)
-            {
+            let line_end = offset.saturating_add(len);
+            let at_cut = self.cut.is_some() && line_end == end;
+            if let Err(e) = visit_line(&mut reader, offset, line_end, i, at_cut, visitor) {
                 // As in `visit_events`: stop at the damage, keep what came before.
                 self.damage.record(&e);
                 break;
@@ -814,11 +880,14 @@ impl Plane {
 ///
 /// The hot loop parses events straight from the reader's window with the slice
 /// parser; only a field that straddles the window's end is re-read.
+///
+/// A line the file ends in (`cut`) ends at its last whole event, as if it ended there.
 fn visit_line<V: EventVisitor + ?Sized>(
     reader: &mut StreamReader<'_>,
     start: u64,
     end: u64,
     ordinal: usize,
+    cut: bool,
     visitor: &mut V,
 ) -> Result<(), Error> {
     let mut line = LineInfo {
@@ -831,7 +900,8 @@ fn visit_line<V: EventVisitor + ?Sized>(
     let mut first_start: Option<i64> = None;
     let mut last_start: Option<i64> = None;
     let mut pos = start;
-    while pos < end {
+    let mut at_cut = false;
+    while pos < end && !at_cut {
         let mut jump = None;
         let mut last_raw: Option<&[u8]> = None;
         // Until the visitor has seen the header, read only a little: it may skip the line.
@@ -861,6 +931,11 @@ fn visit_line<V: EventVisitor + ?Sized>(
                 Ok(None) => break,
                 // A field cut by the window's end: re-read from its start.
                 Err(WireError::Truncated | WireError::LengthPastEnd) if !complete => break,
+                // The field the file ends in: the line ends before it.
+                Err(WireError::Truncated | WireError::LengthPastEnd) if cut => {
+                    at_cut = true;
+                    break;
+                }
                 Err(e) => {
                     return Err(Error::Corrupt {
                         offset: pos.saturating_add(consumed as u64),
@@ -924,6 +999,9 @@ fn visit_line<V: EventVisitor + ?Sized>(
         if let Some(raw) = last_raw {
             last_start = Some(start_of(raw, &line));
         }
+        if at_cut {
+            break;
+        }
         if let Some(target) = jump {
             // The events skipped over are not seen: the line's span is unknown.
             first_start = Some(i64::MIN);
@@ -933,7 +1011,12 @@ fn visit_line<V: EventVisitor + ?Sized>(
         if consumed == 0 {
             // One field larger than the window: read it whole (bounded by MAX_INLINE_MESSAGE).
             reader.seek(pos);
-            match reader.next_field(end)? {
+            let field = match reader.next_field(end) {
+                // The field the file ends in: the line ends before it.
+                Err(_) if cut && reader_at_cut(reader, pos, end) => break,
+                other => other?,
+            };
+            match field {
                 Some((XLINE_EVENTS, StreamValue::Bytes { offset, len })) => {
                     let wanted = *announced.get_or_insert_with(|| visitor.line(&line));
                     if wanted {
@@ -972,6 +1055,115 @@ fn visit_line<V: EventVisitor + ?Sized>(
         }
     }
     Ok(())
+}
+
+/// A field the end of a plane cuts short (see [`Plane::next_field`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum CutField {
+    /// A length-delimited field whose key and length are whole: its bytes start at
+    /// `offset` and run past the end.
+    Field { field: u32, offset: u64 },
+    /// The key, or a varint or length, is cut.
+    KeyOrLength,
+}
+
+/// What lies at `at` in the `head` bytes read there (up to 20, fewer only where the
+/// message ends at `end`): a field the end cuts short, or `None` when the field would
+/// fit (the bytes are damaged, not cut).
+fn cut_field_in(head: &[u8], at: u64, end: u64) -> Option<CutField> {
+    let reaches_end = at.saturating_add(head.len() as u64) >= end;
+    let varint = |bytes: &[u8]| match decode_varint(bytes) {
+        Ok(v) => Some(Ok(v)),
+        Err(WireError::Truncated) if reaches_end => Some(Err(CutField::KeyOrLength)),
+        Err(_) => None,
+    };
+    let (key, used) = match varint(head)? {
+        Ok(v) => v,
+        Err(cut) => return Some(cut),
+    };
+    let rest = head.get(used..).unwrap_or_default();
+    let after_key = at.saturating_add(used as u64);
+    let fixed = |n: u64| (after_key.saturating_add(n) > end).then_some(CutField::KeyOrLength);
+    match key & 7 {
+        0 => varint(rest)?.err(),
+        1 => fixed(8),
+        5 => fixed(4),
+        2 => match varint(rest)? {
+            Ok((len, n)) => {
+                let offset = after_key.saturating_add(n as u64);
+                (offset.saturating_add(len) > end).then_some(CutField::Field {
+                    field: u32::try_from(key >> 3).unwrap_or(u32::MAX),
+                    offset,
+                })
+            }
+            Err(cut) => Some(cut),
+        },
+        _ => None,
+    }
+}
+
+/// [`cut_field_in`] for the field at `at` of the source.
+fn cut_field(src: &dyn ByteSource, at: u64, end: u64) -> Option<CutField> {
+    let mut head = [0u8; 20];
+    let want = usize::try_from(end.saturating_sub(at).min(20)).unwrap_or(20);
+    let n = src.read_at(at, head.get_mut(..want)?).ok()?;
+    cut_field_in(head.get(..n)?, at, end)
+}
+
+/// Whether the field at `pos` of a line the file ends in is the one it ends inside.
+fn reader_at_cut(reader: &mut StreamReader<'_>, pos: u64, end: u64) -> bool {
+    let head = match reader.window_at(pos, 20) {
+        Ok(window) => window
+            .get(..window.len().min(20))
+            .unwrap_or_default()
+            .to_vec(),
+        Err(_) => return false,
+    };
+    cut_field_in(&head, pos, end).is_some()
+}
+
+/// How the file cuts the plane whose message starts at `offset` and says it ends at
+/// `declared_end`, past `file_end`: the part the cut falls in and the lines before it,
+/// from a walk of the plane's field keys (their bytes are skipped).
+pub(super) fn cut_layout(
+    src: &dyn ByteSource,
+    offset: u64,
+    file_end: u64,
+    declared_end: u64,
+) -> PlaneCut {
+    let part_of = |field: u32| match field {
+        XPLANE_LINES => Some(CutPart::Lines),
+        XPLANE_EVENT_METADATA => Some(CutPart::EventMetadata),
+        XPLANE_STAT_METADATA => Some(CutPart::StatMetadata),
+        XPLANE_STATS => Some(CutPart::Stats),
+        XPLANE_ID | XPLANE_NAME => Some(CutPart::Header),
+        _ => None,
+    };
+    let mut layout = PlaneCut {
+        declared_end,
+        part: CutPart::Header,
+        whole_lines: 0,
+    };
+    let mut reader = StreamReader::over(src, 64 << 10, offset, file_end);
+    loop {
+        let at = reader.position();
+        match reader.next_field(file_end) {
+            Ok(Some((field, _))) => {
+                if field == XPLANE_LINES {
+                    layout.whole_lines = layout.whole_lines.saturating_add(1);
+                }
+                layout.part = part_of(field).unwrap_or(layout.part);
+            }
+            Ok(None) => break,
+            Err(_) => {
+                if let Some(CutField::Field { field, .. }) = cut_field(src, at, file_end) {
+                    layout.part = part_of(field).unwrap_or(layout.part);
+                }
+                break;
+            }
+        }
+    }
+    layout
 }
 
 fn read_event_metadata_entry(

@@ -14,7 +14,7 @@ pub fn to_value(report: &Report) -> Value {
         json!({"plan": "read", "runtime": "measured", "saving_bytes": "estimated", "growth_ratio_to_outputs": "estimated"}),
     );
     match report.hosts.as_slice() {
-        [one] => {
+        [one] if report.hosts_summary.is_empty() => {
             if let Ok(Value::Object(fields)) = serde_json::to_value(one) {
                 top.extend(fields);
             }
@@ -24,9 +24,58 @@ pub fn to_value(report: &Report) -> Value {
                 "hosts".into(),
                 serde_json::to_value(many).unwrap_or(Value::Null),
             );
+            top.insert(
+                "hosts_summary".into(),
+                serde_json::to_value(&report.hosts_summary).unwrap_or(Value::Null),
+            );
         }
     }
     Value::Object(top)
+}
+
+/// One host's report as it appears in `hosts[]` of [`render`]'s output: pretty, each
+/// line indented as an element of that array. [`write_folder`] joins these.
+pub fn host_fragment(host: &super::model::HostReport) -> String {
+    // Through a `Value`, as [`to_value`] does: its keys come out sorted.
+    let body = serde_json::to_value(host)
+        .and_then(|v| serde_json::to_string_pretty(&v))
+        .unwrap_or_else(|e| format!("{{\"error\": \"{e}\"}}"));
+    let mut out = String::with_capacity(body.len() + body.len() / 8);
+    for (i, line) in body.lines().enumerate() {
+        if i > 0 {
+            out.push('\n');
+        }
+        out.push_str("    ");
+        out.push_str(line);
+    }
+    out
+}
+
+/// [`render`] of a folder whose host reports were written out one by one as
+/// [`host_fragment`]s: `summary` is the report without its hosts (their summary rows
+/// only), and `host(i)` gives the i-th fragment kept, in host order, until `None`. The
+/// output is byte for byte what [`render`] gives with the hosts in memory.
+pub fn write_folder(
+    summary: &Report,
+    host: &mut dyn FnMut(usize) -> std::io::Result<Option<String>>,
+    out: &mut dyn std::io::Write,
+) -> std::io::Result<()> {
+    let text = render(summary);
+    // The hosts array is the first key: an empty array there, in the report without them.
+    let empty = "\n  \"hosts\": [],\n";
+    let Some(at) = text.find(empty) else {
+        return out.write_all(text.as_bytes());
+    };
+    out.write_all(&text.as_bytes()[..at])?;
+    out.write_all(b"\n  \"hosts\": [")?;
+    let mut i = 0;
+    while let Some(fragment) = host(i)? {
+        out.write_all(if i == 0 { b"\n" } else { b",\n" })?;
+        out.write_all(fragment.as_bytes())?;
+        i += 1;
+    }
+    out.write_all(if i == 0 { b"],\n" } else { b"\n  ],\n" })?;
+    out.write_all(&text.as_bytes()[at + empty.len()..])
 }
 
 pub fn render(report: &Report) -> String {
@@ -60,6 +109,8 @@ pub fn schema() -> Value {
         tool: String,
         provenance: std::collections::BTreeMap<String, String>,
         hosts: Vec<super::model::HostReport>,
+        /// One row per host file, analyzed or not (see `docs/hosts.md`).
+        hosts_summary: Vec<super::model::HostSummary>,
     }
     /// The oomlens report (schema "oomlens/1").
     #[derive(JsonSchema)]

@@ -36,6 +36,9 @@ macro_rules! line {
 
 pub fn render(report: &Report, top: usize) -> String {
     let mut out = String::new();
+    if !report.hosts_summary.is_empty() {
+        out.push_str(&render_summary(&report.hosts_summary));
+    }
     for h in &report.hosts {
         render_host(&mut out, &view::host(h, top));
     }
@@ -234,6 +237,36 @@ fn render_card(out: &mut String, d: &Card) {
     for item in &d.items {
         line!(out, "  - {}", escape(item, 400));
     }
+}
+
+/// The cross-host summary of a folder ([`view::hosts`]), as the text report lays it out.
+pub fn render_summary(rows: &[super::model::HostSummary]) -> String {
+    let v = view::hosts(rows);
+    let mut out = String::new();
+    line!(out, "## oomlens: {}\n", escape(&v.title, 200));
+    render_table(&mut out, &v.table);
+    if let Some(first) = &v.first_out {
+        line!(out, "{}\n", escape(first, 400));
+    }
+    if !v.skew.is_empty() {
+        line!(out, "Differ from the rest:\n");
+        for s in &v.skew {
+            line!(out, "- {}", escape(s, 400));
+        }
+        line!(out);
+    }
+    if !v.failed.is_empty() {
+        line!(out, "Could not be read:\n");
+        for f in &v.failed {
+            line!(out, "- {}", escape(f, 1000));
+        }
+        line!(out);
+    }
+    if let Some(note) = &v.failed_note {
+        line!(out, "*{}*\n", escape(note, 400));
+    }
+    line!(out, "{}\n", escape(v.detail, 200));
+    out
 }
 
 #[cfg(test)]

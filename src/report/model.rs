@@ -63,6 +63,120 @@ pub struct Report {
     /// One entry per host file analyzed. With one host, its fields are also the
     /// report's top level in the JSON (see `json.rs`).
     pub hosts: Vec<HostReport>,
+    /// For a folder of several host files: one row per host file, in host order,
+    /// analyzed or not (a file that could not be read is a row with its error, and has
+    /// no entry in `hosts`). Empty for a single capture. See `docs/hosts.md`.
+    pub hosts_summary: Vec<HostSummary>,
+}
+
+/// One host of a folder, in one row: what the cross-host summary compares
+/// (`docs/hosts.md`). Every figure is the host report's own, with its label.
+#[derive(Debug, Clone, Default, Serialize, JsonSchema)]
+pub struct HostSummary {
+    /// The host: its file's name without `.xplane.pb` (what `--host` takes).
+    pub host: String,
+    /// The file's name in the folder.
+    pub file: String,
+    /// The file's size in bytes (0 when it could not be opened).
+    pub file_bytes: u64,
+    /// Whether the file was analyzed, analyzed in part (cut short or damaged: see
+    /// `notes`), or could not be read (see `error`).
+    pub status: HostStatus,
+    /// The one-line error of a file that could not be read.
+    pub error: Option<String>,
+    /// Its stable kind (`truncated`, `empty`, `not_a_capture`, …), as the CLI's errors.
+    pub error_kind: Option<String>,
+    /// The host report's verdict (`headline.verdict`); none when it could not be read.
+    pub verdict: Option<Verdict>,
+    /// The module the host report is about (`selected_module`).
+    pub selected_module: Option<String>,
+    /// Its plan's peak (**read**): `modules[].plan.peak_bytes` of the selected module.
+    pub plan_peak_bytes: Option<u64>,
+    /// The highest peak in use of the host's device pools (**measured**):
+    /// `runtime.allocators[].peak_in_use_bytes` of the device allocators.
+    pub runtime_peak_bytes: Option<u64>,
+    /// The device pool's capacity (**measured**): `capacity_bytes`.
+    pub capacity_bytes: Option<u64>,
+    /// Memory growth per execution of the selected module (**measured**):
+    /// `runtime.growth_per_execution_bytes`.
+    pub growth_per_execution_bytes: Option<i64>,
+    /// What says memory ran out, or would, on this host (empty when nothing does).
+    pub oom_evidence: Vec<OomEvidence>,
+    /// When the first sign of running out was recorded (ns, on the clock of the
+    /// host's `runtime.executions[].start_ns`): the first `AllocatorRetry` wait, or
+    /// else the moment a device pool reached its peak when that peak is at its
+    /// capacity. Host clocks are the hosts' own; see `docs/hosts.md`.
+    pub ran_out_at_ns: Option<f64>,
+    /// Whether this is the host that ran out first: the earliest `ran_out_at_ns` of
+    /// the folder (only ever one host).
+    pub ran_out_first: bool,
+    /// The ids of the host report's notes (`capture_truncated`, `plane_damaged`, …).
+    pub notes: Vec<String>,
+    /// How this host differs from the rest of the folder (empty when it does not).
+    pub skew: Vec<Skew>,
+}
+
+/// Whether a host file could be analyzed.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum HostStatus {
+    /// Read whole and analyzed.
+    #[default]
+    Analyzed,
+    /// Analyzed as far as it could be read: the file is cut short
+    /// (`capture_truncated`) or a plane is damaged (`plane_damaged`).
+    Partial,
+    /// Not analyzed: `error` says why. The other hosts are reported.
+    Failed,
+}
+
+/// One thing that says a host ran out of memory, or would.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum OomEvidence {
+    /// The allocator waited for memory (`AllocatorRetry`, **measured**).
+    AllocatorRetry,
+    /// A device pool's peak in use reached its capacity (**measured**).
+    PeakAtCapacity,
+    /// The selected module's plan exceeds the pool (verdict `does_not_fit`, **read**).
+    PlanExceedsCapacity,
+    /// Memory grew every execution and was still held (verdict `leak`, **measured**).
+    GrowthHeld,
+    /// The pasted error text (`--error-text`) says memory ran out.
+    PastedError,
+}
+
+/// A way one host differs from the rest of the folder.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct Skew {
+    /// Which field of the row differs.
+    pub field: SkewField,
+    /// This host's value, for a figure (bytes).
+    pub bytes: Option<i64>,
+    /// The folder's median of that figure over the hosts that have one.
+    pub typical_bytes: Option<i64>,
+    /// This host's value, for a module or a verdict (as the row writes it).
+    pub value: Option<String>,
+    /// The value most hosts have.
+    pub typical: Option<String>,
+}
+
+/// The fields of a [`HostSummary`] compared across hosts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum SkewField {
+    /// `verdict`: another verdict than most hosts'.
+    Verdict,
+    /// `selected_module`: another module than most hosts'.
+    SelectedModule,
+    /// `plan_peak_bytes`, off the median by more than 10% and 1 MiB.
+    PlanPeakBytes,
+    /// `runtime_peak_bytes`, likewise.
+    RuntimePeakBytes,
+    /// `capacity_bytes`, likewise.
+    CapacityBytes,
+    /// `growth_per_execution_bytes`, likewise.
+    GrowthPerExecutionBytes,
 }
 
 /// The analysis of one `<host>.xplane.pb`.
@@ -97,6 +211,12 @@ pub struct HostReport {
     pub notes: Vec<Note>,
     /// Planes seen, for the reader's orientation.
     pub planes: Vec<PlaneSummary>,
+    /// When the profile started (ns since the Unix epoch), from the stat
+    /// `profile_start_time` of the plane `Task Environment`: what puts the times of
+    /// several hosts on one clock (`docs/hosts.md`). Not written to the JSON report,
+    /// whose times stay relative to the start of the profile.
+    #[serde(skip)]
+    pub profile_start_ns: Option<u64>,
 }
 
 /// The verdict in one sentence, with the figures it quotes and their labels.
@@ -640,6 +760,21 @@ pub enum Verdict {
     /// Neither a plan nor allocator events.
     #[default]
     Empty,
+}
+
+impl Verdict {
+    /// The verdict as JSON writes it (`does_not_fit`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Verdict::DoesNotFit => "does_not_fit",
+            Verdict::Leak => "leak",
+            Verdict::RanOut => "ran_out",
+            Verdict::Fits => "fits",
+            Verdict::PlanOnly => "plan_only",
+            Verdict::RuntimeOnly => "runtime_only",
+            Verdict::Empty => "empty",
+        }
+    }
 }
 
 /// Every kind of diagnosis line (JSON `diagnosis[].id`).

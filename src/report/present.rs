@@ -402,6 +402,55 @@ pub fn diff_note(note: &DiffNote) -> Note {
     }
 }
 
+/// A verdict in a few words, as the hosts' summary table shows it.
+pub fn verdict_words(v: super::model::Verdict) -> &'static str {
+    use super::model::Verdict;
+    match v {
+        Verdict::DoesNotFit => "does not fit",
+        Verdict::Leak => "leak",
+        Verdict::RanOut => "ran out",
+        Verdict::Fits => "fits",
+        Verdict::PlanOnly => "plan only",
+        Verdict::RuntimeOnly => "runtime only",
+        Verdict::Empty => "empty",
+    }
+}
+
+/// One piece of out-of-memory evidence, in a few words (`docs/hosts.md`).
+pub fn oom_evidence_words(e: super::model::OomEvidence) -> &'static str {
+    use super::model::OomEvidence;
+    match e {
+        OomEvidence::AllocatorRetry => "allocator retry",
+        OomEvidence::PeakAtCapacity => "peak at capacity",
+        OomEvidence::PlanExceedsCapacity => "plan over capacity",
+        OomEvidence::GrowthHeld => "growth held",
+        OomEvidence::PastedError => "pasted error",
+    }
+}
+
+/// Whether a host was analyzed, in a word.
+pub fn host_status_words(s: super::model::HostStatus) -> &'static str {
+    use super::model::HostStatus;
+    match s {
+        HostStatus::Analyzed => "read",
+        HostStatus::Partial => "in part",
+        HostStatus::Failed => "not read",
+    }
+}
+
+/// A summary field, as the skew lines name it.
+pub fn skew_field_words(f: super::model::SkewField) -> &'static str {
+    use super::model::SkewField;
+    match f {
+        SkewField::Verdict => "verdict",
+        SkewField::SelectedModule => "module",
+        SkewField::PlanPeakBytes => "plan peak",
+        SkewField::RuntimePeakBytes => "runtime peak",
+        SkewField::CapacityBytes => "capacity",
+        SkewField::GrowthPerExecutionBytes => "growth per execution",
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

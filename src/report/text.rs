@@ -10,8 +10,11 @@ use super::view::{self, words, Card, PlanView, RuntimeView, Table, View};
 
 pub fn render(report: &Report, top: usize) -> String {
     let mut out = String::new();
+    if !report.hosts_summary.is_empty() {
+        out.push_str(&render_summary(&report.hosts_summary));
+    }
     for (i, host) in report.hosts.iter().enumerate() {
-        if i > 0 {
+        if i > 0 || !report.hosts_summary.is_empty() {
             out.push_str("\n\n");
         }
         render_host(&mut out, &view::host(host, top));
@@ -296,4 +299,75 @@ fn render_card(out: &mut String, d: &Card) {
     if !tail.is_empty() {
         line!(out, "      {}", tail.join("; "));
     }
+}
+
+/// The cross-host summary of a folder ([`view::hosts`]): the title, one row per host,
+/// which host ran out first, the hosts that differ from the rest, those that could not
+/// be read, and how to see one host's report.
+pub fn render_summary(rows: &[super::model::HostSummary]) -> String {
+    let v = view::hosts(rows);
+    let mut out = String::new();
+    line!(out, "oomlens — {}", v.title);
+    line!(out, "\n{}:", v.table.title);
+    let cells: Vec<Vec<String>> = v
+        .table
+        .rows
+        .iter()
+        .map(|r| r.iter().map(|c| clean(&c.text, 60)).collect())
+        .collect();
+    let widths: Vec<usize> = v
+        .table
+        .columns
+        .iter()
+        .enumerate()
+        .map(|(i, c)| {
+            cells
+                .iter()
+                .filter_map(|r| r.get(i))
+                .map(|t| t.chars().count())
+                .chain([c.name.chars().count()])
+                .max()
+                .unwrap_or(0)
+        })
+        .collect();
+    let row = |out: &mut String, texts: &mut dyn Iterator<Item = &str>| {
+        let mut s = String::from(" ");
+        for ((text, col), &w) in texts.zip(&v.table.columns).zip(&widths) {
+            let pad = w.saturating_sub(text.chars().count());
+            s.push(' ');
+            if col.numeric {
+                s.push_str(&" ".repeat(pad));
+                s.push_str(text);
+            } else {
+                s.push_str(text);
+                s.push_str(&" ".repeat(pad));
+            }
+            s.push(' ');
+        }
+        line!(out, "{}", s.trim_end());
+    };
+    row(&mut out, &mut v.table.columns.iter().map(|c| c.name));
+    for r in &cells {
+        row(&mut out, &mut r.iter().map(String::as_str));
+    }
+    if let Some(first) = &v.first_out {
+        line!(out, "\n{}", clean(first, 400));
+    }
+    if !v.skew.is_empty() {
+        line!(out, "\nDiffer from the rest:");
+        for s in &v.skew {
+            line!(out, "  - {}", clean(s, 400));
+        }
+    }
+    if !v.failed.is_empty() {
+        line!(out, "\nCould not be read:");
+        for f in &v.failed {
+            line!(out, "  - {}", clean(f, 1000));
+        }
+    }
+    if let Some(note) = &v.failed_note {
+        line!(out, "\nnote: {note}");
+    }
+    line!(out, "\n{}", v.detail);
+    out
 }
