@@ -13,12 +13,12 @@
 //! - diagnosis lines resolved, new and remaining, with estimated vs measured savings
 //!   ([`lines`]).
 
-pub mod deltas;
-pub mod lines;
-pub mod matching;
+mod deltas;
+mod lines;
+mod matching;
 pub mod model;
-pub mod modules;
-pub mod reconcile;
+mod modules;
+mod reconcile;
 
 use crate::error::Error;
 use crate::report::model::{HostReport, Label, ModuleReport, Report};
@@ -45,11 +45,14 @@ pub type AnalyzeRun<'a> = &'a mut dyn FnMut(Run, Option<&str>) -> Result<Report,
 /// Which run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Run {
+    /// The run before the change.
     Before,
+    /// The run after the change.
     After,
 }
 
 impl Run {
+    /// `before` or `after`, as reports and notes name the run.
     pub fn name(self) -> &'static str {
         match self {
             Run::Before => "before",
@@ -343,8 +346,11 @@ pub enum Step {
     /// A run's report is not about the module compared: analyze that run again about
     /// this module (`None`: keep the run's report), then [`second_step`] with `choice`.
     Again {
+        /// The module to analyze the run before about, if it must be analyzed again.
         before: Option<String>,
+        /// The module to analyze the run after about, if it must be analyzed again.
         after: Option<String>,
+        /// How the modules were chosen, for the second step.
         choice: ModuleChoice,
     },
 }
