@@ -1,6 +1,6 @@
 //! The `oomlens` command: analyze a capture and print the report.
 
-use std::io::{Read, Write};
+use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -14,13 +14,18 @@ enum Format {
     Json,
 }
 
-/// Explains why a JAX/XLA program ran out of accelerator memory, from its profiler
-/// capture (*.xplane.pb written by jax.profiler.trace).
+/// Explains why a JAX/XLA program ran out of accelerator memory, from whatever you
+/// have: a profiler capture (*.xplane.pb written by jax.profiler.trace), the error
+/// message or the whole log around it, an XLA dump (XLA_FLAGS=--xla_dump_to=DIR),
+/// device memory profiles (jax.profiler.save_device_memory_profile) — alone or together.
 #[derive(Debug, Parser)]
 #[command(name = "oomlens", version, about)]
 struct Cli {
-    /// A .xplane.pb file, or a capture directory (the log dir, plugins/profile, or a run folder).
-    path: PathBuf,
+    /// What you have, joined into one report: a .xplane.pb file or a capture directory
+    /// (the log dir, plugins/profile, or a run folder); a log or error message (any text
+    /// file); an XLA dump folder, the folder above it, or its module_NNNN.… files; device
+    /// memory profiles (*.prof, in the order given); or a folder holding several of them.
+    paths: Vec<PathBuf>,
     /// Report on this module (a label like jit_step(12), or a name like jit_step).
     #[arg(long)]
     module: Option<String>,
@@ -33,7 +38,8 @@ struct Cli {
     /// Also write the JSON report to FILE; with -, standard output gets the JSON alone.
     #[arg(long, value_name = "FILE")]
     json: Option<PathBuf>,
-    /// The out-of-memory error text you got, from FILE (or - for standard input).
+    /// The out-of-memory error text you got (the whole log is fine), from FILE (or - for
+    /// standard input); alone, or with the other inputs.
     #[arg(long, value_name = "FILE")]
     error_text: Option<PathBuf>,
 }
@@ -50,30 +56,20 @@ fn fail(message: impl std::fmt::Display) -> ExitCode {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    let error_text = match &cli.error_text {
-        None => None,
-        Some(p) if p.as_os_str() == "-" => {
-            let mut s = String::new();
-            if let Err(e) = std::io::stdin().take(1 << 20).read_to_string(&mut s) {
-                return fail(format!(
-                    "cannot read the error text from standard input: {e}"
-                ));
-            }
-            Some(s)
-        }
-        Some(p) => match std::fs::read(p) {
-            Ok(b) => Some(String::from_utf8_lossy(&b[..b.len().min(1 << 20)]).into_owned()),
-            Err(e) => {
-                return fail(format!(
-                    "cannot read the error text from {}: {e}",
-                    p.display()
-                ))
-            }
-        },
-    };
+    let mut inputs: Vec<oomlens::inputs::Input> =
+        cli.paths.iter().map(oomlens::inputs::Input::path).collect();
+    if let Some(text) = &cli.error_text {
+        inputs.push(oomlens::inputs::Input {
+            path: text.clone(),
+            text: true,
+        });
+    }
+    if inputs.is_empty() {
+        return fail(oomlens::Error::NoInput);
+    }
     let options = oomlens::Options {
         module: cli.module.clone(),
-        error_text,
+        ..Default::default()
     };
     // OOMLENS_TIMING=1 prints how long each phase took, for benchmarks.
     let timing = std::env::var_os("OOMLENS_TIMING").is_some();
@@ -89,7 +85,7 @@ fn main() -> ExitCode {
         }
         last = Some((phase.to_owned(), now));
     };
-    let result = oomlens::analyze_path_with_progress(&cli.path, &options, &mut on_phase);
+    let result = oomlens::analyze_inputs_with_progress(&inputs, &options, &mut on_phase);
     if timing {
         eprintln!("oomlens: total: {:.3} s", started.elapsed().as_secs_f64());
     }

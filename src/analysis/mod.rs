@@ -2,6 +2,7 @@
 //! selection → diagnosis → [`HostReport`]. Renderers only read what this returns.
 
 mod assemble;
+pub mod join;
 
 use crate::capture::{CaptureIndex, Plane, PlaneRef};
 use crate::diagnosis;
@@ -10,6 +11,7 @@ use crate::plan::{self, METADATA_PLANE};
 use crate::report::model::{HostReport, ModuleReport, Note};
 use crate::runtime;
 use crate::source::ByteSource;
+use join::Joined;
 
 /// What the user asked for.
 #[derive(Debug, Clone, Default)]
@@ -31,12 +33,26 @@ pub fn analyze(
     options: &Options,
     progress: Progress<'_>,
 ) -> Result<HostReport, Error> {
+    analyze_joined(src, host, file, options, &Joined::default(), progress)
+}
+
+/// [`analyze`], with evidence given beside the capture (an error message, an XLA dump,
+/// device memory profiles) joined to its report (see [`join`]).
+pub fn analyze_joined(
+    src: &dyn ByteSource,
+    host: &str,
+    file: &str,
+    options: &Options,
+    joined: &Joined,
+    progress: Progress<'_>,
+) -> Result<HostReport, Error> {
     // Natively the host plane is shared between two threads without an index of its
     // lines (see `runtime::scan_host`): nothing is walked ahead.
     let mut prepared = prepare(src, host, file, None, progress)?;
     progress("host plane", 0, src.len());
     let scan = prepared.scan_host(src)?;
-    prepared.finish(src, scan, options, progress)
+    let share_from = runtime::device_share_from();
+    prepared.finish_joined(src, scan, options, joined, share_from, progress)
 }
 
 /// A capture indexed and its plans read: everything before the runtime scan. It
@@ -121,6 +137,19 @@ impl Prepared {
         share_from: Option<u64>,
         progress: Progress<'_>,
     ) -> Result<HostReport, Error> {
+        self.finish_joined(src, scan, options, &Joined::default(), share_from, progress)
+    }
+
+    /// [`Prepared::finish_sharing`], with evidence joined to the report (see [`join`]).
+    pub fn finish_joined(
+        self,
+        src: &dyn ByteSource,
+        scan: runtime::scan::RuntimeScan,
+        options: &Options,
+        joined: &Joined,
+        share_from: Option<u64>,
+        progress: Progress<'_>,
+    ) -> Result<HostReport, Error> {
         let Prepared {
             capture,
             report,
@@ -132,7 +161,7 @@ impl Prepared {
         progress("device planes", 0, total);
         let scan = runtime::scan_devices(src, &device_planes, scan, share_from)?;
         assemble::report(
-            src, &capture, report, &planes, &slots, scan, options, progress,
+            src, &capture, report, &planes, &slots, scan, options, joined, progress,
         )
     }
 }
@@ -216,6 +245,7 @@ pub fn prepare(
                     program_id: entry.program_id,
                     executions: 0,
                     plan: plan::analyze(&hlo),
+                    plan_source: None,
                 });
             }
             Err(why) => report.notes.push(Note {
