@@ -7,6 +7,7 @@
 //! cargo bench --bench bench                          # sizes 0.1,0.5,1,4 GB
 //! OOMLENS_BENCH_SIZES=0.1,0.5 cargo bench --bench bench
 //! cargo bench --bench bench -- scale IN OUT COPIES   # just make a scaled capture
+//! cargo bench --bench bench -- shapes [DIR]          # every capture in DIR at 0.5 GB
 //! ```
 //! Captures are written to `bench-out/` (git-ignored) and reused between runs. `cat`
 //! and oomlens run `OOMLENS_BENCH_RUNS` times (3) and the fastest run is reported;
@@ -128,6 +129,14 @@ fn main() {
         return;
     }
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    if args.first().map(String::as_str) == Some("shapes") {
+        let dir = args
+            .get(1)
+            .map(PathBuf::from)
+            .unwrap_or_else(|| root.join("../shared/captures"));
+        shapes(root, &dir);
+        return;
+    }
     let source = std::env::var("OOMLENS_BENCH_SOURCE")
         .map(PathBuf::from)
         .unwrap_or_else(|_| root.join(DEFAULT_SOURCE));
@@ -145,15 +154,7 @@ fn main() {
     let mut ratios: Vec<String> = Vec::new();
     let out_dir = root.join("bench-out");
     std::fs::create_dir_all(&out_dir).expect("bench-out");
-    let status = Command::new("cargo")
-        .args(["build", "--release", "--quiet"])
-        .current_dir(root)
-        .status();
-    assert!(
-        status.map(|s| s.success()).unwrap_or(false),
-        "cargo build --release failed"
-    );
-    let cli = root.join("target/release/oomlens");
+    let cli = build_cli(root);
     let have_xprof = Command::new("xprof")
         .arg("--help")
         .stdout(Stdio::null())
@@ -165,26 +166,11 @@ fn main() {
         .expect("source capture");
     // Only the lines of the host and device planes are repeated; the plans and the
     // planes' names are copied once.
-    let repeated_len = {
-        let src = FileSource::open(&source).expect("source capture");
-        let index = oomlens::capture::CaptureIndex::scan(&src).expect("source is a capture");
-        index
-            .planes
-            .iter()
-            .filter(|p| p.name != "/host:metadata")
-            .filter_map(|p| oomlens::capture::Plane::open(&src, p).ok())
-            .flat_map(|p| p.lines)
-            // Each line's key and length prefix, then the line.
-            .map(|(_, len)| len + 4)
-            .sum::<u64>()
-            .max(1)
-    };
+    let repeated_len = repeated_len(&source);
     println!("source: {} ({} bytes)\n", source.display(), source_len);
     println!("| size | tool | wall | throughput | peak RSS |\n|---|---|---|---|---|");
     for gb in sizes {
-        let copies = ((gb * 1e9 - (source_len - repeated_len) as f64) / repeated_len as f64)
-            .ceil()
-            .max(1.0) as u64;
+        let copies = copies_for(gb, source_len, repeated_len);
         // Named after the scaler's version, so a capture made by an older scaler is
         // not reused.
         let capture = out_dir.join(format!("scaled{}_{gb}GB.xplane.pb", scale::VERSION));
@@ -260,5 +246,112 @@ fn main() {
         for r in &ratios {
             println!("{r}");
         }
+    }
+}
+
+fn build_cli(root: &Path) -> PathBuf {
+    let status = Command::new("cargo")
+        .args(["build", "--release", "--quiet"])
+        .current_dir(root)
+        .status();
+    assert!(
+        status.map(|s| s.success()).unwrap_or(false),
+        "cargo build --release failed"
+    );
+    root.join("target/release/oomlens")
+}
+
+/// The bytes the scaler repeats: only the lines of the host and device planes (the
+/// plans and the planes' names are copied once).
+fn repeated_len(source: &Path) -> u64 {
+    let src = FileSource::open(source).expect("source capture");
+    let index = oomlens::capture::CaptureIndex::scan(&src).expect("source is a capture");
+    index
+        .planes
+        .iter()
+        .filter(|p| p.name != "/host:metadata")
+        .filter_map(|p| oomlens::capture::Plane::open(&src, p).ok())
+        .flat_map(|p| p.lines)
+        // Each line's key and length prefix, then the line.
+        .map(|(_, len)| len + 4)
+        .sum::<u64>()
+        .max(1)
+}
+
+/// How many copies of the repeated lines make a capture of `gb` GB.
+fn copies_for(gb: f64, source_len: u64, repeated_len: u64) -> u64 {
+    ((gb * 1e9 - source_len.saturating_sub(repeated_len) as f64) / repeated_len as f64)
+        .ceil()
+        .max(1.0) as u64
+}
+
+/// Every capture shape at 0.5 GB: `cat` and oomlens on each, the ratio of their
+/// times, oomlens's peak memory, and the worst ratio over all shapes (issue 14 §5's
+/// target: at most 4× `cat` and 128 MiB on every shape).
+fn shapes(root: &Path, dir: &Path) {
+    const GB: f64 = 0.5;
+    let runs: usize = std::env::var("OOMLENS_BENCH_RUNS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(5)
+        .max(1);
+    let cli = build_cli(root);
+    let out_dir = root.join("bench-out");
+    std::fs::create_dir_all(&out_dir).expect("bench-out");
+    let mut sources: Vec<PathBuf> = std::fs::read_dir(dir)
+        .expect("a folder of captures")
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.to_string_lossy().ends_with(".xplane.pb"))
+        .collect();
+    sources.sort();
+    println!("| capture shape | size | `cat` | oomlens | × `cat` | oomlens peak RSS |");
+    println!("|---|---|---|---|---|---|");
+    let mut worst: Option<(f64, String)> = None;
+    for source in sources {
+        let stem = source
+            .file_name()
+            .map(|n| {
+                n.to_string_lossy()
+                    .trim_end_matches(".xplane.pb")
+                    .to_owned()
+            })
+            .unwrap_or_default();
+        let source_len = std::fs::metadata(&source).map(|m| m.len()).unwrap_or(0);
+        let copies = copies_for(GB, source_len, repeated_len(&source));
+        let capture = out_dir.join(format!("scaled{}_{stem}_{GB}GB.xplane.pb", scale::VERSION));
+        if !capture.exists() {
+            if let Err(e) = make_capture(&source, &capture, copies) {
+                eprintln!("could not build {}: {e}", capture.display());
+                continue;
+            }
+        }
+        let bytes = std::fs::metadata(&capture).map(|m| m.len()).unwrap_or(0);
+        // Interleaved, so that a slow stretch of the machine hits both alike.
+        let (mut cat, mut ours) = (f64::MAX, f64::MAX);
+        let mut rss = 0;
+        let _ = measure(Command::new("cat").arg(&capture));
+        for _ in 0..runs {
+            let c = measure(
+                Command::new("sh")
+                    .arg("-c")
+                    .arg(format!("cat '{}' > /dev/null", capture.display())),
+            );
+            cat = cat.min(c.seconds);
+            let o = measure(Command::new(&cli).arg(&capture).args(["--format", "json"]));
+            ours = ours.min(o.seconds);
+            rss = rss.max(o.max_rss_kib);
+        }
+        let ratio = ours / cat.max(1e-9);
+        println!(
+            "| {stem} ({copies}×) | {:.2} GB | {cat:.3} s | {ours:.3} s | {ratio:.1}× | {:.1} MiB |",
+            bytes as f64 / 1e9,
+            rss as f64 / 1024.0
+        );
+        if worst.as_ref().is_none_or(|(w, _)| ratio > *w) {
+            worst = Some((ratio, stem));
+        }
+    }
+    if let Some((ratio, stem)) = worst {
+        println!("\nworst: {ratio:.1}× `cat` ({stem})");
     }
 }

@@ -63,6 +63,17 @@ pub enum Error {
 
     #[error(transparent)]
     Profile(#[from] ProfileError),
+
+    #[error("no module named {wanted:?} in the {side} run; its modules: {available}")]
+    UnknownModuleIn {
+        wanted: String,
+        /// `before` or `after`.
+        side: &'static str,
+        available: String,
+    },
+
+    #[error("the two runs have no host in common (before: {before}; after: {after}); compare one host file with another instead")]
+    NoCommonHost { before: String, after: String },
 }
 
 impl Error {
@@ -90,6 +101,8 @@ impl Error {
                 ProfileError::Truncated { .. } => "profile_truncated",
                 ProfileError::Corrupt { .. } => "profile_corrupt",
             },
+            Error::UnknownModuleIn { .. } => "unknown_module",
+            Error::NoCommonHost { .. } => "no_common_host",
         }
     }
 }

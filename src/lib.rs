@@ -10,6 +10,7 @@
 pub mod analysis;
 pub mod capture;
 pub mod diagnosis;
+pub mod diff;
 pub mod error;
 pub mod evidence;
 #[cfg(not(target_arch = "wasm32"))]

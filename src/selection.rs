@@ -66,7 +66,7 @@ pub struct Launches<'a> {
     pub in_use_at_start: Vec<Option<u64>>,
 }
 
-/// Chooses the module (mission-spec §4, with corroboration): the user's choice; the
+/// Chooses the module (`docs/diagnosis.md#which-module-the-report-is-about`): the user's choice; the
 /// module the pasted error's failed request belongs to; a module whose last launch ran
 /// out by the capture's own evidence; the module of a final call that never finished,
 /// when it needs more than any module that ran; the largest module that executed.

@@ -11,7 +11,7 @@ use wasm_bindgen::prelude::*;
 use web_sys::{Blob, FileReaderSync};
 
 use crate::analysis::{prepare, Prepared};
-use crate::runtime::{self, scan::RuntimeScan, HostSplit};
+use crate::runtime::{self, HostParts, Scan, SecondPart};
 use crate::source::ByteSource;
 use crate::{analyze, report, Error, Options};
 
@@ -55,8 +55,9 @@ impl Reporter {
 
     fn phase(&self, phase: &str) {
         *self.phase.borrow_mut() = phase.to_owned();
-        self.position
-            .set(if phase == "done" { self.total } else { 0 });
+        // A comparison's phases are prefixed with the run: `before: done`.
+        let done = phase == "done" || phase.ends_with(": done");
+        self.position.set(if done { self.total } else { 0 });
         self.last_ms.set(js_sys::Date::now());
         self.emit();
     }
@@ -237,10 +238,13 @@ impl JsOptions {
         (host, file)
     }
 
+    /// A worker has one thread: its second scanner, if any, is another worker, driven
+    /// part by part ([`Analysis::scan_first_part`]).
     fn analysis(&self) -> Options {
         Options {
             module: self.module.clone(),
             error_text: self.error_text.clone(),
+            scan: Scan::OneThread,
         }
     }
 
@@ -350,9 +354,8 @@ pub struct Analysis {
     src: BlobSource,
     options: JsOptions,
     prepared: Option<Prepared>,
-    /// The host plane's split, its plane's place in the prepared planes, and the first
-    /// part's scan.
-    first_part: Option<(HostSplit, usize, RuntimeScan)>,
+    /// The host plane in two parts, once the first is scanned.
+    host_parts: Option<HostParts>,
     /// The finished report as Markdown, for "Copy as Markdown".
     markdown: String,
     /// The finished report laid out for reading (see `report::view`).
@@ -381,7 +384,7 @@ impl Analysis {
             src,
             options,
             prepared: Some(prepared),
-            first_part: None,
+            host_parts: None,
             markdown: String::new(),
             view: JsValue::NULL,
         })
@@ -395,19 +398,15 @@ impl Analysis {
         let Some(prepared) = &self.prepared else {
             return Ok(false);
         };
-        let from_bytes = self.options.parallel_from_bytes();
-        let Some((index, split)) = runtime::host_split(prepared.planes(), from_bytes) else {
+        let planes = prepared.planes();
+        let Some(mut parts) = HostParts::plan(planes, self.options.parallel_from_bytes()) else {
             return Ok(false);
         };
-        let Some(plane) = prepared.planes().get(index) else {
-            return Ok(false);
-        };
-        let work = runtime::encode_host_work(&split, plane).map_err(|e| JsValue::from_str(&e))?;
+        let work = parts.work(planes).map_err(|e| JsValue::from_str(&e))?;
         send_work.call1(&JsValue::NULL, &js_sys::Uint8Array::from(work.as_slice()))?;
         self.src.reporter.phase("host plane");
-        let first =
-            runtime::scan_host_lines(&self.src, plane, split.first_lines()).map_err(js_error)?;
-        self.first_part = Some((split, index, first));
+        parts.scan_first(&self.src, planes).map_err(js_error)?;
+        self.host_parts = Some(parts);
         Ok(true)
     }
 
@@ -421,32 +420,14 @@ impl Analysis {
             .ok_or_else(|| JsValue::from_str("this analysis has finished already"))?;
         let reporter = Rc::clone(&self.src.reporter);
         let mut on_progress = |phase: &str, _done: u64, _total: u64| reporter.phase(phase);
-        let mut prepared = prepared;
-        let scan = match self.first_part.take() {
-            Some((split, index, first)) => {
-                let theirs = second
-                    .as_deref()
-                    .and_then(runtime::decode_host_part)
-                    .filter(|(s, _)| *s == split)
-                    .map(|(_, scan)| scan);
-                let second = match (theirs, prepared.planes().get(index)) {
-                    (Some(scan), _) => scan,
-                    (None, Some(plane)) => {
-                        runtime::scan_host_lines(&self.src, plane, split.second_lines())
-                            .map_err(js_error)?
-                    }
-                    (None, None) => RuntimeScan::default(),
-                };
-                runtime::merge_host_parts(first, second)
-            }
-            None => {
-                reporter.phase("host plane");
-                prepared.scan_host(&self.src).map_err(js_error)?
-            }
-        };
+        let mut host_parts = self.host_parts.take();
+        if let (Some(parts), Some(answer)) = (host_parts.as_mut(), second.as_deref()) {
+            // An answer for another split is left out: its lines are scanned here.
+            parts.receive(answer);
+        }
         let options = self.options.analysis();
         let host_report = prepared
-            .finish(&self.src, scan, &options, &mut on_progress)
+            .finish(&self.src, host_parts, &options, &mut on_progress)
             .map_err(js_error)?;
         let report = report(vec![host_report]);
         self.markdown = crate::report::markdown::render(&report, MARKDOWN_TOP);
@@ -475,7 +456,16 @@ fn js_views(report: &crate::Report) -> Result<JsValue, JsValue> {
         .map(|h| crate::report::view::host(h, MARKDOWN_TOP))
         .collect();
     let serializer = serde_wasm_bindgen::Serializer::json_compatible();
-    serde::Serialize::serialize(&views, &serializer).map_err(|e| JsValue::from_str(&e.to_string()))
+    match serde::Serialize::serialize(&views, &serializer) {
+        Ok(js) => Ok(js),
+        // A byte count above 2^53 (the chart geometry of a capture with absurd sizes):
+        // through JSON text, as for the report.
+        Err(_) => {
+            let text =
+                serde_json::to_string(&views).map_err(|e| JsValue::from_str(&e.to_string()))?;
+            js_sys::JSON::parse(&text)
+        }
+    }
 }
 
 /// Live buffers listed in the page's Markdown export.
@@ -486,14 +476,13 @@ const MARKDOWN_TOP: usize = 20;
 /// `discard` (see `Analysis`'s options). Returns the encoded part.
 #[wasm_bindgen(js_name = scanHostPart)]
 pub fn scan_host_part(blob: Blob, work: Vec<u8>, options: JsValue) -> Result<Vec<u8>, JsValue> {
-    let (split, plane) = runtime::decode_host_work(&work)
+    let part = SecondPart::from_work(&work)
         .ok_or_else(|| JsValue::from_str("not a host scan part's work"))?;
     let src = blob_source(blob, js_sys::Function::new_no_args(""), &options)?;
-    if plane.offset().saturating_add(plane.byte_len()) > src.len() {
+    if !part.fits(&src) {
         return Err(JsValue::from_str("the work is for another file"));
     }
-    let scan = runtime::scan_host_lines(&src, &plane, split.second_lines()).map_err(js_error)?;
-    runtime::encode_host_part(&split, &scan).map_err(|e| JsValue::from_str(&e))
+    part.scan(&src).map_err(|e| JsValue::from_str(&e))
 }
 
 /// Analyzes several inputs together, handed in as bytes: `files` is an array of
@@ -559,4 +548,129 @@ pub fn parallel_from_bytes() -> f64 {
 #[wasm_bindgen]
 pub fn version() -> String {
     crate::tool_name()
+}
+
+/// Options of [`compare_blobs`] and [`compare_bytes`].
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct JsCompareOptions {
+    /// The module to compare, by name or label (`jit_step(12)`: the other run's module
+    /// of that name is taken, as program ids change between runs).
+    module: Option<String>,
+    /// File names for the two reports (`before.xplane.pb`, `after.xplane.pb` when absent).
+    before_file_name: Option<String>,
+    after_file_name: Option<String>,
+    /// How many changed buffers the view and the Markdown list (default 20).
+    top: Option<usize>,
+}
+
+/// What [`compare_blobs`] and [`compare_bytes`] return.
+#[derive(serde::Serialize)]
+struct Compared {
+    /// The comparison, exactly as `oomlens diff --format json` writes it.
+    diff: serde_json::Value,
+    /// The comparison laid out for reading (see `report::diff_view`).
+    view: crate::report::diff_view::DiffReportView,
+    /// The comparison as Markdown, for "Copy as Markdown".
+    markdown: String,
+}
+
+/// Both runs analyzed and compared, as the CLI's `oomlens diff` does.
+fn compare_sources(
+    sources: [(&dyn ByteSource, &Reporter); 2],
+    options: JsValue,
+) -> Result<JsValue, JsValue> {
+    use crate::diff::{compare_runs, DiffOptions, Run};
+    let options: JsCompareOptions = if options.is_undefined() || options.is_null() {
+        JsCompareOptions::default()
+    } else {
+        serde_wasm_bindgen::from_value(options)
+            .map_err(|e| JsValue::from_str(&format!("bad options: {e}")))?
+    };
+    let files = [
+        options
+            .before_file_name
+            .clone()
+            .unwrap_or_else(|| "before.xplane.pb".into()),
+        options
+            .after_file_name
+            .clone()
+            .unwrap_or_else(|| "after.xplane.pb".into()),
+    ];
+    let mut analyze_run = |run: Run, module: Option<&str>| {
+        let i = usize::from(run == Run::After);
+        let (src, reporter) = sources[i];
+        let file = &files[i];
+        let host = file.trim_end_matches(".xplane.pb");
+        let mut on_progress = |phase: &str, _done: u64, _total: u64| {
+            reporter.phase(&format!("{}: {phase}", run.name()))
+        };
+        let analysis = Options {
+            module: module.map(str::to_owned),
+            error_text: None,
+            scan: Scan::OneThread,
+        };
+        analyze(src, host, file, &analysis, &mut on_progress).map(|h| report(vec![h]))
+    };
+    let diff_options = DiffOptions {
+        module: options.module.clone(),
+        scan: Scan::OneThread,
+    };
+    let diff = compare_runs(&mut analyze_run, &diff_options).map_err(js_error)?;
+    let top = options.top.unwrap_or(MARKDOWN_TOP);
+    let compared = Compared {
+        diff: crate::report::diff_json::to_value(&diff),
+        view: crate::report::diff_view::report(&diff, top),
+        markdown: crate::report::diff_markdown::render(&diff, top),
+    };
+    let serializer = serde_wasm_bindgen::Serializer::json_compatible();
+    match serde::Serialize::serialize(&compared, &serializer) {
+        Ok(js) => Ok(js),
+        // A figure above 2^53 has no exact JavaScript number: go through JSON text.
+        Err(_) => serde_json::to_string(&compared)
+            .map_err(|e| JsValue::from_str(&e.to_string()))
+            .and_then(|text| js_sys::JSON::parse(&text)),
+    }
+}
+
+/// Compares two runs (in a worker): `before` and `after` are `File`s/`Blob`s of one
+/// capture each, read in slices as [`analyze_blob`] reads one. `options`:
+/// `{module, before_file_name, after_file_name, top, discard}`. `progress(phase, done,
+/// total, read)` as for [`analyze_blob`], with `phase` prefixed by the run
+/// (`before: plan`, `after: done`). Returns `{diff, view, markdown}`: the comparison as
+/// `oomlens diff --format json` writes it (schema `oomlens-diff/1`), laid out for
+/// reading (the words and figures the CLI shows), and as Markdown. Errors are
+/// `Error`s with a `kind`, as [`analyze_blob`]'s.
+#[wasm_bindgen(js_name = compareBlobs)]
+pub fn compare_blobs(
+    before: Blob,
+    after: Blob,
+    options: JsValue,
+    progress: js_sys::Function,
+) -> Result<JsValue, JsValue> {
+    let b = blob_source(before, progress.clone(), &options)?;
+    let a = blob_source(after, progress, &options)?;
+    let (rb, ra) = (Rc::clone(&b.reporter), Rc::clone(&a.reporter));
+    compare_sources([(&b, &rb), (&a, &ra)], options)
+}
+
+/// [`compare_blobs`] for captures already in memory (fetched, or posted as buffers).
+#[wasm_bindgen(js_name = compareBytes)]
+pub fn compare_bytes(
+    before: Vec<u8>,
+    after: Vec<u8>,
+    options: JsValue,
+    progress: js_sys::Function,
+) -> Result<JsValue, JsValue> {
+    let rb = Rc::new(Reporter::new(progress.clone(), before.len() as u64));
+    let ra = Rc::new(Reporter::new(progress, after.len() as u64));
+    let b = BytesSource {
+        bytes: before,
+        reporter: Rc::clone(&rb),
+    };
+    let a = BytesSource {
+        bytes: after,
+        reporter: Rc::clone(&ra),
+    };
+    compare_sources([(&b, &rb), (&a, &ra)], options)
 }

@@ -14,8 +14,51 @@
     clippy::arithmetic_side_effects
 )]
 
+pub mod fields;
+
 use crate::error::Error;
 use crate::source::{ByteSource, View};
+
+/// How a field's value is encoded: the low three bits of its key. (Wire types 3 and 4,
+/// the deprecated groups, are not read: a field that has one is corrupt for us.)
+#[derive(Clone, Copy, PartialEq, Eq)]
+#[repr(u8)]
+pub enum WireType {
+    /// int32, int64, uint32, uint64, bool, enum: a varint.
+    Varint = 0,
+    /// double, fixed64: eight bytes, little-endian.
+    Fixed64 = 1,
+    /// string, bytes, an embedded message, a packed repeated field: a varint length,
+    /// then that many bytes.
+    LengthDelimited = 2,
+    /// float, fixed32: four bytes, little-endian.
+    Fixed32 = 5,
+}
+
+/// The wire types as the low bits of a key, for `match`.
+const VARINT: u8 = WireType::Varint as u8;
+const FIXED64: u8 = WireType::Fixed64 as u8;
+const LENGTH_DELIMITED: u8 = WireType::LengthDelimited as u8;
+const FIXED32: u8 = WireType::Fixed32 as u8;
+/// A key is `field_number << 3 | wire_type`.
+const FIELD_SHIFT: u32 = 3;
+const WIRE_TYPE_MASK: u8 = 7;
+/// [`WIRE_TYPE_MASK`] for a key decoded as a whole varint.
+const WIRE_TYPE_MASK_U64: u64 = WIRE_TYPE_MASK as u64;
+
+/// The one-byte key of field `field` with wire type `wire_type`, as it starts the
+/// field on the wire: `field << 3 | wire_type`. Field numbers 1 to 15 have one-byte
+/// keys, which is what the fast paths compare bytes against; a larger number fails to
+/// compile where a `const` is made from it. (Inline, so that it is compiled only
+/// where called at run time, which the readers never do.)
+#[inline]
+pub const fn tag(field: u32, wire_type: WireType) -> u8 {
+    assert!(
+        field >= 1 && field <= 15,
+        "only fields 1 to 15 have a one-byte key"
+    );
+    ((field as u8) << FIELD_SHIFT) | wire_type as u8
+}
 
 /// One field's value as it sits on the wire.
 #[derive(Debug, Clone, Copy)]
@@ -146,9 +189,10 @@ impl<'a> Fields<'a> {
     }
 
     /// Passes over consecutive fields with the one-byte key `key` and a payload under
-    /// 128 bytes that starts with a one-byte field 1 (`0x08 id`, as an event's metadata
-    /// id) for which `skip(id)` holds; returns the last payload passed over. Stops
-    /// before anything else, which [`Fields::next_field`] then reads.
+    /// 128 bytes that starts with an event's metadata id in one byte
+    /// ([`fields::XEVENT_METADATA_ID_TAG`], then the id) for which `skip(id)` holds;
+    /// returns the last payload passed over. Stops before anything else, which
+    /// [`Fields::next_field`] then reads.
     #[inline(always)]
     pub fn skip_small_messages(
         &mut self,
@@ -159,7 +203,9 @@ impl<'a> Fields<'a> {
         while let Some([k, len @ 0..=0x7f, tail @ ..]) = self.buf.get(self.pos..) {
             let len = usize::from(*len);
             match tail.get(..len) {
-                Some(payload @ [0x08, id @ 0..=0x7f, ..]) if *k == key && skip(i64::from(*id)) => {
+                Some(payload @ [fields::XEVENT_METADATA_ID_TAG, id @ 0..=0x7f, ..])
+                    if *k == key && skip(i64::from(*id)) =>
+                {
                     last = Some(payload);
                     self.pos = self.pos.wrapping_add(2).wrapping_add(len);
                 }
@@ -179,13 +225,13 @@ impl<'a> Fields<'a> {
         // Fast path for the shape of nearly every field in a capture: a one-byte key
         // and a one-byte varint or length (events, stats, ids, small numbers).
         if let [key @ 0..=0x7f, small @ 0..=0x7f, tail @ ..] = rest {
-            let field = u32::from(*key >> 3);
-            match *key & 7 {
-                0 => {
+            let field = u32::from(*key >> FIELD_SHIFT);
+            match *key & WIRE_TYPE_MASK {
+                VARINT => {
                     self.pos = self.pos.wrapping_add(2);
                     return Ok(Some((field, Value::Varint(u64::from(*small)))));
                 }
-                2 => {
+                LENGTH_DELIMITED => {
                     let len = usize::from(*small);
                     let bytes = tail.get(..len).ok_or(WireError::LengthPastEnd)?;
                     self.pos = self.pos.wrapping_add(2).wrapping_add(len);
@@ -195,20 +241,20 @@ impl<'a> Fields<'a> {
             }
         }
         let key = self.varint()?;
-        let field = u32::try_from(key >> 3).unwrap_or(u32::MAX);
-        let value = match (key & 7) as u8 {
-            0 => Value::Varint(self.varint()?),
-            1 => {
+        let field = u32::try_from(key >> FIELD_SHIFT).unwrap_or(u32::MAX);
+        let value = match (key & WIRE_TYPE_MASK_U64) as u8 {
+            VARINT => Value::Varint(self.varint()?),
+            FIXED64 => {
                 let b = self.take(8)?;
                 Value::Fixed64(u64::from_le_bytes(
                     b.try_into().map_err(|_| WireError::Truncated)?,
                 ))
             }
-            2 => {
+            LENGTH_DELIMITED => {
                 let len = usize::try_from(self.varint()?).map_err(|_| WireError::LengthPastEnd)?;
                 Value::Bytes(self.take(len)?)
             }
-            5 => {
+            FIXED32 => {
                 let b = self.take(4)?;
                 Value::Fixed32(u32::from_le_bytes(
                     b.try_into().map_err(|_| WireError::Truncated)?,
@@ -417,12 +463,12 @@ impl<'s> StreamReader<'s> {
             return Ok(None);
         }
         let key = self.varint(end)?;
-        let field = u32::try_from(key >> 3).unwrap_or(u32::MAX);
-        let value = match (key & 7) as u8 {
-            0 => StreamValue::Varint(self.varint(end)?),
-            1 => StreamValue::Fixed64(u64::from_le_bytes(self.fixed::<8>(end)?)),
-            5 => StreamValue::Fixed32(u32::from_le_bytes(self.fixed::<4>(end)?)),
-            2 => {
+        let field = u32::try_from(key >> FIELD_SHIFT).unwrap_or(u32::MAX);
+        let value = match (key & WIRE_TYPE_MASK_U64) as u8 {
+            VARINT => StreamValue::Varint(self.varint(end)?),
+            FIXED64 => StreamValue::Fixed64(u64::from_le_bytes(self.fixed::<8>(end)?)),
+            FIXED32 => StreamValue::Fixed32(u32::from_le_bytes(self.fixed::<4>(end)?)),
+            LENGTH_DELIMITED => {
                 let len = self.varint(end)?;
                 let offset = self.pos;
                 if len > end.saturating_sub(offset) {

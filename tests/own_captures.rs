@@ -186,6 +186,74 @@ fn scan_over_layers_reports_its_stacks() {
     assert_eq!(stacks[0]["role"], "forward");
 }
 
+/// One diagnosis line per scan loop, its stacks as items; the loop of forward stacks
+/// gets the checkpoint advice with their bytes as the saving, the loop of backward
+/// stacks (the scanned weights' gradients) none; a stacked buffer is named by the
+/// dynamic-update-slice that writes it in the loop body.
+#[test]
+fn each_scan_loop_is_one_line_and_only_forward_stacks_get_remat() {
+    let report = analyze(&fixtures().join("scan_layers"));
+    let plan = &module(&report, report["selected_module"].as_str().unwrap())["plan"];
+    let stacks = plan["scan_stacks"].as_array().unwrap();
+    let mut loops: Vec<&str> = stacks
+        .iter()
+        .map(|s| s["while_instruction"].as_str().unwrap())
+        .collect();
+    loops.dedup();
+    let lines: Vec<&serde_json::Value> = report["diagnosis"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|d| d["id"] == "scan_stack")
+        .collect();
+    assert_eq!(lines.len(), loops.len(), "one line per loop: {lines:?}");
+    for (line, name) in lines.iter().zip(&loops) {
+        let of_loop: Vec<_> = stacks
+            .iter()
+            .filter(|s| s["while_instruction"] == *name)
+            .collect();
+        assert_eq!(line["items"].as_array().unwrap().len(), of_loop.len());
+        let forward: u64 = of_loop
+            .iter()
+            .filter(|s| s["role"] == "forward")
+            .map(|s| s["bytes"].as_u64().unwrap())
+            .sum();
+        if forward > 0 {
+            assert_eq!(line["saving_bytes"].as_u64(), Some(forward), "{line}");
+            assert!(line["fix"].as_str().unwrap().contains("jax.checkpoint"));
+        } else {
+            assert!(
+                line["fix"].is_null() && line["saving_bytes"].is_null(),
+                "{line}"
+            );
+        }
+    }
+    for s in stacks {
+        assert!(
+            s["op_name"]
+                .as_str()
+                .unwrap()
+                .contains("dynamic_update_slice")
+                && s["source"].as_str().unwrap().contains("make_captures.py:"),
+            "{s}"
+        );
+    }
+    let stacked: Vec<_> = plan["live_at_peak"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|b| b["shape"] == stacks[0]["shape"])
+        .collect();
+    assert!(!stacked.is_empty());
+    for b in stacked {
+        assert!(
+            b["op_name"].as_str().unwrap().contains("/while/body/"),
+            "{b}"
+        );
+        assert!(!b["source"].as_str().unwrap().is_empty(), "{b}");
+    }
+}
+
 #[test]
 fn debug_print_on_eight_devices_is_flagged() {
     let report = analyze(&fixtures().join("debug_print_8dev"));

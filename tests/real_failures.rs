@@ -27,8 +27,8 @@ fn oracle(name: &str) -> Value {
 fn analyze(name: &str, error_text: Option<String>) -> HostReport {
     let capture = folder(name).join(format!("{name}.xplane.pb"));
     let options = Options {
-        module: None,
         error_text,
+        ..Options::default()
     };
     let mut report = oomlens::analyze_path(&capture, &options).expect("the capture analyzes");
     report.hosts.remove(0)

@@ -1,6 +1,7 @@
-//! Scenario captures (mission-spec §7 and the diagnosis table of §5), built in the test
-//! by `support/` with the event and stat names XLA's profiler writes, analyzed, and
-//! checked against figures computed from what the builder put in — never from oomlens.
+//! Scenario captures (docs/diagnosis.md: the scenarios the tests build, and the diagnosis
+//! lines), built in the test by `support/` with the event and stat names XLA's profiler
+//! writes, analyzed, and checked against figures computed from what the builder put in —
+//! never from oomlens.
 
 mod support;
 
@@ -49,8 +50,8 @@ fn with_error(s: &Scenario, text: &str) -> Analyzed {
     analyze_with(
         s,
         &Options {
-            module: None,
             error_text: Some(text.into()),
+            ..Options::default()
         },
     )
 }
@@ -162,7 +163,8 @@ fn attention_plan_too_big_needs_more_than_the_pool() {
         let step = "jit_train_step(5)";
         let facts = s.facts(step);
 
-        // Module selection (spec §4): the last execution launched no kernel.
+        // Module selection (docs/diagnosis.md#which-module-the-report-is-about): the last
+        // execution launched no kernel.
         assert_eq!(
             a.report.selected_module.as_deref(),
             Some(step),
@@ -743,7 +745,7 @@ fn debug_print_callbacks_and_large_tensors() {
         &s,
         &Options {
             module: Some("jit_eval".into()),
-            error_text: None,
+            ..Options::default()
         },
     );
     assert_eq!(e.report.selected_module.as_deref(), Some("jit_eval(7)"));
@@ -987,10 +989,11 @@ fn tpu_capture_memory_id_fingerprints_padding_and_offload() {
     assert_eq!(m.program_id, FINGERPRINT, "the metadata id, read as u64");
     assert_eq!(m.executions, 3);
 
-    // The memory id is index_on_host (no allocator_name on TPU), as XProf names it.
+    // The allocator is found by index_on_host (no allocator_name on TPU) and named as
+    // its device is.
     let rt = a.runtime();
     assert_eq!(rt.allocators.len(), 1);
-    assert_eq!(rt.allocators[0].name, "0");
+    assert_eq!(rt.allocators[0].name, "TPU:0");
     assert_eq!(rt.allocators[0].capacity_bytes, s.pool);
     assert_eq!(
         rt.allocators[0].peak_in_use_bytes,

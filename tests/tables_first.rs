@@ -50,11 +50,9 @@ fn tables(plane: &Plane) -> String {
 /// The report with the host plane's tables read from its end (`None`) or by walking
 /// its lines first (`Some(0)`: every plane's lines indexed up front).
 fn report(src: &dyn ByteSource, split_from: Option<u64>) -> String {
-    let mut prepared =
-        prepare(src, "host", "capture", split_from, &mut |_, _, _| {}).expect("prepare");
-    let scan = prepared.scan_host(src).expect("scan");
+    let prepared = prepare(src, "host", "capture", split_from, &mut |_, _, _| {}).expect("prepare");
     let report = prepared
-        .finish(src, scan, &Options::default(), &mut |_, _, _| {})
+        .finish(src, None, &Options::default(), &mut |_, _, _| {})
         .expect("finish");
     oomlens::report::json::render(&oomlens::report(vec![report]))
 }

@@ -1,7 +1,8 @@
-//! Writes the scenario captures of `support/` (mission-spec §7: plan too big, gradients
-//! kept every step, no donation, an eval copy left on the device, a memory fraction
-//! set, a debug print) as `.xplane.pb` files, for the browser tests (`npm test`) to
-//! drop on the page. Does nothing unless `OOMLENS_WRITE_SCENARIOS` names a folder.
+//! Writes the scenario captures of `support/`
+//! (docs/diagnosis.md#the-scenarios-the-tests-build: plan too big, gradients kept every
+//! step, no donation, an eval copy left on the device, a memory fraction set, a debug
+//! print) as `.xplane.pb` files, for the browser tests (`npm test`) to drop on the page.
+//! Does nothing unless `OOMLENS_WRITE_SCENARIOS` names a folder.
 
 mod support;
 

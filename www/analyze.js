@@ -71,7 +71,7 @@ export class Analyzer {
     this.pending = null;
     if (p.signal) p.signal.removeEventListener('abort', p.abort);
     if (msg.type === 'result') {
-      p.resolve({ report: msg.report, markdown: msg.markdown, ms: msg.ms, phases: msg.phases || [], memoryBytes: msg.memoryBytes, version: msg.version, workers: msg.workers || 1 });
+      p.resolve({ report: msg.report, view: Array.isArray(msg.view) ? msg.view[0] || null : msg.view || null, markdown: msg.markdown, ms: msg.ms, phases: msg.phases || [], memoryBytes: msg.memoryBytes, version: msg.version, workers: msg.workers || 1 });
     } else {
       // After a panic the engine's memory may be inconsistent: start afresh next time.
       if (msg.kind === 'panic') this._drop();
@@ -80,8 +80,9 @@ export class Analyzer {
   }
 
   /**
-   * Analyzes a capture; resolves to `{report, markdown, ms, phases, memoryBytes, version,
-   * workers}` (`workers`: 2 when a second worker scanned half of the host plane).
+   * Analyzes a capture; resolves to `{report, view, markdown, ms, phases, memoryBytes,
+   * version, workers}` (`view`: the report laid out as the CLI shows it, every title,
+   * word and figure; `workers`: 2 when a second worker scanned half of the host plane).
    * @param {Blob|ArrayBuffer|ArrayBufferView} input
    * @param {{module?: string, error_text?: string, host?: string, file_name?: string,
    *          parallel_from_bytes?: number}} [options] `parallel_from_bytes`: host planes

@@ -1,14 +1,15 @@
 // The oomlens page. It loads captures (drop, file/folder pickers, the sample, `?url=`,
-// postMessage), hands them to the engine's worker, and renders the report model the
-// worker returns. It computes no figure: every number shown is a field of the report
-// (src/report/model.rs); this file only lays them out, with their labels.
+// postMessage), hands them to the engine's worker, and renders the view the worker
+// returns with the report (src/report/view.rs): every title, word and figure shown as
+// text is the view's, as the CLI prints it. The report model's numbers only draw the
+// charts; this file computes no figure and words no finding.
 //
 // Strings from a capture are untrusted: they go into the page only as text nodes or
 // attribute values (dom.js), after `clean()` for control and bidi characters.
 
 import { Analyzer, AbortError } from './analyze.js';
 import { h, s, fill, text } from './dom.js';
-import { clean, mib, gib, size, duration, percent, shortSource, thousands } from './format.js';
+import { clean, mib, duration } from './format.js';
 import { programChart, runtimeChart, barsChart } from './charts.js';
 
 const $ = (id) => document.getElementById(id);
@@ -22,8 +23,7 @@ const state = {
   module: null, // label chosen by the user; null: the engine's choice
   tab: 'diagnosis',
   errorText: '',
-  result: null, // {report, markdown, ms, memoryBytes, version}
-  sort: { key: null, dir: 1 },
+  result: null, // {report, view, markdown, ms, memoryBytes, version}
   replyTo: null, // {source, origin} of a postMessage that sent the capture
   allocator: null, // the allocator drawn in the runtime chart
   notice: null, // a message to show with the next report
@@ -32,43 +32,13 @@ const state = {
 
 // ---------------------------------------------------------------- labels and words
 
-const LABEL_TITLES = {
-  measured: 'measured: from runtime events (allocator, executions)',
-  read: 'read: from the compiled plan in the capture',
-  estimated: 'estimated: derived by oomlens',
-};
+// What each label means, from the view (its tooltip).
+let labelMeanings = {};
 
 function label(kind) {
   const k = kind === 'measured' || kind === 'read' || kind === 'estimated' ? kind : 'estimated';
-  return h('span', { class: `label ${k}`, title: LABEL_TITLES[k] }, k);
+  return h('span', { class: `label ${k}`, title: labelMeanings[k] || null }, k);
 }
-
-const TITLES = {
-  plan_exceeds_capacity: 'The step does not fit',
-  role_forward: 'Mostly forward activations, kept for backward',
-  role_backward: 'Mostly backward: gradients and their temporaries',
-  role_workspace: 'Library workspace',
-  no_donation: 'No donated parameters',
-  xla_remat: 'XLA already rematerialized',
-  scan_stack: 'Scan stack',
-  debug_callback: 'Host callbacks in the step',
-  large_replicated: 'One buffer takes over half the pool',
-  tpu_padding: 'Layout padding',
-  host_offload: 'Host offload',
-  growth_per_execution: 'Memory grows every execution: a leak',
-  other_live_arrays: 'Other live arrays take space',
-  allocator_retry: 'The allocator waited for memory',
-  mem_fraction_set: 'A memory fraction was set',
-  no_allocator_events: 'No allocator events',
-  no_plan_in_capture: 'No compiled plan in the capture',
-};
-
-const ROLE_WORDS = {
-  forward: 'forward, kept for backward',
-  backward: 'backward',
-  workspace: 'library workspace',
-  other: 'other',
-};
 
 const PHASES = {
   open: 'Opening',
@@ -351,30 +321,35 @@ async function loadSample() {
 }
 
 // ---------------------------------------------------------------- rendering
+//
+// Everything shown as text comes from the view (`state.result.view`, src/report/view.rs):
+// titles, row names, figures as the CLI prints them, list sizes, sentences. The report
+// model (`state.result.report`) is read only for the charts' geometry (timelines, byte
+// counts), the module picker's labels and the JSON download.
 
 function current() {
-  const r = state.result && state.result.report;
-  if (!r) return {};
-  const module = r.selected_module ? (r.modules || []).find((m) => m.label === r.selected_module) : null;
-  return { r, module };
-}
-
-function capacityOf(r) {
-  return r.capacity_bytes || 0;
+  const res = state.result;
+  if (!res || !res.view) return {};
+  const r = res.report;
+  const v = res.view;
+  const module = r && r.selected_module ? (r.modules || []).find((m) => m.label === r.selected_module) : null;
+  return { r, v, module };
 }
 
 function render() {
-  const { r, module } = current();
-  if (!r) return;
+  const { r, v, module } = current();
+  if (!v) return;
+  labelMeanings = Object.fromEntries((v.labels || []).map((l) => [l.label, l.meaning]));
   $('drop').classList.add('compact');
   text($('drop-title'), 'Drop another capture anywhere on this page');
   $('report').hidden = false;
-  renderHeadline(r);
-  text($('module-name'), module ? clean(module.label, 200) : 'none');
-  text($('module-reason'), r.selection_reason ? `— ${clean(r.selection_reason, 300)}` : '');
-  $('change-module').hidden = !(r.modules && r.modules.length > 1);
-  text($('file-name'), clean(r.file, 200));
-  text($('file-size'), `${thousands(r.file_bytes || 0)} bytes`);
+  renderHeadline(v.headline);
+  text($('module-name'), v.module.label != null ? clean(v.module.label, 200) : 'none');
+  text($('module-reason'), v.module.reason ? `— ${clean(v.module.reason, 300)}` : '');
+  fill($('module-runs'), v.module.executions != null ? [`executions in the capture: ${v.module.executions}`, label('measured')] : []);
+  $('change-module').hidden = !v.modules;
+  text($('file-name'), clean(v.file, 200));
+  text($('file-size'), v.size);
   const res = state.result;
   text($('engine-info'), `analyzed in ${res.ms < 1000 ? `${res.ms.toFixed(0)} ms` : `${(res.ms / 1000).toFixed(2)} s`} by ${res.version}${res.workers > 1 ? ` on ${res.workers} workers` : ''}`);
   $('engine-info').dataset.workers = String(res.workers || 1);
@@ -384,24 +359,23 @@ function render() {
   text($('version'), res.version);
   for (const id of ['copy-md', 'download-json']) $(id).disabled = false;
   state.mounts = {};
-  renderDiagnosis(r);
-  renderPlan(r, module);
-  renderRuntime(r);
-  renderModules(r);
+  renderDiagnosis(v);
+  renderPlan(r, v, module);
+  renderRuntime(r, v);
+  renderModules(r, v);
   showTab(state.tab, false);
   writeHash();
-  document.title = `${clean(r.headline ? r.headline.text : r.file, 120)} — oomlens`;
+  document.title = `${clean(v.headline.text || v.file, 120)} — oomlens`;
 }
 
-function renderHeadline(r) {
-  const hl = r.headline || { verdict: '', text: '', figures: [] };
+function renderHeadline(hl) {
   const box = $('headline');
   box.className = `headline ${VERDICT_CLASS[hl.verdict] || ''}`;
   box.dataset.verdict = hl.verdict || '';
   text($('headline-text'), clean(hl.text || 'No verdict', 400));
   fill(
     $('headline-figures'),
-    (hl.figures || []).map((f) => h('li', { 'data-name': f.name }, `${f.name.replace(/_/g, ' ')} `, h('strong', null, f.shown), label(f.label))),
+    (hl.figures || []).map((f) => h('li', { 'data-name': f.name }, h('span', { class: 'k' }, f.name), ' ', h('strong', null, f.shown), label(f.label))),
   );
 }
 
@@ -413,74 +387,86 @@ function renderHostPicker() {
   select.value = String(state.hostIndex);
 }
 
-function dl(rows) {
+/** A definition list of the view's rows ({name, value, note}); `extra` adds nodes to a row's value. */
+function dl(rows, max = 2000) {
   return h(
     'dl',
     null,
-    rows.filter(Boolean).map(([k, ...v]) => [h('dt', null, k), h('dd', null, ...v)]),
+    rows.filter(Boolean).map((r) => [h('dt', null, r.name), h('dd', null, h('span', { class: 'text' }, clean(r.value, max)), r.note ? h('span', { class: 'muted' }, ` (${clean(r.note, 400)})`) : null, r.extra || null)]),
   );
 }
 
-function renderDiagnosis(r) {
-  const cards = (r.diagnosis || []).map((d) => {
+function renderDiagnosis(v) {
+  const cards = (v.diagnosis || []).map((d) => {
     const rows = [
-      ['Cause', h('span', { class: 'text' }, clean(d.cause, 2000))],
-      d.fix != null && ['Fix', h('span', { class: 'text' }, clean(d.fix, 4000))],
-      d.saving_bytes != null && ['Saving', `~${mib(d.saving_bytes)}`, label('estimated')],
-      d.cost != null && ['Cost', h('span', { class: 'text' }, clean(d.cost, 1000))],
-      d.fits_after != null && ['Then', h('span', { class: d.fits_after ? 'fits-yes' : 'fits-no' }, d.fits_after ? 'fits' : 'still does not fit'), label('estimated')],
-      d.check != null && ['Check on your side', h('pre', { class: 'snippet' }, h('code', null, clean(d.check, 1000)))],
+      { name: 'Cause', value: d.cause },
+      d.fix != null && { name: 'Fix', value: d.fix },
+      d.saving != null && {
+        name: 'Saving',
+        value: d.saving,
+        extra: [label('estimated'), d.then != null ? [' — ', h('span', { class: d.fits ? 'fits-yes' : 'fits-no' }, d.then), label('estimated')] : null],
+      },
+      d.saving == null && d.then != null && { name: 'Then', value: '', extra: [h('span', { class: d.fits ? 'fits-yes' : 'fits-no' }, d.then), label('estimated')] },
+      d.cost != null && { name: 'Cost', value: d.cost },
     ];
     return h(
       'article',
       { class: 'card', 'data-id': d.id },
-      h('h3', null, TITLES[d.id] || clean(d.id.replace(/_/g, ' '), 80), label(d.label)),
+      h('h3', null, h('span', { class: 'title' }, d.title), label(d.label)),
       h('p', { class: 'text' }, clean(d.text, 4000)),
+      (d.items || []).length ? h('ul', { class: 'items' }, d.items.map((it) => h('li', { class: 'text' }, clean(it, 400)))) : null,
       h('p', { class: 'id' }, clean(d.id, 80)),
-      dl(rows),
+      dl(rows, 4000),
+      d.check != null ? h('div', { class: 'check' }, h('span', { class: 'muted' }, 'Check on your side'), h('pre', { class: 'snippet' }, h('code', null, clean(d.check, 1000)))) : null,
     );
   });
-  fill($('diagnosis-cards'), cards.length ? cards : h('p', { class: 'empty' }, 'Nothing stands out: the plan fits and memory does not grow across executions.'));
-  const notes = r.notes || [];
+  fill(
+    $('diagnosis-cards'),
+    cards.length ? cards : null,
+    v.nothing_stands_out ? h('p', { class: 'empty sentence', id: 'nothing-stands-out' }, v.nothing_stands_out) : null,
+  );
+  fill($('check'), v.check ? ['Check on your side: ', h('code', null, v.check)] : []);
+  const notes = v.notes || [];
   fill($('notes'), notes.length ? [h('h2', null, 'Notes'), h('ul', { class: 'notes' }, notes.map((n) => h('li', { 'data-id': n.id }, h('span', { class: 'text' }, clean(n.text, 3000)))))] : []);
-  const e = r.error;
+  const e = v.error;
   if (e) {
     $('error-box').open = true;
-    fill(
-      $('error-result'),
-      h('h3', null, `The pasted error: ${clean(e.kind, 80)}`),
-      dl([
-        e.requested_bytes != null && ['Requested', mib(e.requested_bytes)],
-        e.capacity_bytes != null && ['Capacity', gib(e.capacity_bytes)],
-        e.used_bytes != null && ['Used', gib(e.used_bytes)],
-        e.tensorcore_bytes != null && ['TensorCore', gib(e.tensorcore_bytes)],
-        e.sparsecore_bytes != null && ['SparseCore', gib(e.sparsecore_bytes)],
-        e.matched != null && ['Matches', h('span', { class: 'text' }, clean(e.matched, 400))],
-        e.scenario && ['Reading', h('span', { class: 'text' }, clean(e.scenario, 2000))],
-      ]),
-      h('p', { class: 'muted' }, 'Figures from the pasted message; the match is against the plan (read).'),
-    );
+    fill($('error-result'), h('h3', null, clean(e.title, 200)), dl(e.rows, 400), e.reading ? h('p', { class: 'text' }, clean(e.reading, 2000)) : null);
   } else {
     fill($('error-result'));
   }
 }
 
-/** A data table: `columns` are [title, numeric?]; each row an array of cell contents. */
-function table(columns, rows, attrs = {}) {
-  return h(
-    'div',
-    { class: 'table-wrap' },
+/** A table of the view ({title, label, columns, rows of {text, full}, more, marks}). */
+function viewTable(t, { id, cell, rowAttrs, heading = 'h3', titled = true } = {}) {
+  const marks = t.marks || [];
+  const rows = t.rows.map((cells, i) => {
+    const mark = marks[i] || null;
+    const attrs = { class: mark === 'no_kernel' ? 'hi' : mark === 'selected' ? 'current' : null, ...(rowAttrs ? rowAttrs(i) : {}) };
+    return h(
+      'tr',
+      attrs,
+      cells.map((c, j) => {
+        const col = t.columns[j] || { name: '', numeric: false };
+        const content = cell ? cell(c, col, i, j) : null;
+        return h('td', { class: col.numeric ? 'num' : null }, content != null ? content : col.numeric ? c.text : h('span', { class: 'mono', title: c.full != null ? clean(c.full, 600) : null }, clean(c.text, 200)));
+      }),
+    );
+  });
+  return [
+    titled ? h(heading, null, t.title) : null,
     h(
-      'table',
-      { class: 'data', ...attrs },
-      h('thead', null, h('tr', null, columns.map(([title, num]) => h('th', { class: num ? 'num' : null, scope: 'col' }, title)))),
-      h('tbody', null, rows.map((cells) => (cells instanceof Node ? cells : h('tr', null, cells.map((c, i) => h('td', { class: columns[i][1] ? 'num' : null }, c)))))),
+      'div',
+      { class: 'table-wrap' },
+      h(
+        'table',
+        { class: 'data', id },
+        h('thead', null, h('tr', null, t.columns.map((c) => h('th', { class: c.numeric ? 'num' : null, scope: 'col' }, c.name)))),
+        h('tbody', null, rows),
+      ),
     ),
-  );
-}
-
-function stat(k, v, lab) {
-  return h('li', null, h('span', { class: 'k' }, k), h('span', { class: 'v' }, v, lab ? label(lab) : null));
+    t.more ? h('p', { class: 'muted more' }, clean(t.more, 200)) : null,
+  ];
 }
 
 function mount(panel, container, draw) {
@@ -492,204 +478,150 @@ function mount(panel, container, draw) {
   });
 }
 
-function roleBar(roles, width) {
-  const order = ['forward', 'backward', 'workspace', 'other'];
-  const total = order.reduce((a, k) => a + (roles[k] || 0), 0);
-  const svg = s('svg', { class: 'chart', viewBox: `0 0 ${width} 22`, width, height: 22, role: 'img', 'aria-label': order.map((k) => `${ROLE_WORDS[k]} ${percent(roles[k] || 0, total)}`).join(', ') });
+const ROLES = ['forward', 'backward', 'workspace', 'other'];
+const roleClass = (role) => `role-${ROLES.includes(role) ? role : 'other'}`;
+
+/** The heap at its peak by role: a stacked bar, from the view's shares. */
+function roleBar(roles, sentence, width) {
+  const total = roles.reduce((a, r) => a + r.bytes, 0);
+  const svg = s('svg', { class: 'chart', viewBox: `0 0 ${width} 22`, width, height: 22, role: 'img', 'aria-label': sentence });
   let x = 0;
-  for (const k of order) {
-    const w = total > 0 ? ((roles[k] || 0) / total) * width : 0;
-    if (w > 0) svg.append(s('rect', { class: `role-${k}`, x: x.toFixed(1), y: 2, width: w.toFixed(1), height: 18 }, s('title', null, `${ROLE_WORDS[k]}: ${mib(roles[k])}`)));
+  for (const r of roles) {
+    const w = total > 0 ? (r.bytes / total) * width : 0;
+    if (w > 0) svg.append(s('rect', { class: roleClass(r.role), x: x.toFixed(1), y: 2, width: w.toFixed(1), height: 18 }, s('title', null, `${r.words}: ${r.shown}`)));
     x += w;
   }
-  if (total === 0) svg.append(s('text', { x: 4, y: 15 }, 'no temporary buffers at the heap peak'));
   return svg;
 }
 
-function renderPlan(r, module) {
+function renderPlan(r, v, module) {
   const root = $('plan-content');
-  if (!module) {
-    fill(root, h('p', { class: 'empty' }, clean(r.selection_reason || 'No module plan in this capture.', 400)));
+  const p = v.plan;
+  if (!p) {
+    fill(root, h('p', { class: 'empty' }, clean(v.module.reason, 400)));
     return;
   }
-  const p = module.plan;
-  const capacity = capacityOf(r);
-  const roles = p.roles_at_peak || {};
-  const roleTotal = ['forward', 'backward', 'workspace', 'other'].reduce((a, k) => a + (roles[k] || 0), 0);
+  const plan = module ? module.plan : { timeline: [] };
   const chartBox = h('div', { class: 'chart-box' });
   const readout = h('p', { class: 'chart-readout', 'aria-live': 'polite' }, 'Point at the chart, or focus it and use the arrow keys (P: the peak).');
-  const timeline = p.timeline || [];
+  const timeline = plan.timeline || [];
   mount('plan', chartBox, (width) =>
     timeline.length
       ? programChart({
           points: timeline,
-          peakIndex: p.timeline_peak_index,
-          capacity,
+          peakIndex: plan.timeline_peak_index,
+          capacity: (r && r.capacity_bytes) || 0,
           width,
-          onCursor: (i) => fill(readout, `point ${i + 1} of ${timeline.length}: `, h('strong', null, mib(timeline[i].bytes)), ' in use after ', h('span', { class: 'mono' }, clean(timeline[i].instruction, 160) || '—'), i === p.timeline_peak_index ? ' (the peak)' : ''),
+          onCursor: (i) => fill(readout, `point ${i + 1} of ${timeline.length}: `, h('strong', null, mib(timeline[i].bytes)), ' in use after ', h('span', { class: 'mono' }, clean(timeline[i].instruction, 160) || '—'), i === plan.timeline_peak_index ? ' (the peak)' : ''),
         })
       : h('p', { class: 'empty' }, 'No heap-simulator trace for this module: no program-order timeline.'),
   );
 
-  const live = p.live_at_peak || [];
-  const detail = h('aside', { class: 'detail', 'aria-live': 'polite' }, h('h3', null, 'A buffer at the peak'), h('p', { class: 'muted' }, 'Point at or focus a buffer in the chart or the table to see its shape, sizes, role and source.'));
-  const showBuffer = (b) =>
-    fill(
-      detail,
-      h('h3', { class: 'mono' }, clean(b.name, 200)),
-      dl([
-        ['Shape', h('span', { class: 'mono' }, clean(b.shape, 400))],
-        ['Size (padded)', `${mib(b.bytes)} (${thousands(b.bytes)} bytes)`],
-        ['Unpadded', `${mib(b.unpadded_bytes)} (${thousands(b.unpadded_bytes)} bytes)`],
-        ['Category', clean(b.category, 40)],
-        ['Role', h('span', { class: 'swatch role-' + (ROLE_WORDS[b.role] ? b.role : 'other') }), ROLE_WORDS[b.role] || clean(b.role, 40)],
-        ['Opcode', h('span', { class: 'mono' }, clean(b.opcode, 100))],
-        ['Source', h('span', { class: 'mono' }, clean(b.source, 600) || '—')],
-        ['op_name', h('span', { class: 'mono' }, clean(b.op_name, 2000) || '—')],
-        b.memory_space ? ['Memory space', String(b.memory_space)] : null,
-      ]),
-      h('p', { class: 'muted' }, 'All read from the plan.'),
-    );
-  const rows = live.map((b, i) => {
-    const tr = h(
-      'tr',
-      { tabindex: 0, 'data-index': i },
-      h('td', { class: 'num' }, mib(b.bytes)),
-      h('td', { class: 'nowrap' }, h('span', { class: 'mono' }, clean(b.shape, 60))),
-      h('td', null, clean(b.category, 20)),
-      h('td', { class: 'nowrap' }, h('span', { class: `swatch role-${ROLE_WORDS[b.role] ? b.role : 'other'}` }), clean(b.role, 20)),
-      h('td', { class: 'nowrap' }, h('span', { class: 'mono', title: clean(b.source, 600) }, clean(shortSource(b.source || ''), 40))),
-      h('td', null, h('span', { class: 'mono' }, clean(b.name, 60))),
-      h('td', null, h('span', { class: 'mono', title: clean(b.op_name, 600) }, clean(b.op_name, 80))),
-    );
-    tr.addEventListener('focus', () => showBuffer(b));
-    tr.addEventListener('pointerenter', () => showBuffer(b));
-    return tr;
-  });
-  const barsBox = h('div', { class: 'chart-box' });
-  const shown = live.slice(0, 25);
-  mount('plan', barsBox, (width) =>
-    shown.length
-      ? barsChart({
-          name: 'Largest buffers live at the peak',
-          items: shown.map((b) => ({ label: `${b.name} ${b.shape}`, bytes: b.bytes, cls: `role-${ROLE_WORDS[b.role] ? b.role : 'other'}` })),
-          width,
-          onFocus: (i) => showBuffer(shown[i]),
-        })
-      : h('p', { class: 'empty' }, 'No buffers recorded at the peak.'),
-  );
-  const hostBytes = (p.host_argument_bytes || 0) + (p.host_output_bytes || 0) + (p.host_temp_bytes || 0);
-  fill(
-    root,
-    h('h2', null, 'Plan of ', h('span', { class: 'mono' }, clean(module.label, 200)), label('read')),
+  const parts = [
+    h('h2', null, 'Plan of ', h('span', { class: 'mono' }, clean(v.module.label, 200)), label('read')),
     h(
-      'ul',
-      { class: 'stats' },
-      stat('parameters', mib(p.argument_bytes)),
-      stat('arrays / donated', `${p.parameter_count} / ${p.donated_parameter_count} (${mib(p.donated_bytes)})`),
-      stat('outputs', mib(p.output_bytes)),
-      stat('outputs not aliased', mib(p.non_aliased_output_bytes)),
-      stat('temporary block', mib(p.temp_bytes)),
-      stat('aliased', mib(p.alias_bytes)),
-      stat('needs (param + out + temp − aliased)', gib(p.total_bytes)),
-      stat('heap peak', mib(p.heap_peak_bytes)),
-      stat('peak (XProf Memory Viewer)', mib(p.peak_bytes)),
-      stat('with fragmentation', mib(p.allocation_bytes)),
-      stat('padding at the peak', mib(p.padding_bytes)),
-      stat('rematerialized instructions', String(p.remat_instructions)),
-      p.device_count ? stat('devices', String(p.device_count)) : null,
-      capacity ? stat('capacity', gib(capacity), 'measured') : null,
+      'div',
+      { class: 'table-wrap' },
+      h(
+        'table',
+        { class: 'data plan-rows', id: 'plan-rows' },
+        h('tbody', null, p.rows.map((row) => h('tr', null, h('th', { scope: 'row' }, row.name), h('td', { class: 'num' }, row.value), h('td', { class: 'muted' }, row.note)))),
+      ),
     ),
-    hostBytes ? h('p', { class: 'note' }, `Host memory (S(5), not device memory): parameters ${mib(p.host_argument_bytes)}, outputs ${mib(p.host_output_bytes)}, temporary ${mib(p.host_temp_bytes)}.`) : null,
-    p.replay_note ? h('p', { class: 'note' }, clean(p.replay_note, 600)) : null,
+    h('p', { class: 'muted', id: 'plan-padding' }, p.padding),
+    p.host_memory ? h('p', { class: 'note', id: 'host-memory' }, `host memory (S(5), not device memory): ${clean(p.host_memory, 400)}`) : null,
+    p.note ? h('p', { class: 'note' }, clean(p.note, 600)) : null,
     h('h3', null, 'At the heap peak, by role', label('read')),
     (() => {
       const box = h('div', { class: 'chart-box' });
-      mount('plan', box, (width) => roleBar(roles, width));
+      mount('plan', box, (width) => roleBar(p.roles, p.roles_sentence, width));
       return box;
     })(),
     h(
       'ul',
-      { class: 'legend' },
-      ['forward', 'backward', 'workspace', 'other'].map((k) => h('li', { 'data-role': k }, h('span', { class: `swatch role-${k}` }), `${ROLE_WORDS[k]} ${percent(roles[k] || 0, roleTotal)} (${mib(roles[k] || 0)})`)),
+      { class: 'legend', id: 'roles' },
+      p.roles.map((role) => h('li', { 'data-role': role.role }, h('span', { class: `swatch ${roleClass(role.role)}` }), `${role.words} ${role.percent} (${role.shown})`)),
     ),
     h('h3', null, 'Memory along program order', label('read')),
     readout,
     chartBox,
-    (p.scan_stacks || []).length
-      ? [h('h3', null, 'Scan stacks', label('read')), h('ul', null, p.scan_stacks.map((st) => h('li', null, h('span', { class: 'mono' }, clean(st.shape, 200)), ` ×${st.count} via `, h('span', { class: 'mono' }, clean(st.while_instruction, 120)), ` = ${mib(st.bytes)} (${ROLE_WORDS[st.role] || clean(st.role, 20)})`)))]
-      : null,
-    (p.host_callbacks || []).length ? [h('h3', null, 'Host callbacks', label('read')), h('ul', null, p.host_callbacks.map((c) => h('li', { class: 'mono' }, clean(c, 300))))] : null,
-    h('h3', null, `Buffers live at the peak (${live.length})`, label('read')),
-    h('div', { class: 'split' }, barsBox, detail),
-    table([['bytes', 1], ['shape'], ['category'], ['role'], ['source'], ['instruction'], ['op_name']], rows, { id: 'live-table' }),
-  );
+    p.scan_stacks.length ? [h('h3', null, 'Scan stacks', label('read')), h('ul', { id: 'scan-stacks' }, p.scan_stacks.map((st) => h('li', { class: 'mono' }, clean(st, 300))))] : null,
+    p.host_callbacks.length ? [h('h3', null, 'Host callbacks', label('read')), h('ul', { id: 'host-callbacks' }, p.host_callbacks.map((c) => h('li', { class: 'mono' }, clean(c, 300))))] : null,
+  ];
+
+  const t = v.live;
+  const buffers = v.live_buffers || [];
+  if (t) {
+    const detail = h('aside', { class: 'detail', 'aria-live': 'polite' }, h('h3', null, 'A buffer at the peak'), h('p', { class: 'muted' }, 'Point at or focus a buffer in the chart or the table to see its shape, sizes, role and source.'));
+    const showBuffer = (i) => {
+      const b = buffers[i];
+      if (!b) return;
+      fill(detail, h('h3', null, h('span', { class: 'mono' }, clean(b.name, 200)), label(t.label)), dl(b.rows));
+    };
+    const barsBox = h('div', { class: 'chart-box' });
+    mount('plan', barsBox, (width) =>
+      barsChart({
+        name: t.title,
+        items: buffers.map((b, i) => ({ label: `${b.name} ${b.shape}`, bytes: b.bytes, shown: t.rows[i] ? t.rows[i][0].text : '', cls: roleClass(b.role) })),
+        width,
+        onFocus: showBuffer,
+      }),
+    );
+    const widths = [null, 60, 20, 20, 40, 60, 80];
+    const table = viewTable(t, {
+      id: 'live-table',
+      titled: false,
+      rowAttrs: (i) => ({ tabindex: 0, 'data-index': i }),
+      cell: (c, col, i, j) => {
+        if (col.numeric) return null;
+        const shown = h('span', { class: 'mono', title: c.full != null ? clean(c.full, 600) : c.text.length > (widths[j] || 200) ? clean(c.text, 600) : null }, clean(c.text, widths[j] || 200));
+        return col.name === 'role' && buffers[i] ? [h('span', { class: `swatch ${roleClass(buffers[i].role)}` }), shown] : shown;
+      },
+    });
+    const rows = table[1].querySelectorAll('tbody tr');
+    rows.forEach((tr, i) => {
+      tr.addEventListener('focus', () => showBuffer(i));
+      tr.addEventListener('pointerenter', () => showBuffer(i));
+    });
+    parts.push(h('h3', null, t.title), h('div', { class: 'split' }, barsBox, detail), table);
+  }
+  fill(root, parts);
 }
 
-function renderRuntime(r) {
+function renderRuntime(r, v) {
   const root = $('runtime-content');
-  const rt = r.runtime;
-  if (!rt) {
-    fill(root, h('p', { class: 'empty' }, 'No runtime events in this capture (no allocator or execution events): see the diagnosis.'));
+  const rv = v.runtime;
+  const rt = r && r.runtime;
+  if (!rv) {
+    fill(root, h('p', { class: 'empty' }, 'No runtime section: the capture has no allocator or execution events (see the diagnosis).'));
     return;
   }
-  const selected = r.selected_module;
-  const parts = [];
-  parts.push(
+  const selected = v.module.label;
+  const parts = [
     h('h2', null, 'Runtime', label('measured')),
     h(
       'ul',
-      { class: 'stats' },
-      stat('executions', thousands(rt.execution_count)),
-      stat('kernels', thousands(rt.kernels)),
-      stat('host-to-device transfers', thousands(rt.transfers)),
-      rt.device_memory_bytes != null ? stat('device memory', gib(rt.device_memory_bytes)) : null,
-      stat('AllocatorRetry waits', thousands(rt.retry.count)),
+      { class: 'lines', id: 'runtime-lines' },
+      rv.allocators.map((a) => h('li', { class: 'mono' }, clean(a, 300))),
+      rv.device_memory ? h('li', null, rv.device_memory) : null,
+      h('li', null, rv.counts),
     ),
-  );
-  if (rt.retry && rt.retry.count > 0) {
-    const waiting = rt.retry.waiting_executions || [];
+  ];
+  if (rv.retry) {
     parts.push(
-      h(
-        'p',
-        { class: 'note', id: 'retry-note' },
-        `AllocatorRetry: the allocator waited for memory ${rt.retry.count} time${rt.retry.count === 1 ? '' : 's'}, longest ${duration(rt.retry.longest_ns)}, total ${duration(rt.retry.total_ns)}${rt.retry.any_execution_started_after ? '' : '; none of the waiting executions started'}`,
-        label('measured'),
-        waiting.length ? [h('br'), 'Waiting: ', h('span', { class: 'mono' }, waiting.slice(0, 12).map((w) => clean(w, 200)).join(', ')), waiting.length > 12 ? ` and ${waiting.length - 12} more` : ''] : null,
-      ),
+      h('p', { class: 'note', id: 'retry-note' }, `AllocatorRetry: ${rv.retry}`, label('measured')),
+      rv.waits.length ? h('ul', { class: 'lines' }, rv.waits.map((w) => h('li', { class: 'text' }, clean(w, 300)))) : null,
     );
   }
-  const starts = rt.in_use_at_selected_starts || [];
-  if (starts.length) {
-    const list = starts.length > 12 ? [...starts.slice(0, 5).map(mib), `… ${starts.length - 10} more …`, ...starts.slice(-5).map(mib)] : starts.map(mib);
+  if (rv.in_use_at_starts) {
     parts.push(
       h('h3', null, 'In use at each execution start of ', h('span', { class: 'mono' }, clean(selected || '', 200)), label('measured')),
-      h('p', { class: 'mono' }, list.join(' → ')),
+      h('p', { class: 'mono', id: 'in-use' }, rv.in_use_at_starts),
     );
-    if (rt.growth_per_execution_bytes != null) {
-      const g = rt.growth_per_execution_bytes;
-      parts.push(
-        h(
-          'p',
-          null,
-          'Growth per execution: ',
-          h('strong', null, `${g < 0 ? '−' : '+'}${mib(Math.abs(g))}`),
-          label('measured'),
-          rt.growth_ratio_to_outputs != null ? [` = ${rt.growth_ratio_to_outputs.toFixed(2)}× the non-aliased outputs`, label('estimated')] : null,
-        ),
-      );
-    }
   }
-  const allocators = rt.allocators || [];
-  parts.push(
-    h('h3', null, 'Allocators', label('measured')),
-    table(
-      [['allocator'], ['capacity', 1], ['peak in use', 1], ['fragmentation at the peak', 1], ['allocations', 1], ['deallocations', 1]],
-      allocators.map((a) => [h('span', { class: 'mono' }, clean(a.name, 120)), gib(a.capacity_bytes), gib(a.peak_in_use_bytes), Number(a.fragmentation_at_peak).toFixed(2), thousands(a.allocations), thousands(a.deallocations)]),
-      { id: 'allocators' },
-    ),
-  );
-  const withEvents = allocators.filter((a) => a.timeline && a.timeline.length);
+  if (rv.growth) parts.push(h('p', { id: 'growth' }, 'Growth per execution: ', h('strong', null, rv.growth), label('measured')));
+
+  const withEvents = ((rt && rt.allocators) || []).filter((a) => a.timeline && a.timeline.length);
   if (withEvents.length) {
     if (!withEvents.some((a) => a.name === state.allocator)) state.allocator = withEvents[0].name;
     const box = h('div', { class: 'chart-box' });
@@ -717,112 +649,87 @@ function renderRuntime(r) {
     parts.push(
       h('h3', null, 'Bytes in use over time', label('measured')),
       withEvents.length > 1 ? h('div', { class: 'alloc-pick' }, h('label', { for: 'allocator-select' }, 'Allocator'), pick) : h('p', { class: 'mono' }, clean(withEvents[0].name, 120)),
-      h('p', { class: 'muted' }, `Vertical lines and bands: executions, from start to end (blue: the selected module; red: launched no kernel; grey: other modules). ${((rt.retry && rt.retry.waits) || []).length ? 'Orange bands: AllocatorRetry waits (the allocator had no free memory and waited). ' : ''}Dashed: the allocator capacity.`),
+      h('p', { class: 'muted' }, `Vertical lines and bands: executions, from start to end (blue: the selected module; red: launched no kernel; grey: other modules). ${rv.retry ? 'Orange bands: AllocatorRetry waits (the allocator had no free memory and waited). ' : ''}Dashed: the allocator capacity.`),
       readout,
       box,
     );
   }
-  const groups = rt.live_at_last_execution || [];
+  const groups = rv.live_groups || [];
   if (groups.length) {
     const box = h('div', { class: 'chart-box' });
-    const shown = groups.slice(0, 20);
-    mount('runtime', box, (width) => barsChart({ name: 'Live at the last execution, by origin', items: shown.map((g) => ({ label: g.origin, bytes: g.bytes })), width, labelWidth: Math.min(420, Math.round(width * 0.5)) }));
+    mount('runtime', box, (width) => barsChart({ name: 'Live at the start of the last execution, by who allocated it', items: groups.map((g) => ({ label: g.origin, bytes: g.bytes, shown: g.shown })), width, labelWidth: Math.min(420, Math.round(width * 0.5)) }));
     parts.push(
       h('h3', null, 'Live at the start of the last execution, by who allocated it', label('measured')),
       box,
-      table(
-        [['bytes', 1], ['arrays', 1], ['allocated by']],
-        groups.map((g) => [mib(g.bytes), thousands(g.count), h('span', { class: 'text' }, clean(g.origin, 300))]),
-        { id: 'live-groups' },
+      h(
+        'div',
+        { class: 'table-wrap' },
+        h(
+          'table',
+          { class: 'data', id: 'live-groups' },
+          h('thead', null, h('tr', null, h('th', { class: 'num', scope: 'col' }, 'bytes'), h('th', { class: 'num', scope: 'col' }, 'arrays'), h('th', { scope: 'col' }, 'allocated by'))),
+          h(
+            'tbody',
+            null,
+            groups.map((g) => h('tr', null, h('td', { class: 'num' }, g.shown), h('td', { class: 'num' }, String(g.count)), h('td', null, h('span', { class: 'text' }, clean(g.origin, 300)), g.inputs ? h('span', { class: 'muted' }, ` (${clean(g.inputs, 200)})`) : null))),
+          ),
+        ),
       ),
+      rv.live_groups_more ? h('p', { class: 'muted more' }, rv.live_groups_more) : null,
     );
   }
-  const events = rt.host_events_between_last_executions || [];
+  const events = rv.host_events || [];
   if (events.length) {
     parts.push(
       h('h3', null, 'Host events between the last two executions', label('measured')),
-      table(
-        [['count', 1], ['total time', 1], ['event']],
-        events.slice(0, 100).map((e) => [`${thousands(e.count)}×`, duration(e.total_ns), h('span', { class: 'mono' }, clean(e.name, 200))]),
-      ),
-    );
-  }
-  const execs = rt.executions || [];
-  if (execs.length) {
-    parts.push(
       h(
-        'details',
-        null,
-        h('summary', null, `Executions (${execs.length}${rt.execution_count > execs.length ? ` listed of ${thousands(rt.execution_count)}` : ''})`),
-        table(
-          [['module'], ['run id'], ['start', 1], ['duration', 1], ['in use at start', 1], ['launched kernels']],
-          execs.map((e) =>
-            h(
-              'tr',
-              { class: e.launched_kernels === false ? 'hi' : e.module === selected ? 'current' : null },
-              h('td', null, h('span', { class: 'mono' }, clean(e.module || '—', 120))),
-              h('td', null, e.run_id == null ? '—' : String(e.run_id)),
-              h('td', { class: 'num' }, duration(e.start_ns)),
-              h('td', { class: 'num' }, duration(e.duration_ns)),
-              h('td', { class: 'num' }, e.in_use_at_start_bytes == null ? '—' : mib(e.in_use_at_start_bytes)),
-              h('td', null, e.launched_kernels == null ? '—' : e.launched_kernels ? 'yes' : 'no'),
-            ),
-          ),
+        'div',
+        { class: 'table-wrap' },
+        h(
+          'table',
+          { class: 'data', id: 'host-events' },
+          h('thead', null, h('tr', null, h('th', { class: 'num', scope: 'col' }, 'count'), h('th', { class: 'num', scope: 'col' }, 'total time'), h('th', { scope: 'col' }, 'event'))),
+          h('tbody', null, events.map((e) => h('tr', null, h('td', { class: 'num' }, `${e.count}×`), h('td', { class: 'num' }, e.total), h('td', null, h('span', { class: 'mono' }, clean(e.name, 200)))))),
         ),
       ),
     );
   }
+  if (rv.executions) parts.push(h('details', { id: 'executions' }, h('summary', null, rv.executions.title), viewTable(rv.executions, { titled: false })));
   fill(root, parts);
 }
 
-const MODULE_COLUMNS = [
-  { key: 'label', title: 'module', get: (m) => m.label, num: false },
-  { key: 'executions', title: 'executions', get: (m) => m.executions, num: true, lab: 'measured', fmt: (m) => thousands(m.executions) },
-  { key: 'peak', title: 'peak', get: (m) => m.plan.peak_bytes, num: true, lab: 'read', fmt: (m) => mib(m.plan.peak_bytes) },
-  { key: 'temp', title: 'temp', get: (m) => m.plan.temp_bytes, num: true, lab: 'read', fmt: (m) => mib(m.plan.temp_bytes) },
-  { key: 'parameters', title: 'parameters', get: (m) => m.plan.parameter_bytes, num: true, lab: 'read', fmt: (m) => mib(m.plan.parameter_bytes) },
-  { key: 'donated', title: 'donated', get: (m) => m.plan.donated_bytes, num: true, lab: 'read', fmt: (m) => mib(m.plan.donated_bytes) },
-];
-
-function renderModules(r) {
-  const table = $('module-table');
-  const modules = r.modules || [];
-  const { key, dir } = state.sort;
-  const head = table.tHead.rows[0];
-  fill(
-    head,
-    MODULE_COLUMNS.map((c) => {
-      const button = h('button', { type: 'button', 'data-sort': c.key }, c.title);
-      button.addEventListener('click', () => {
-        state.sort = { key: c.key, dir: state.sort.key === c.key ? -state.sort.dir : c.num ? -1 : 1 };
-        renderModules(r);
-        table.querySelector(`th button[data-sort="${c.key}"]`).focus();
-      });
-      return h('th', { scope: 'col', class: c.num ? 'num' : null, 'aria-sort': key === c.key ? (dir > 0 ? 'ascending' : 'descending') : null }, button, c.lab ? label(c.lab) : null);
-    }),
-  );
-  let order = modules.map((m, i) => i);
-  const col = MODULE_COLUMNS.find((c) => c.key === key);
-  if (col) {
-    order.sort((a, b) => {
-      const va = col.get(modules[a]);
-      const vb = col.get(modules[b]);
-      const c = col.num ? va - vb : String(va).localeCompare(String(vb));
-      return c * dir || a - b;
-    });
+function renderModules(r, v) {
+  const root = $('modules-content');
+  const t = v.modules;
+  if (!t) {
+    fill(root, h('p', { class: 'empty' }, 'No other module to choose: the capture has one module plan or none.'));
+    return;
   }
-  const rows = order.map((i) => {
-    const m = modules[i];
-    const isCurrent = m.label === r.selected_module;
-    const pick = h('button', { type: 'button', class: 'link mono', 'data-label': m.label, 'aria-current': isCurrent ? 'true' : null, title: isCurrent ? 'the module this report is about' : 'switch the report to this module' }, clean(m.label, 200));
-    pick.addEventListener('click', () => {
-      if (isCurrent) return;
-      state.module = m.label;
-      run();
-    });
-    return h('tr', { class: isCurrent ? 'current' : null }, h('td', null, pick), MODULE_COLUMNS.slice(1).map((c) => h('td', { class: 'num' }, c.fmt(m))));
+  const pickModule = (labelText) => {
+    if (labelText === v.module.label) return;
+    state.module = labelText;
+    run();
+  };
+  const table = viewTable(t, {
+    id: 'module-table',
+    titled: false,
+    cell: (c, col, i) => {
+      if (col.name !== 'module') return null;
+      const isCurrent = (t.marks || [])[i] === 'selected';
+      const pick = h('button', { type: 'button', class: 'link mono', 'data-label': c.text, 'aria-current': isCurrent ? 'true' : null, title: isCurrent ? 'the module this report is about' : 'switch the report to this module' }, clean(c.text, 120));
+      pick.addEventListener('click', () => pickModule(c.text));
+      return pick;
+    },
   });
-  fill(table.tBodies[0], rows.length ? rows : h('tr', null, h('td', { colspan: MODULE_COLUMNS.length, class: 'empty' }, 'No module plans in this capture.')));
+  const parts = [h('h2', null, t.title), h('p', { class: 'muted' }, 'Choose a module to switch the whole report to it.'), table];
+  // The table lists the largest modules; every module with a plan can be chosen here.
+  const all = (r && r.modules) || [];
+  if (t.more && all.length) {
+    const select = h('select', { id: 'module-select' }, h('option', { value: '' }, '—'), all.map((m) => h('option', { value: m.label }, clean(m.label, 120))));
+    select.addEventListener('change', () => select.value && pickModule(select.value));
+    parts.push(h('div', { class: 'alloc-pick' }, h('label', { for: 'module-select' }, 'Any module'), select));
+  }
+  fill(root, parts);
 }
 
 // ---------------------------------------------------------------- tabs

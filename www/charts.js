@@ -268,8 +268,9 @@ export function runtimeChart(o) {
 }
 
 /**
- * Horizontal bars, one per item, largest first as given.
- * @param {{items: {label:string, bytes:number, cls?:string}[], width:number,
+ * Horizontal bars, one per item, largest first as given; `shown` is the figure written
+ * beside a bar (the view's), `bytes` its length.
+ * @param {{items: {label:string, bytes:number, shown?:string, cls?:string}[], width:number,
  *          labelWidth?:number, onFocus?:(i:number)=>void, name:string}} o
  */
 export function barsChart(o) {
@@ -291,7 +292,7 @@ export function barsChart(o) {
     g.append(s('text', { class: 'bar-label', x: labelWidth - 8, y: yy + 15, 'text-anchor': 'end' }, fit(it.label, chars)));
     const rect = s('rect', { class: `bar ${it.cls || 'origin'}`, x: labelWidth, y: yy + 3, width: w.toFixed(1), height: row - 6, rx: 2 }, s('title', null, clean(it.label, 400)));
     g.append(rect);
-    g.append(s('text', { x: labelWidth + w + 6, y: yy + 15 }, tick(it.bytes)));
+    g.append(s('text', { x: labelWidth + w + 6, y: yy + 15 }, it.shown != null ? it.shown : tick(it.bytes)));
     svg.append(g);
     rects.push(rect);
     if (o.onFocus) {

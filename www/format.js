@@ -1,12 +1,12 @@
-// Formatting only: byte figures as the CLI prints them (src/units.rs), and untrusted
-// capture strings made safe to show (src/report/mod.rs `clean`). Nothing here derives
-// a figure; the report model holds every number.
+// Formatting for the charts only (axis ticks, cursor readouts: numbers drawn along a
+// series, which the report does not word), and untrusted capture strings made safe to
+// show (src/report/mod.rs `clean`). Every figure the report states comes formatted in
+// the view (src/report/view.rs); nothing here words a finding.
 
 const MIB = 1048576;
 const GIB = 1073741824;
 
-/** `1,234,567` */
-export function thousands(n) {
+function thousands(n) {
   const digits = String(Math.round(n));
   let out = '';
   for (let i = 0; i < digits.length; i++) {
@@ -16,23 +16,13 @@ export function thousands(n) {
   return out;
 }
 
-/** `3,495 MiB`, or `12.5 MiB` / `0.020 MiB` below 100 MiB, as `units::mib`. */
+/** `3,495 MiB`, or `12.5 MiB` / `0.020 MiB` below 100 MiB, as `units::mib`: a chart cursor's bytes. */
 export function mib(bytes) {
   const v = bytes / MIB;
   if (v >= 100) return `${thousands(v)} MiB`;
   if (v >= 1) return `${v.toFixed(1)} MiB`;
   if (bytes === 0) return '0 MiB';
   return `${v.toFixed(3)} MiB`;
-}
-
-/** `3.72 GiB`, as `units::gib`. */
-export function gib(bytes) {
-  return `${(bytes / GIB).toFixed(2)} GiB`;
-}
-
-/** GiB from 1 GiB up, MiB below. */
-export function size(bytes) {
-  return bytes >= GIB ? gib(bytes) : mib(bytes);
 }
 
 /** A compact axis tick: `512 MiB`, `1.5 GiB`. */
@@ -43,17 +33,12 @@ export function tick(bytes) {
   return `${bytes} B`;
 }
 
-/** `1.25 s`, `3.4 ms`, `120 µs` from nanoseconds. */
+/** `1.25 s`, `3.400 ms`, `120.0 µs` from nanoseconds, as `present::duration`: a chart's times. */
 export function duration(ns) {
   if (ns >= 1e9) return `${(ns / 1e9).toFixed(2)} s`;
   if (ns >= 1e6) return `${(ns / 1e6).toFixed(3)} ms`;
   if (ns >= 1e3) return `${(ns / 1e3).toFixed(1)} µs`;
   return `${Math.round(ns)} ns`;
-}
-
-/** Percentage of `part` in `whole` for display, one decimal. */
-export function percent(part, whole) {
-  return whole > 0 ? `${((100 * part) / whole).toFixed(1)}%` : '0.0%';
 }
 
 // Control characters, bidirectional overrides and isolates, zero-width no-break space.
@@ -70,10 +55,4 @@ export function clean(s, max = 300) {
   let cut = chars.length > max;
   const text = (cut ? chars.slice(0, max) : chars).join('');
   return text.replace(DANGEROUS, (c) => `\\u{${c.codePointAt(0).toString(16)}}`) + (cut ? '…' : '');
-}
-
-/** `file.py:123` from `path/to/file.py:123`. */
-export function shortSource(source) {
-  const i = source.lastIndexOf('/');
-  return i >= 0 ? source.slice(i + 1) : source;
 }

@@ -37,6 +37,8 @@ export interface Headline {
 
 export interface Diagnosis {
   id: string;
+  /** The title every renderer gives the line (`The step does not fit`). */
+  title: string;
   label: Label;
   text: string;
   cause: string;
@@ -73,6 +75,82 @@ export interface Report {
   [key: string]: unknown;
 }
 
+/** A text row: its name, the figure as shown, and what it means (may be empty). */
+export interface ViewRow {
+  name: string;
+  value: string;
+  note: string;
+}
+
+/** A table as the CLI lays it out: cells as shown (`full` when shortened), rows cut to the list's size. */
+export interface ViewTable {
+  title: string;
+  label: Label;
+  columns: { name: string; numeric: boolean }[];
+  rows: { text: string; full: string | null }[][];
+  /** `… 62 more buffers, 42.9 MiB`, when rows were left out. */
+  more: string | null;
+  /** One per row when some rows stand out. */
+  marks: ('selected' | 'no_kernel' | null)[];
+}
+
+/**
+ * The report of one host laid out for reading (src/report/view.rs): every section,
+ * row, title, word and figure the CLI shows, formatted as it prints them. Strings from
+ * the capture are carried as they are: escape them for your medium.
+ */
+export interface View {
+  file: string;
+  host: string;
+  size: string;
+  headline: { verdict: string; text: string; figures: { name: string; shown: string; label: Label }[]; labels: string };
+  module: { label: string | null; reason: string; executions: number | null };
+  plan: {
+    rows: ViewRow[];
+    roles: { role: string; words: string; short: string; bytes: number; shown: string; percent: string }[];
+    roles_sentence: string;
+    padding: string;
+    host_memory: string | null;
+    scan_stacks: string[];
+    host_callbacks: string[];
+    note: string | null;
+  } | null;
+  live: ViewTable | null;
+  modules: ViewTable | null;
+  runtime: {
+    allocators: string[];
+    device_memory: string | null;
+    counts: string;
+    in_use_at_starts: string | null;
+    growth: string | null;
+    retry: string | null;
+    waits: string[];
+    live_groups: { bytes: number; shown: string; count: number; origin: string; inputs: string | null }[];
+    live_groups_more: string | null;
+    host_events: { count: number; total: string; name: string }[];
+    executions: ViewTable | null;
+  } | null;
+  error: { title: string; rows: ViewRow[]; reading: string } | null;
+  notes: { id: string; text: string }[];
+  diagnosis: {
+    id: string;
+    title: string;
+    label: Label;
+    text: string;
+    cause: string;
+    fix: string | null;
+    saving: string | null;
+    cost: string | null;
+    then: string | null;
+    fits: boolean | null;
+    check: string | null;
+  }[];
+  nothing_stands_out: string | null;
+  check: string | null;
+  labels: { label: Label; meaning: string }[];
+  live_buffers: { name: string; shape: string; role: string; bytes: number; rows: ViewRow[] }[];
+}
+
 export class AbortError extends Error {}
 export class AnalysisError extends Error {
   /** `not_a_capture`, `corrupt`, `empty`, `unknown_module`, `read`, `engine`, … */
@@ -95,7 +173,7 @@ export class Analyzer {
     input: Blob | ArrayBuffer | ArrayBufferView,
     options?: AnalyzeOptions,
     hooks?: { onProgress?: (p: Progress) => void; signal?: AbortSignal },
-  ): Promise<{ report: Report; markdown: string; ms: number; phases: [string, number][]; memoryBytes: number; version: string; workers: number }>;
+  ): Promise<{ report: Report; view: View; markdown: string; ms: number; phases: [string, number][]; memoryBytes: number; version: string; workers: number }>;
   cancel(): void;
   terminate(): void;
 }

@@ -1,6 +1,7 @@
 // The oomlens engine's web worker. It owns the WebAssembly engine, reads the capture
 // it is given (a File or Blob) in slices through FileReaderSync — never as one
-// ArrayBuffer — and posts progress and the finished report model. The page only renders.
+// ArrayBuffer — and posts progress, the finished report model and its view. The page only
+// renders.
 //
 // For a large capture it starts a second copy of itself (the page's second core): that
 // one scans the second half of the host plane while this one scans the first, and
@@ -12,8 +13,8 @@
 //   in:  {id, blob, options}            options: {module, error_text, host, file_name,
 //                                                 parallel_from_bytes}
 //   out: {id, type: 'progress', phase, done, total, read}
-//        {id, type: 'result', report, markdown, ms, phases, memoryBytes, version, workers}
-//        (phases: [name, ms] in order)
+//        {id, type: 'result', report, view, markdown, ms, phases, memoryBytes, version, workers}
+//        (view: one per host, the report laid out as the CLI shows it; phases: [name, ms] in order)
 //        {id, type: 'error', message, kind}
 // Between the two workers (the first sends the work once it has indexed the file):
 //   out: {type: 'ready'}                     the second worker's engine has loaded

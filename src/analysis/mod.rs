@@ -20,6 +20,10 @@ pub struct Options {
     pub module: Option<String>,
     /// The text of the out-of-memory error the user got, if pasted.
     pub error_text: Option<String>,
+    /// How the runtime scan divides its work between threads (two natively, from the
+    /// sizes where that pays; see [`runtime::Scan`]). The report is the same whatever
+    /// it says.
+    pub scan: runtime::Scan,
 }
 
 /// Progress callback: (phase, bytes done, bytes total).
@@ -46,13 +50,10 @@ pub fn analyze_joined(
     joined: &Joined,
     progress: Progress<'_>,
 ) -> Result<HostReport, Error> {
-    // Natively the host plane is shared between two threads without an index of its
-    // lines (see `runtime::scan_host`): nothing is walked ahead.
-    let mut prepared = prepare(src, host, file, None, progress)?;
-    progress("host plane", 0, src.len());
-    let scan = prepared.scan_host(src)?;
-    let share_from = runtime::device_share_from();
-    prepared.finish_joined(src, scan, options, joined, share_from, progress)
+    // Natively two threads share a large host plane without an index of its lines
+    // (see `runtime::Scan`): nothing is walked ahead.
+    let prepared = prepare(src, host, file, None, progress)?;
+    prepared.finish_joined(src, None, options, joined, progress)
 }
 
 /// A capture indexed and its plans read: everything before the runtime scan. It
@@ -85,81 +86,46 @@ impl Prepared {
         &self.planes
     }
 
-    /// Pass one over the host planes ([`runtime::scan_host`]). A host plane whose
-    /// tables were read from its end is confirmed by this walk; one that is not (the
-    /// walk met its tables elsewhere, or damage) is opened again by walking its lines
-    /// and the scan is done again, so that nothing read with a wrong guess remains.
-    pub fn scan_host(&mut self, src: &dyn ByteSource) -> Result<runtime::scan::RuntimeScan, Error> {
-        let scan = runtime::scan_host(src, &self.planes)?;
-        if self.confirm_tables(src)? {
-            return runtime::scan_host(src, &self.planes);
-        }
-        Ok(scan)
-    }
-
-    /// After a walk of the host planes (one scanner's, or the second of two sharing a
-    /// plane): confirms the tables read from their ends, and opens again by walking the
-    /// planes whose tables the walk did not meet where they were taken to be. True if
-    /// any was opened again: a scan done with them must be done again.
-    pub fn confirm_tables(&mut self, src: &dyn ByteSource) -> Result<bool, Error> {
-        let mut again = false;
-        for plane in &mut self.planes {
-            if !plane.confirm_tables() {
-                *plane = plane.reopen(src)?;
-                again = true;
-            }
-        }
-        Ok(again)
-    }
-
-    /// The rest of the pipeline, given pass one over the host planes (from
-    /// [`Prepared::scan_host`], or its parts merged): device planes, the runtime
-    /// summary, module selection and diagnosis.
+    /// The rest of the pipeline: the runtime scan (host planes, with the guess of
+    /// tables read from a plane's end confirmed or the plane read again, then device
+    /// planes, with the threads `options.scan` allows), the runtime summary, module
+    /// selection and diagnosis. `host_parts`: the host plane scanned in two parts
+    /// already (the page's two workers, see [`runtime::HostParts`]); they are merged
+    /// and the scan goes on from there.
     pub fn finish(
         self,
         src: &dyn ByteSource,
-        scan: runtime::scan::RuntimeScan,
+        host_parts: Option<runtime::HostParts>,
         options: &Options,
         progress: Progress<'_>,
     ) -> Result<HostReport, Error> {
-        let share_from = runtime::device_share_from();
-        self.finish_sharing(src, scan, options, share_from, progress)
+        self.finish_joined(src, host_parts, options, &Joined::default(), progress)
     }
 
-    /// [`Prepared::finish`], with device planes of at least `share_from` bytes shared
-    /// by two threads where that cannot change the result (see
-    /// [`runtime::scan_devices`]).
-    pub fn finish_sharing(
-        self,
-        src: &dyn ByteSource,
-        scan: runtime::scan::RuntimeScan,
-        options: &Options,
-        share_from: Option<u64>,
-        progress: Progress<'_>,
-    ) -> Result<HostReport, Error> {
-        self.finish_joined(src, scan, options, &Joined::default(), share_from, progress)
-    }
-
-    /// [`Prepared::finish_sharing`], with evidence joined to the report (see [`join`]).
+    /// [`Prepared::finish`], with evidence joined to the report (see [`join`]).
     pub fn finish_joined(
         self,
         src: &dyn ByteSource,
-        scan: runtime::scan::RuntimeScan,
+        host_parts: Option<runtime::HostParts>,
         options: &Options,
         joined: &Joined,
-        share_from: Option<u64>,
         progress: Progress<'_>,
     ) -> Result<HostReport, Error> {
         let Prepared {
             capture,
             report,
-            planes,
+            mut planes,
             device_planes,
             slots,
         } = self;
-        let total = src.len();
-        progress("device planes", 0, total);
-        let scan = runtime::scan_devices(src, &device_planes, scan, share_from)?;
+        let scan = match host_parts {
+            None => {
+                runtime::scan_capture(src, &mut planes, &device_planes, options.scan, progress)?
+            }
+            Some(parts) => {
+                parts.finish(src, &mut planes, &device_planes, options.scan, progress)?
+            }
+        };
         assemble::report(
             src, &capture, report, &planes, &slots, scan, options, joined, progress,
         )
@@ -169,8 +135,7 @@ impl Prepared {
 /// Indexes the capture and reads its plans. Host planes of at least `split_from`
 /// bytes have their lines indexed now, for the page, which hands half of them to a
 /// second worker; the others have their tables read from their end (their lines are
-/// walked once, by [`Prepared::scan_host`], natively by two threads sharing a large
-/// plane without an index).
+/// walked once, by the runtime scan in [`Prepared::finish`], which confirms the guess).
 pub fn prepare(
     src: &dyn ByteSource,
     host: &str,

@@ -1,6 +1,7 @@
 //! The capture index: where each plane of an `XSpace` lies in the file, and each
 //! plane's interning tables. Nothing here holds events; lines are walked on demand
-//! (see [`plane::Plane::visit_events`]).
+//! (see [`plane::Plane::visit_events`]). The format, and what each field read here
+//! means: docs/xplane.md.
 //!
 //! Everything under this module decodes bytes from the file: no panics (the lints
 //! below), no length trusted before it is checked, no arithmetic on file values that
@@ -22,6 +23,9 @@ mod tables;
 use crate::error::Error;
 use crate::report::model::Note;
 use crate::source::ByteSource;
+use crate::wire::fields::{
+    XSPACE_ERRORS, XSPACE_HOSTNAMES, XSPACE_PLANES, XSPACE_PLANES_TAG, XSPACE_WARNINGS,
+};
 use crate::wire::{StreamReader, StreamValue};
 
 pub use plane::{Event, EventMetadata, EventVisitor, LineInfo, Plane};
@@ -130,7 +134,7 @@ impl CaptureIndex {
                 }
             };
             match field {
-                (1, StreamValue::Bytes { offset, len }) => {
+                (XSPACE_PLANES, StreamValue::Bytes { offset, len }) => {
                     plane_count = plane_count.saturating_add(1);
                     if index.planes.len() >= MAX_PLANES {
                         index.planes_dropped = index.planes_dropped.saturating_add(1);
@@ -157,24 +161,25 @@ impl CaptureIndex {
                         damage,
                     });
                 }
-                (2..=4, StreamValue::Bytes { offset, len: n }) => {
+                // The top level's strings: errors, warnings, hostnames.
+                (XSPACE_ERRORS..=XSPACE_HOSTNAMES, StreamValue::Bytes { offset, len: n }) => {
                     let text =
                         String::from_utf8_lossy(reader.bytes(offset, n.min(4096))?).into_owned();
                     let list = match field.0 {
-                        2 => &mut index.errors,
-                        3 => &mut index.warnings,
+                        XSPACE_ERRORS => &mut index.errors,
+                        XSPACE_WARNINGS => &mut index.warnings,
                         _ => &mut index.hostnames,
                     };
                     if list.len() < MAX_TOP_LEVEL_STRINGS {
                         list.push(text);
                     }
                 }
-                (1..=4, _) if plane_count == 0 => {
+                (XSPACE_PLANES..=XSPACE_HOSTNAMES, _) if plane_count == 0 => {
                     return Err(Error::NotACapture(
                         "its top-level fields do not have XSpace types".into(),
                     ));
                 }
-                (1..=4, _) => {
+                (XSPACE_PLANES..=XSPACE_HOSTNAMES, _) => {
                     // After good planes, a wrongly typed field is a corrupt tail.
                     index.cut = Some(Cut {
                         offset: at,
@@ -361,9 +366,9 @@ fn classify_cut(src: &dyn ByteSource, at: u64, file_bytes: u64) -> Cut {
     let mut head = [0u8; 11];
     let n = src.read_at(at, &mut head).unwrap_or(0);
     let head = head.get(..n).unwrap_or_default();
-    // Field 1 (a plane), length-delimited: does its length point past the file?
+    // A plane's key: does its length point past the file?
     let declared_end = match head.split_first() {
-        Some((0x0a, rest)) => plane_end(rest)
+        Some((&XSPACE_PLANES_TAG, rest)) => plane_end(rest)
             .and_then(|(used, len)| at.checked_add(1)?.checked_add(used)?.checked_add(len)),
         _ => None,
     }
@@ -414,8 +419,8 @@ fn sniff_foreign_format(src: &dyn ByteSource) -> Result<(), Error> {
     })?;
     let head = head.get(..n).unwrap_or_default();
     let is_text = |b: &u8| b.is_ascii_graphic() || b.is_ascii_whitespace() || *b >= 0x80;
-    // An XSpace starts with a plane's key (0x0a) and a length, then the plane's id or
-    // name keys (0x08, 0x12): never 16 bytes of text.
+    // An XSpace starts with a plane's key (`XSPACE_PLANES_TAG`, 0x0a) and a length, then
+    // the plane's id or name keys (0x08, 0x12): never 16 bytes of text.
     let looks_like_text =
         head.len() >= 16 && head.iter().all(is_text) && std::str::from_utf8(head).is_ok();
     let what = if head.starts_with(&[0x1f, 0x8b]) {

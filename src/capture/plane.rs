@@ -7,6 +7,17 @@ use super::stat::{parse_stat, OwnedStat, StatRef, StatValue};
 use super::{Damage, LineBoundary, PlaneRef, READ_CHUNK};
 use crate::error::Error;
 use crate::source::ByteSource;
+use crate::wire::fields::{
+    MAP_ENTRY_KEY, MAP_ENTRY_VALUE, XEVENT_DURATION_PS, XEVENT_DURATION_PS_TAG,
+    XEVENT_METADATA_DISPLAY_NAME, XEVENT_METADATA_ID, XEVENT_METADATA_ID_TAG, XEVENT_METADATA_NAME,
+    XEVENT_METADATA_OWN_ID, XEVENT_METADATA_STATS, XEVENT_NUM_OCCURRENCES, XEVENT_OFFSET_PS,
+    XEVENT_OFFSET_PS_TAG, XEVENT_STATS, XEVENT_STATS_TAG, XLINE_EVENTS, XLINE_EVENTS_TAG, XLINE_ID,
+    XLINE_NAME, XLINE_TIMESTAMP_NS, XPLANE_EVENT_METADATA, XPLANE_ID, XPLANE_LINES, XPLANE_NAME,
+    XPLANE_STATS, XPLANE_STAT_METADATA, XSTAT_BYTES_VALUE, XSTAT_DOUBLE_VALUE,
+    XSTAT_DOUBLE_VALUE_TAG, XSTAT_INT64_VALUE, XSTAT_INT64_VALUE_TAG, XSTAT_METADATA_ID,
+    XSTAT_METADATA_ID_TAG, XSTAT_METADATA_NAME, XSTAT_METADATA_OWN_ID, XSTAT_REF_VALUE,
+    XSTAT_REF_VALUE_TAG, XSTAT_STR_VALUE, XSTAT_UINT64_VALUE, XSTAT_UINT64_VALUE_TAG,
+};
 use crate::wire::{decode_varint, Fields, StreamReader, StreamValue, Value, WireError};
 
 /// Stat payloads up to this size are kept in memory with their metadata; larger ones
@@ -144,17 +155,17 @@ impl<'a> Event<'a> {
     fn parse_usual(raw: &'a [u8]) -> Option<Self> {
         let mut event = Event::unread(raw);
         let mut pos = 0usize;
-        if let Some(id) = varint_field(raw, &mut pos, 0x08)? {
+        if let Some(id) = varint_field(raw, &mut pos, XEVENT_METADATA_ID_TAG)? {
             event.metadata_id = id as i64;
         }
-        let offset = varint_field(raw, &mut pos, 0x10)?;
-        if let Some(duration) = varint_field(raw, &mut pos, 0x18)? {
+        let offset = varint_field(raw, &mut pos, XEVENT_OFFSET_PS_TAG)?;
+        if let Some(duration) = varint_field(raw, &mut pos, XEVENT_DURATION_PS_TAG)? {
             event.duration_ps = duration as i64;
         }
         match raw.get(pos..) {
             Some([]) => {}
             // The first stat is framed whole, as the general decoder requires.
-            Some([0x22, len @ 0..=0x7f, rest @ ..])
+            Some([XEVENT_STATS_TAG, len @ 0..=0x7f, rest @ ..])
                 if offset.is_some() && usize::from(*len) <= rest.len() =>
             {
                 event.stats_at = pos
@@ -172,17 +183,18 @@ impl<'a> Event<'a> {
         let mut timed = false;
         while let Some((field, value)) = fields.next_field()? {
             match (field, value) {
-                (1, Value::Varint(v)) => event.metadata_id = v as i64,
-                (2, Value::Varint(v)) => {
+                (XEVENT_METADATA_ID, Value::Varint(v)) => event.metadata_id = v as i64,
+                (XEVENT_OFFSET_PS, Value::Varint(v)) => {
                     event.offset_ps = v as i64;
                     timed = true;
                 }
-                (3, Value::Varint(v)) => event.duration_ps = v as i64,
+                (XEVENT_DURATION_PS, Value::Varint(v)) => event.duration_ps = v as i64,
                 // Protobuf encoders write fields in number order, so at the first stat
-                // of a timed event the header is complete (`num_occurrences`, 5, is
-                // the alternative to `offset_ps` in a oneof): the stats are not walked.
-                (4, _) if timed => break,
-                (5, Value::Varint(v)) => event.num_occurrences = v as i64,
+                // of a timed event the header is complete (`num_occurrences`, numbered
+                // after the stats, is the alternative to `offset_ps` in a oneof): the
+                // stats are not walked.
+                (XEVENT_STATS, _) if timed => break,
+                (XEVENT_NUM_OCCURRENCES, Value::Varint(v)) => event.num_occurrences = v as i64,
                 _ => {}
             }
         }
@@ -215,7 +227,7 @@ impl<'a> Event<'a> {
                 None => {
                     let mut fields = Fields::new(raw.get(pos..).unwrap_or_default());
                     let stat = match fields.next_field() {
-                        Ok(Some((4, Value::Bytes(b)))) => parse_stat(b).ok().flatten(),
+                        Ok(Some((XEVENT_STATS, Value::Bytes(b)))) => parse_stat(b).ok().flatten(),
                         Ok(Some(_)) => None,
                         Ok(None) | Err(_) => return,
                     };
@@ -304,7 +316,8 @@ fn usual_stat<'a>(
     pos: usize,
     wanted: impl Fn(u64) -> bool,
 ) -> Option<(Option<(u64, StatRef<'a>)>, usize)> {
-    let &[0x22, len @ 0..=0x7f, 0x08, id @ 0..=0x7f, key] = raw.get(pos..)?.first_chunk::<5>()?
+    let &[XEVENT_STATS_TAG, len @ 0..=0x7f, XSTAT_METADATA_ID_TAG, id @ 0..=0x7f, key] =
+        raw.get(pos..)?.first_chunk::<5>()?
     else {
         return None;
     };
@@ -316,8 +329,10 @@ fn usual_stat<'a>(
         return Some((None, end));
     }
     let value = match key {
-        0x11 => StatRef::Double(f64::from_le_bytes(*<&[u8; 8]>::try_from(value).ok()?)),
-        0x18 | 0x20 | 0x38 => {
+        XSTAT_DOUBLE_VALUE_TAG => {
+            StatRef::Double(f64::from_le_bytes(*<&[u8; 8]>::try_from(value).ok()?))
+        }
+        XSTAT_UINT64_VALUE_TAG | XSTAT_INT64_VALUE_TAG | XSTAT_REF_VALUE_TAG => {
             // Decoded from the event's bytes rather than the stat's, so that the
             // unrolled decoder applies where ten bytes follow; the varint must fill
             // the stat exactly.
@@ -329,8 +344,8 @@ fn usual_stat<'a>(
                 _ => varint_filling(value)?,
             };
             match key {
-                0x18 => StatRef::Uint(v),
-                0x20 => StatRef::Int(v as i64),
+                XSTAT_UINT64_VALUE_TAG => StatRef::Uint(v),
+                XSTAT_INT64_VALUE_TAG => StatRef::Int(v as i64),
                 _ => StatRef::Ref(v),
             }
         }
@@ -361,17 +376,15 @@ fn varint_filling(bytes: &[u8]) -> Option<u64> {
 #[inline]
 fn peek_metadata_id(raw: &[u8]) -> Option<i64> {
     match raw {
-        [0x08, b, ..] if *b < 0x80 => Some(i64::from(*b)),
-        [0x08, rest @ ..] => {
-            Fields::new(raw)
-                .next_field()
-                .ok()
-                .flatten()
-                .and_then(|(f, v)| match (f, v) {
-                    (1, Value::Varint(id)) if !rest.is_empty() => Some(id as i64),
-                    _ => None,
-                })
-        }
+        [XEVENT_METADATA_ID_TAG, b, ..] if *b < 0x80 => Some(i64::from(*b)),
+        [XEVENT_METADATA_ID_TAG, rest @ ..] => Fields::new(raw)
+            .next_field()
+            .ok()
+            .flatten()
+            .and_then(|(f, v)| match (f, v) {
+                (XEVENT_METADATA_ID, Value::Varint(id)) if !rest.is_empty() => Some(id as i64),
+                _ => None,
+            }),
         _ => None,
     }
 }
@@ -384,7 +397,9 @@ fn header_end(src: &dyn ByteSource, start: u64, end: u64) -> Result<u64, Error> 
         let at = reader.position();
         match reader.next_field(end)? {
             None => return Ok(end),
-            Some((1, StreamValue::Varint(_)) | (2, StreamValue::Bytes { .. })) => {}
+            Some(
+                (XPLANE_ID, StreamValue::Varint(_)) | (XPLANE_NAME, StreamValue::Bytes { .. }),
+            ) => {}
             Some(_) => return Ok(at),
         }
     }
@@ -398,7 +413,7 @@ pub(super) fn read_plane_name(
     let end = offset.saturating_add(len);
     let mut reader = StreamReader::over(src, 4096, offset, end);
     while let Some((field, value)) = reader.next_field(end)? {
-        if let (2, StreamValue::Bytes { offset, len }) = (field, value) {
+        if let (XPLANE_NAME, StreamValue::Bytes { offset, len }) = (field, value) {
             return Ok(
                 String::from_utf8_lossy(reader.bytes(offset, len.min(MAX_NAME))?).into_owned(),
             );
@@ -520,31 +535,33 @@ impl Plane {
         let mut reader = StreamReader::over(src, READ_CHUNK, start, end);
         while let Some((field, value)) = reader.next_field(end)? {
             match (field, value) {
-                (1, StreamValue::Varint(v)) => plane.id = v as i64,
-                (2, StreamValue::Bytes { offset, len }) => {
+                (XPLANE_ID, StreamValue::Varint(v)) => plane.id = v as i64,
+                (XPLANE_NAME, StreamValue::Bytes { offset, len }) => {
                     plane.name = String::from_utf8_lossy(reader.bytes(offset, len.min(MAX_NAME))?)
                         .into_owned();
                 }
-                (3, StreamValue::Bytes { offset, len }) => {
+                (XPLANE_LINES, StreamValue::Bytes { offset, len }) => {
                     plane.line_count = plane.line_count.saturating_add(1);
                     if plane.lines.len() < MAX_LINES_INDEXED {
                         plane.lines.push((offset, len));
                     }
                 }
-                (4, StreamValue::Bytes { offset, len }) => {
+                (XPLANE_EVENT_METADATA, StreamValue::Bytes { offset, len }) => {
                     let resume = reader.position();
                     if let Some(meta) = read_event_metadata_entry(&mut reader, offset, len)? {
                         plane.event_metadata.insert(meta.id, meta);
                     }
                     reader.seek(resume);
                 }
-                (5, StreamValue::Bytes { offset, len }) => {
+                (XPLANE_STAT_METADATA, StreamValue::Bytes { offset, len }) => {
                     if let Some((id, name)) = parse_stat_metadata_entry(reader.bytes(offset, len)?)
                     {
                         plane.stat_names.insert(id, name);
                     }
                 }
-                (6, StreamValue::Bytes { offset, len }) if plane.stats.len() < MAX_STATS_KEPT => {
+                (XPLANE_STATS, StreamValue::Bytes { offset, len })
+                    if plane.stats.len() < MAX_STATS_KEPT =>
+                {
                     if let Ok(Some((id, value))) = parse_stat(reader.bytes(offset, len)?) {
                         plane.stats.push(OwnedStat {
                             metadata_id: id,
@@ -689,7 +706,7 @@ impl Plane {
                 break;
             };
             match (field, value) {
-                (3, StreamValue::Bytes { offset, len }) => {
+                (XPLANE_LINES, StreamValue::Bytes { offset, len }) => {
                     if let Some(walked) = &mut walked {
                         walked.line_count = walked.line_count.saturating_add(1);
                         if walked.lines.len() < MAX_LINES_INDEXED {
@@ -832,7 +849,9 @@ fn visit_line<V: EventVisitor + ?Sized>(
             if announced == Some(true) {
                 // Most events are of types the visitor skips: pass over runs of them
                 // in a tight loop, keeping only the last (for the line's span).
-                if let Some(raw) = fields.skip_small_messages(0x22, |id| !visitor.wants(id)) {
+                if let Some(raw) =
+                    fields.skip_small_messages(XLINE_EVENTS_TAG, |id| !visitor.wants(id))
+                {
                     last_raw = Some(raw);
                     consumed = fields.position();
                 }
@@ -850,13 +869,13 @@ fn visit_line<V: EventVisitor + ?Sized>(
                 }
             };
             match field {
-                (1, Value::Varint(v)) => line.id = v as i64,
-                (2, Value::Bytes(b)) => {
+                (XLINE_ID, Value::Varint(v)) => line.id = v as i64,
+                (XLINE_NAME, Value::Bytes(b)) => {
                     line.name = String::from_utf8_lossy(b.get(..MAX_NAME as usize).unwrap_or(b))
                         .into_owned();
                 }
-                (3, Value::Varint(v)) => line.timestamp_ns = v as i64,
-                (4, Value::Bytes(raw)) => {
+                (XLINE_TIMESTAMP_NS, Value::Varint(v)) => line.timestamp_ns = v as i64,
+                (XLINE_EVENTS, Value::Bytes(raw)) => {
                     let here = pos.saturating_add(consumed as u64);
                     if first_start.is_none() {
                         first_start = Some(start_of(raw, &line));
@@ -915,7 +934,7 @@ fn visit_line<V: EventVisitor + ?Sized>(
             // One field larger than the window: read it whole (bounded by MAX_INLINE_MESSAGE).
             reader.seek(pos);
             match reader.next_field(end)? {
-                Some((4, StreamValue::Bytes { offset, len })) => {
+                Some((XLINE_EVENTS, StreamValue::Bytes { offset, len })) => {
                     let wanted = *announced.get_or_insert_with(|| visitor.line(&line));
                     if wanted {
                         let raw = reader.bytes(offset, len)?;
@@ -960,15 +979,15 @@ fn read_event_metadata_entry(
     offset: u64,
     len: u64,
 ) -> Result<Option<EventMetadata>, Error> {
-    // A map entry: key = 1 (int64), value = 2 (XEventMetadata).
+    // A map entry: an int64 key, an XEventMetadata value.
     let end = offset.saturating_add(len);
     reader.seek(offset);
     let mut key = None;
     let mut meta = None;
     while let Some((field, value)) = reader.next_field(end)? {
         match (field, value) {
-            (1, StreamValue::Varint(v)) => key = Some(v as i64),
-            (2, StreamValue::Bytes { offset, len }) => {
+            (MAP_ENTRY_KEY, StreamValue::Varint(v)) => key = Some(v as i64),
+            (MAP_ENTRY_VALUE, StreamValue::Bytes { offset, len }) => {
                 let resume = reader.position();
                 meta = Some(read_event_metadata(
                     reader,
@@ -997,15 +1016,17 @@ fn read_event_metadata(
     let mut meta = EventMetadata::default();
     while let Some((field, value)) = reader.next_field(end)? {
         match (field, value) {
-            (1, StreamValue::Varint(v)) => meta.id = v as i64,
-            (2, StreamValue::Bytes { offset, len }) => {
+            (XEVENT_METADATA_OWN_ID, StreamValue::Varint(v)) => meta.id = v as i64,
+            (XEVENT_METADATA_NAME, StreamValue::Bytes { offset, len }) => {
                 meta.name = String::from_utf8_lossy(reader.bytes(offset, len)?).into_owned();
             }
-            (4, StreamValue::Bytes { offset, len }) => {
+            (XEVENT_METADATA_DISPLAY_NAME, StreamValue::Bytes { offset, len }) => {
                 meta.display_name =
                     String::from_utf8_lossy(reader.bytes(offset, len)?).into_owned();
             }
-            (5, StreamValue::Bytes { offset, len }) if meta.stats.len() < MAX_STATS_KEPT => {
+            (XEVENT_METADATA_STATS, StreamValue::Bytes { offset, len })
+                if meta.stats.len() < MAX_STATS_KEPT =>
+            {
                 let resume = reader.position();
                 if let Some(stat) = read_metadata_stat(reader, offset, offset.saturating_add(len))?
                 {
@@ -1030,25 +1051,27 @@ fn read_metadata_stat(
     let mut value = None;
     while let Some((field, v)) = reader.next_field(end)? {
         value = match (field, v) {
-            (1, StreamValue::Varint(x)) => {
+            (XSTAT_METADATA_ID, StreamValue::Varint(x)) => {
                 id = x;
                 continue;
             }
-            (6, StreamValue::Bytes { offset, len }) if len > INLINE_BYTES_LIMIT => {
+            (XSTAT_BYTES_VALUE, StreamValue::Bytes { offset, len }) if len > INLINE_BYTES_LIMIT => {
                 Some(StatValue::BytesAt { offset, len })
             }
-            (5..=6, StreamValue::Bytes { offset, len }) => {
+            (XSTAT_STR_VALUE..=XSTAT_BYTES_VALUE, StreamValue::Bytes { offset, len }) => {
                 let bytes = reader.bytes(offset, len)?;
-                Some(if field == 5 {
+                Some(if field == XSTAT_STR_VALUE {
                     StatValue::Str(String::from_utf8_lossy(bytes).into())
                 } else {
                     StatValue::Bytes(bytes.into())
                 })
             }
-            (2, StreamValue::Fixed64(x)) => Some(StatValue::Double(f64::from_bits(x))),
-            (3, StreamValue::Varint(x)) => Some(StatValue::Uint(x)),
-            (4, StreamValue::Varint(x)) => Some(StatValue::Int(x as i64)),
-            (7, StreamValue::Varint(x)) => Some(StatValue::Ref(x)),
+            (XSTAT_DOUBLE_VALUE, StreamValue::Fixed64(x)) => {
+                Some(StatValue::Double(f64::from_bits(x)))
+            }
+            (XSTAT_UINT64_VALUE, StreamValue::Varint(x)) => Some(StatValue::Uint(x)),
+            (XSTAT_INT64_VALUE, StreamValue::Varint(x)) => Some(StatValue::Int(x as i64)),
+            (XSTAT_REF_VALUE, StreamValue::Varint(x)) => Some(StatValue::Ref(x)),
             _ => continue,
         };
     }
@@ -1065,13 +1088,15 @@ fn parse_stat_metadata_entry(bytes: &[u8]) -> Option<(u64, String)> {
     let mut name = String::new();
     while let Ok(Some((field, value))) = fields.next_field() {
         match (field, value) {
-            (1, Value::Varint(v)) => key = Some(v),
-            (2, Value::Bytes(b)) => {
+            (MAP_ENTRY_KEY, Value::Varint(v)) => key = Some(v),
+            (MAP_ENTRY_VALUE, Value::Bytes(b)) => {
                 let mut inner = Fields::new(b);
                 while let Ok(Some((f, v))) = inner.next_field() {
                     match (f, v) {
-                        (1, Value::Varint(x)) => id = Some(x),
-                        (2, Value::Bytes(s)) => name = String::from_utf8_lossy(s).into_owned(),
+                        (XSTAT_METADATA_OWN_ID, Value::Varint(x)) => id = Some(x),
+                        (XSTAT_METADATA_NAME, Value::Bytes(s)) => {
+                            name = String::from_utf8_lossy(s).into_owned()
+                        }
                         _ => {}
                     }
                 }

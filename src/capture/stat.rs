@@ -1,8 +1,13 @@
 //! XStat values: read borrowed from an event's wire bytes on the hot path, or owned
 //! when kept with plane or event metadata. A string stat is either inline (`str_value`)
 //! or a reference into the plane's stat metadata (`ref_value`); numbers may arrive as
-//! int64, uint64 or double whatever the stat (capture-format.md §3).
+//! int64, uint64 or double whatever the stat (docs/xplane.md#stat-values).
 
+use crate::wire::fields::{
+    XSTAT_BYTES_VALUE, XSTAT_DOUBLE_VALUE, XSTAT_DOUBLE_VALUE_TAG, XSTAT_INT64_VALUE,
+    XSTAT_INT64_VALUE_TAG, XSTAT_METADATA_ID, XSTAT_METADATA_ID_TAG, XSTAT_REF_VALUE,
+    XSTAT_REF_VALUE_TAG, XSTAT_STR_VALUE, XSTAT_UINT64_VALUE, XSTAT_UINT64_VALUE_TAG,
+};
 use crate::wire::{decode_varint, Fields, Value, WireError};
 
 /// A stat value borrowed from wire bytes.
@@ -112,16 +117,16 @@ fn parse_any_stat(bytes: &[u8]) -> Result<Option<(u64, StatRef<'_>)>, WireError>
     let mut value = None;
     while let Some((field, v)) = fields.next_field()? {
         value = match (field, v) {
-            (1, Value::Varint(x)) => {
+            (XSTAT_METADATA_ID, Value::Varint(x)) => {
                 id = x;
                 continue;
             }
-            (2, Value::Fixed64(x)) => Some(StatRef::Double(f64::from_bits(x))),
-            (3, Value::Varint(x)) => Some(StatRef::Uint(x)),
-            (4, Value::Varint(x)) => Some(StatRef::Int(x as i64)),
-            (5, Value::Bytes(b)) => Some(StatRef::Str(b)),
-            (6, Value::Bytes(b)) => Some(StatRef::Bytes(b)),
-            (7, Value::Varint(x)) => Some(StatRef::Ref(x)),
+            (XSTAT_DOUBLE_VALUE, Value::Fixed64(x)) => Some(StatRef::Double(f64::from_bits(x))),
+            (XSTAT_UINT64_VALUE, Value::Varint(x)) => Some(StatRef::Uint(x)),
+            (XSTAT_INT64_VALUE, Value::Varint(x)) => Some(StatRef::Int(x as i64)),
+            (XSTAT_STR_VALUE, Value::Bytes(b)) => Some(StatRef::Str(b)),
+            (XSTAT_BYTES_VALUE, Value::Bytes(b)) => Some(StatRef::Bytes(b)),
+            (XSTAT_REF_VALUE, Value::Varint(x)) => Some(StatRef::Ref(x)),
             _ => continue,
         };
     }
@@ -133,16 +138,15 @@ fn parse_any_stat(bytes: &[u8]) -> Result<Option<(u64, StatRef<'_>)>, WireError>
 /// and goes through the general decoder, which gives the same answer for these.
 #[inline(always)]
 fn parse_common_stat(bytes: &[u8]) -> Option<(u64, StatRef<'_>)> {
-    let [0x08, id @ 0..=0x7f, key, rest @ ..] = bytes else {
+    let [XSTAT_METADATA_ID_TAG, id @ 0..=0x7f, key, rest @ ..] = bytes else {
         return None;
     };
     let value = match *key {
-        // double_value, fixed64: exactly the 8 bytes left
-        0x11 => StatRef::Double(f64::from_le_bytes(rest.try_into().ok()?)),
-        // uint64_value, int64_value, ref_value
-        0x18 => StatRef::Uint(whole_varint(rest)?),
-        0x20 => StatRef::Int(whole_varint(rest)? as i64),
-        0x38 => StatRef::Ref(whole_varint(rest)?),
+        // A double is fixed64: exactly the 8 bytes left.
+        XSTAT_DOUBLE_VALUE_TAG => StatRef::Double(f64::from_le_bytes(rest.try_into().ok()?)),
+        XSTAT_UINT64_VALUE_TAG => StatRef::Uint(whole_varint(rest)?),
+        XSTAT_INT64_VALUE_TAG => StatRef::Int(whole_varint(rest)? as i64),
+        XSTAT_REF_VALUE_TAG => StatRef::Ref(whole_varint(rest)?),
         _ => return None,
     };
     Some((u64::from(*id), value))

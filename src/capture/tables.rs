@@ -1,7 +1,8 @@
 //! Where a plane's tables start, found from the plane's end.
 //!
-//! A plane's tables (event metadata 4, stat names 5, plane stats 6) follow its lines
-//! (3), because encoders write fields in number order, yet the tables are needed to
+//! A plane's tables (its event metadata, stat metadata and plane stats, fields 4, 5
+//! and 6) follow its lines (field 3), because encoders write fields in number order,
+//! yet the tables are needed to
 //! read the lines. Finding them by walking every line's header means reading a plane
 //! of many short lines twice, which in the browser is most of the cost of a large
 //! capture. So they are looked for from the plane's end: the tables are the longest
@@ -13,6 +14,14 @@
 //! `Plane::confirm_tables`); a plane whose guess fails is read again by walking.
 
 use crate::source::ByteSource;
+use crate::wire::fields::{
+    MAP_ENTRY_KEY, MAP_ENTRY_VALUE, XEVENT_METADATA_CHILD_ID, XEVENT_METADATA_DISPLAY_NAME,
+    XEVENT_METADATA_NAME, XEVENT_METADATA_OWN_ID, XEVENT_METADATA_PAST_LAST, XEVENT_METADATA_STATS,
+    XPLANE_EVENT_METADATA_TAG, XPLANE_STATS_TAG, XPLANE_STAT_METADATA_TAG, XSTAT_BYTES_VALUE,
+    XSTAT_DOUBLE_VALUE, XSTAT_INT64_VALUE, XSTAT_METADATA_DESCRIPTION, XSTAT_METADATA_ID,
+    XSTAT_METADATA_NAME, XSTAT_METADATA_OWN_ID, XSTAT_METADATA_PAST_LAST, XSTAT_PAST_LAST,
+    XSTAT_REF_VALUE, XSTAT_STR_VALUE, XSTAT_UINT64_VALUE,
+};
 use crate::wire::{decode_varint, read_payload, Fields, Value};
 
 /// How much of the plane's end is read first; four times more each time the tables
@@ -93,11 +102,14 @@ fn earliest_start_within(bytes: &[u8], budget: usize) -> Option<usize> {
     Some(earliest)
 }
 
-/// For a field with a table key (one byte: 0x22, 0x2a or 0x32, all length-delimited)
-/// at the start of `bytes`: where its payload starts and its length.
+/// For a field with a table key (one byte each, all length-delimited: 0x22, 0x2a,
+/// 0x32) at the start of `bytes`: where its payload starts and its length.
 fn table_field_frame(bytes: &[u8]) -> Option<(usize, usize)> {
     let (&key, rest) = bytes.split_first()?;
-    if !matches!(key, 0x22 | 0x2a | 0x32) {
+    if !matches!(
+        key,
+        XPLANE_EVENT_METADATA_TAG | XPLANE_STAT_METADATA_TAG | XPLANE_STATS_TAG
+    ) {
         return None;
     }
     let (len, used) = decode_varint(rest).ok()?;
@@ -112,23 +124,23 @@ struct Checker {
 
 impl Checker {
     /// Whether a table field's payload has the shape its key says, every field typed
-    /// as the schema types it: an event metadata entry (4), a stat metadata entry (5),
-    /// a plane stat (6). Strict on purpose: the bytes of events (with their varint
-    /// offsets) do not pass as entries.
+    /// as the schema types it: an event metadata entry, a stat metadata entry, a plane
+    /// stat. Strict on purpose: the bytes of events (with their varint offsets) do not
+    /// pass as entries.
     fn table_payload_ok(&mut self, key: u8, payload: &[u8]) -> bool {
         match key {
-            0x22 => self.map_entry_ok(payload, Self::event_metadata_ok),
-            0x2a => self.map_entry_ok(payload, Self::stat_metadata_ok),
+            XPLANE_EVENT_METADATA_TAG => self.map_entry_ok(payload, Self::event_metadata_ok),
+            XPLANE_STAT_METADATA_TAG => self.map_entry_ok(payload, Self::stat_metadata_ok),
             _ => self.stat_ok(payload),
         }
     }
 
-    /// A map entry: an int64 key (1) and a value (2), which must be there.
+    /// A map entry: an int64 key and a value, which must be there.
     fn map_entry_ok(&mut self, payload: &[u8], value_ok: fn(&mut Self, &[u8]) -> bool) -> bool {
         let mut has_value = false;
         let ok = self.all_fields(payload, |checker, field, value| match (field, value) {
-            (1, Value::Varint(_)) => true,
-            (2, Value::Bytes(b)) => {
+            (MAP_ENTRY_KEY, Value::Varint(_)) => true,
+            (MAP_ENTRY_VALUE, Value::Bytes(b)) => {
                 has_value = true;
                 value_ok(checker, b)
             }
@@ -142,10 +154,14 @@ impl Checker {
 
     fn event_metadata_ok(&mut self, bytes: &[u8]) -> bool {
         self.all_fields(bytes, |checker, field, value| match (field, value) {
-            (1 | 6, Value::Varint(_)) => true,
-            (2..=4 | 6, Value::Bytes(_)) => true,
-            (5, Value::Bytes(stat)) => checker.stat_ok(stat),
-            (7.., _) => true,
+            // `child_id` is repeated int64: unpacked (varints) or packed (bytes).
+            (XEVENT_METADATA_OWN_ID | XEVENT_METADATA_CHILD_ID, Value::Varint(_)) => true,
+            (
+                XEVENT_METADATA_NAME..=XEVENT_METADATA_DISPLAY_NAME | XEVENT_METADATA_CHILD_ID,
+                Value::Bytes(_),
+            ) => true,
+            (XEVENT_METADATA_STATS, Value::Bytes(stat)) => checker.stat_ok(stat),
+            (XEVENT_METADATA_PAST_LAST.., _) => true,
             _ => false,
         })
     }
@@ -154,7 +170,12 @@ impl Checker {
         self.all_fields(bytes, |_, field, value| {
             matches!(
                 (field, value),
-                (1, Value::Varint(_)) | (2..=3, Value::Bytes(_)) | (4.., _)
+                (XSTAT_METADATA_OWN_ID, Value::Varint(_))
+                    | (
+                        XSTAT_METADATA_NAME..=XSTAT_METADATA_DESCRIPTION,
+                        Value::Bytes(_)
+                    )
+                    | (XSTAT_METADATA_PAST_LAST.., _)
             )
         })
     }
@@ -163,10 +184,12 @@ impl Checker {
         self.all_fields(bytes, |_, field, value| {
             matches!(
                 (field, value),
-                (1 | 3 | 4 | 7, Value::Varint(_))
-                    | (2, Value::Fixed64(_))
-                    | (5 | 6, Value::Bytes(_))
-                    | (8.., _)
+                (
+                    XSTAT_METADATA_ID | XSTAT_UINT64_VALUE | XSTAT_INT64_VALUE | XSTAT_REF_VALUE,
+                    Value::Varint(_)
+                ) | (XSTAT_DOUBLE_VALUE, Value::Fixed64(_))
+                    | (XSTAT_STR_VALUE | XSTAT_BYTES_VALUE, Value::Bytes(_))
+                    | (XSTAT_PAST_LAST.., _)
             )
         })
     }

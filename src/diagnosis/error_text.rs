@@ -92,7 +92,8 @@ pub fn find_request(
 }
 
 /// The message as the report carries it: the parser's figures unchanged, and the plan
-/// part its request matched. The scenario is filled in once the triage has run.
+/// part its request matched. The scenario is filled in once the triage has run
+/// (`docs/diagnosis.md#the-pasted-error`).
 pub fn describe(message: OomMessage, file: &str, matched: Option<&RequestMatch>) -> ErrorReport {
     ErrorReport {
         message,

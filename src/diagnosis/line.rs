@@ -3,7 +3,8 @@
 
 use crate::evidence::message::OomMessage;
 use crate::report::model::{
-    AllocatorKind, Diagnosis, DiagnosisId, HostReport, Label, ModuleReport, Plan, Runtime,
+    AllocatorKind, Diagnosis, DiagnosisId, DiagnosisItem, HostReport, Label, ModuleReport, Plan,
+    Runtime,
 };
 use crate::report::present;
 use crate::selection::Failure;
@@ -134,7 +135,21 @@ impl Line {
             cost: None,
             fits_after: None,
             check: None,
+            subject: None,
+            items: Vec::new(),
         })
+    }
+
+    /// What the line is about, when its id can appear several times.
+    pub fn subject(mut self, subject: &str) -> Self {
+        self.0.subject = Some(subject.to_owned());
+        self
+    }
+
+    /// What the finding is made of.
+    pub fn items(mut self, items: Vec<DiagnosisItem>) -> Self {
+        self.0.items = items;
+        self
     }
 
     /// The full fix: what to do, its saving and cost, whether the plan then fits, and

@@ -1,10 +1,8 @@
-//! Diagnosis lines (mission-spec §5, §9): each finding with its cause, a fix, the
-//! bytes the fix would save (estimated), its cost, and whether the plan then fits.
-
 //! Diagnosis lines: each finding with its cause, a fix, the bytes the fix would save
-//! (estimated), its cost, and whether the plan then fits. The rules live in [`rules`],
-//! one function per diagnosis id; what they read and how they build a line, in
-//! [`line`]; the one-sentence verdict, in [`verdict`].
+//! (estimated), its cost, and whether the plan then fits (the table of lines is in
+//! `docs/diagnosis.md#the-diagnosis-lines`). The rules live in [`rules`], one function
+//! per diagnosis id; what they read and how they build a line, in [`line`]; the
+//! one-sentence verdict, in [`verdict`].
 
 pub mod error_text;
 pub mod line;

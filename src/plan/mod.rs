@@ -15,6 +15,7 @@
 )]
 
 pub mod index;
+mod live;
 pub mod replay;
 pub mod roles;
 pub mod shape;
@@ -25,7 +26,7 @@ use prost::Message;
 
 use crate::capture::{Plane, StatValue};
 use crate::proto::xla::{BufferAllocationProto, HloProto};
-use crate::report::model::{Category, LiveBuffer, Plan, Roles, TimelinePoint};
+use crate::report::model::{Category, Plan, TimelinePoint};
 use crate::source::ByteSource;
 use index::{op_name, HloIndex};
 use replay::BufferSizes;
@@ -159,10 +160,34 @@ pub fn analyze(hlo: &HloProto) -> Plan {
         return plan;
     };
     let index = HloIndex::new(module, assignment);
-    let donated = donated_parameters(module);
+    add_totals(&mut plan, &index, &donated_parameters(module));
+    let sizes = |id: i64| {
+        index.buffer(id).map(|b| BufferSizes {
+            padded: u64::try_from(b.size).unwrap_or(0),
+            unpadded: index.unpadded_size(b),
+        })
+    };
+    let mut live = held_for_the_program(&mut plan, &index);
+    live.extend(replay_heap(&mut plan, &index, &sizes));
+    plan.peak_bytes = plan.heap_peak_bytes.saturating_add(plan.indefinite_bytes);
+    live::describe(&mut plan, &index, &live);
+    plan.remat_instructions = index
+        .instructions()
+        .filter(|i| i.name.contains(".remat"))
+        .count() as u64;
+    plan.host_callbacks = host_callbacks(&index);
+    if has_impossible_sizes(assignment) {
+        plan.replay_note = Some(match plan.replay_note.take() {
+            Some(note) => format!("{IMPOSSIBLE_TEXT}; {note}"),
+            None => IMPOSSIBLE_TEXT.into(),
+        });
+    }
+    plan
+}
 
-    // Totals, as PjRt's compiled memory stats compute them.
-    for a in &assignment.buffer_allocations {
+/// The totals, as PjRt's compiled memory stats compute them.
+fn add_totals(plan: &mut Plan, index: &HloIndex<'_>, donated: &HashSet<(i64, Vec<i64>)>) {
+    for a in &index.assignment.buffer_allocations {
         let size = u64::try_from(a.size).unwrap_or(0);
         // XLA's ComputeTotalAllocationBytes (which XProf shows) leaves out thread-local
         // allocations, which live on stacks rather than in device memory.
@@ -174,18 +199,7 @@ pub fn analyze(hlo: &HloProto) -> Plan {
             || (a.is_entry_computation_parameter
                 && donated.contains(&(a.parameter_number, a.parameter_shape_index.clone())));
         if a.is_entry_computation_parameter {
-            if host {
-                plan.host_argument_bytes = plan.host_argument_bytes.saturating_add(size);
-            } else {
-                plan.argument_bytes = plan.argument_bytes.saturating_add(size);
-                plan.parameter_count = plan.parameter_count.saturating_add(1);
-                plan.parameter_bytes = plan.parameter_bytes.saturating_add(size);
-                if aliased {
-                    plan.alias_bytes = plan.alias_bytes.saturating_add(size);
-                    plan.donated_parameter_count = plan.donated_parameter_count.saturating_add(1);
-                    plan.donated_bytes = plan.donated_bytes.saturating_add(size);
-                }
-            }
+            add_parameter(plan, size, host, aliased);
         }
         if a.maybe_live_out {
             if host {
@@ -212,26 +226,30 @@ pub fn analyze(hlo: &HloProto) -> Plan {
         .saturating_add(u128::from(plan.temp_bytes))
         .saturating_sub(u128::from(plan.alias_bytes));
     plan.total_bytes = u64::try_from(total).unwrap_or(u64::MAX);
-    let impossible = |size: i64| !(0..=IMPOSSIBLE_BYTES).contains(&size);
-    let corrupt_sizes = assignment
-        .buffer_allocations
-        .iter()
-        .any(|a| impossible(a.size))
-        || assignment
-            .logical_buffers
-            .iter()
-            .any(|b| impossible(b.size));
+}
 
-    let sizes = |id: i64| {
-        index.buffer(id).map(|b| BufferSizes {
-            padded: u64::try_from(b.size).unwrap_or(0),
-            unpadded: index.unpadded_size(b),
-        })
-    };
+fn add_parameter(plan: &mut Plan, size: u64, host: bool, aliased: bool) {
+    if host {
+        plan.host_argument_bytes = plan.host_argument_bytes.saturating_add(size);
+        return;
+    }
+    plan.argument_bytes = plan.argument_bytes.saturating_add(size);
+    plan.parameter_count = plan.parameter_count.saturating_add(1);
+    plan.parameter_bytes = plan.parameter_bytes.saturating_add(size);
+    if aliased {
+        plan.alias_bytes = plan.alias_bytes.saturating_add(size);
+        plan.donated_parameter_count = plan.donated_parameter_count.saturating_add(1);
+        plan.donated_bytes = plan.donated_bytes.saturating_add(size);
+    }
+}
 
-    // Memory held for the whole program, counted at allocation size (XProf step 4).
-    let mut live: Vec<(i64, u64)> = Vec::new(); // (buffer id, bytes shown)
-    for a in assignment
+/// Memory held for the whole program, counted at allocation size (as XProf's memory
+/// viewer does, see `docs/memory-viewer.md`): adds it to `indefinite_bytes` and returns
+/// each allocation's largest buffer, `(buffer id, bytes shown)`.
+fn held_for_the_program(plan: &mut Plan, index: &HloIndex<'_>) -> Vec<(i64, u64)> {
+    let mut live = Vec::new();
+    for a in index
+        .assignment
         .buffer_allocations
         .iter()
         .filter(|a| a.color == HBM && is_indefinite(a))
@@ -246,97 +264,53 @@ pub fn analyze(hlo: &HloProto) -> Plan {
             live.push((buffer.id, u64::try_from(buffer.size).unwrap_or(0)));
         }
     }
+    live
+}
 
-    // The heap replay of the trace XProf would pick.
-    match choose_trace(&index) {
-        Some(trace) => {
-            plan.has_heap_trace = true;
-            let r = replay::replay(trace, &sizes);
-            plan.heap_peak_bytes = r.peak;
-            for &id in &r.live_at_peak {
-                live.push((id, sizes(id).map(|s| s.padded).unwrap_or(0)));
-            }
-            plan.timeline = downsample(
-                &r.heap,
-                &r.instructions,
-                r.peak_index,
-                plan.indefinite_bytes,
-            );
-            plan.timeline_peak_index = plan
-                .timeline
-                .iter()
-                .position(|p| p.bytes == r.peak.saturating_add(plan.indefinite_bytes))
-                .unwrap_or(0);
-            if !r.problems.is_empty() {
-                plan.replay_note = Some(format!(
-                    "the heap trace is inconsistent: {}",
-                    r.problems.join("; ")
-                ));
-            }
-        }
-        None => {
-            plan.replay_note = Some(
-                "the plan has no heap-simulator trace for device memory (small modules have none); \
-                 the peak is the memory held for the whole program"
-                    .into(),
-            );
-        }
-    }
-    plan.peak_bytes = plan.heap_peak_bytes.saturating_add(plan.indefinite_bytes);
-
-    // What is live at the peak: sizes, shapes, roles, sources.
-    let roles = roles::RoleResolver::new(&index);
-    let mut buffers: Vec<LiveBuffer> = Vec::with_capacity(live.len());
-    let mut heap_roles = Roles::default();
-    for &(id, bytes) in &live {
-        let Some(buffer) = index.buffer(id) else {
-            continue;
-        };
-        let allocation = index.allocation_of(id);
-        let category = allocation.map(category).unwrap_or(Category::Temporary);
-        let instruction = index.defining_instruction(buffer);
-        let role = roles.role(buffer);
-        if category == Category::Temporary {
-            heap_roles.add(role, bytes);
-        }
-        let shape_index = HloIndex::shape_index(buffer);
-        let mut name = instruction
-            .map(|i| i.name.clone())
-            .unwrap_or_else(|| format!("buffer {id}"));
-        if !shape_index.is_empty() {
-            let parts: Vec<String> = shape_index.iter().map(|i| i.to_string()).collect();
-            name = format!("{name}{{{}}}", parts.join(","));
-        }
-        let display_shape = index.buffer_display_shape(buffer);
-        buffers.push(LiveBuffer {
-            name,
-            opcode: instruction.map(|i| i.opcode.clone()).unwrap_or_default(),
-            shape: display_shape.map(shape::format_shape).unwrap_or_default(),
-            bytes,
-            unpadded_bytes: index.unpadded_size(buffer),
-            category,
-            role,
-            source: instruction.map(|i| index.source_of(i)).unwrap_or_default(),
-            op_name: instruction
-                .map(|i| op_name(i).to_owned())
-                .unwrap_or_default(),
-            memory_space: display_shape.map(shape::memory_space).unwrap_or(0),
-        });
-    }
-    plan.roles_at_peak = heap_roles;
-    plan.padding_bytes = buffers
+/// Replays the heap trace XProf would pick: sets the heap peak and the timeline, and
+/// returns the buffers live at the peak, `(buffer id, bytes)`.
+fn replay_heap(
+    plan: &mut Plan,
+    index: &HloIndex<'_>,
+    sizes: &dyn Fn(i64) -> Option<BufferSizes>,
+) -> Vec<(i64, u64)> {
+    let Some(trace) = choose_trace(index) else {
+        plan.replay_note = Some(
+            "the plan has no heap-simulator trace for device memory (small modules have none); \
+             the peak is the memory held for the whole program"
+                .into(),
+        );
+        return Vec::new();
+    };
+    plan.has_heap_trace = true;
+    let r = replay::replay(trace, sizes);
+    plan.heap_peak_bytes = r.peak;
+    plan.timeline = downsample(
+        &r.heap,
+        &r.instructions,
+        r.peak_index,
+        plan.indefinite_bytes,
+    );
+    plan.timeline_peak_index = plan
+        .timeline
         .iter()
-        .map(|b| b.bytes.saturating_sub(b.unpadded_bytes))
-        .fold(0, u64::saturating_add);
-    plan.scan_stacks = roles.scan_stacks(&live);
-    buffers.sort_by(|a, b| b.bytes.cmp(&a.bytes).then_with(|| a.name.cmp(&b.name)));
-    buffers.truncate(LIVE_BUFFERS_KEPT);
-    plan.live_at_peak = buffers;
+        .position(|p| p.bytes == r.peak.saturating_add(plan.indefinite_bytes))
+        .unwrap_or(0);
+    if !r.problems.is_empty() {
+        plan.replay_note = Some(format!(
+            "the heap trace is inconsistent: {}",
+            r.problems.join("; ")
+        ));
+    }
+    r.live_at_peak
+        .iter()
+        .map(|&id| (id, sizes(id).map(|s| s.padded).unwrap_or(0)))
+        .collect()
+}
 
-    plan.remat_instructions = index
-        .instructions()
-        .filter(|i| i.name.contains(".remat"))
-        .count() as u64;
+/// Host callbacks compiled into the module (a leftover `jax.debug.print`), each with
+/// its op_name when it has one.
+fn host_callbacks(index: &HloIndex<'_>) -> Vec<String> {
     let mut callbacks: Vec<String> = index
         .instructions()
         .filter(|i| i.opcode == "custom-call" && i.custom_call_target.contains("callback"))
@@ -351,14 +325,19 @@ pub fn analyze(hlo: &HloProto) -> Plan {
         .collect();
     callbacks.sort();
     callbacks.dedup();
-    plan.host_callbacks = callbacks;
-    if corrupt_sizes {
-        plan.replay_note = Some(match plan.replay_note.take() {
-            Some(note) => format!("{IMPOSSIBLE_TEXT}; {note}"),
-            None => IMPOSSIBLE_TEXT.into(),
-        });
-    }
-    plan
+    callbacks
+}
+
+fn has_impossible_sizes(assignment: &crate::proto::xla::BufferAssignmentProto) -> bool {
+    let impossible = |size: i64| !(0..=IMPOSSIBLE_BYTES).contains(&size);
+    assignment
+        .buffer_allocations
+        .iter()
+        .any(|a| impossible(a.size))
+        || assignment
+            .logical_buffers
+            .iter()
+            .any(|b| impossible(b.size))
 }
 
 /// `(parameter number, shape index)` of every donated parameter, from the module's

@@ -1,5 +1,5 @@
 //! Replays a heap-simulator trace the way XProf's Memory Viewer does
-//! (capture-format.md §7 step 3): reference counts on the root of each buffer's
+//! (docs/memory-viewer.md#the-replay): reference counts on the root of each buffer's
 //! SHARE_WITH chain, a new peak only when the heap strictly exceeds the old one.
 
 use std::collections::HashMap;

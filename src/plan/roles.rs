@@ -1,12 +1,12 @@
-//! What a buffer is for, from JAX's name stack (mission-spec §2): forward activations
-//! kept for the backward pass, backward, library workspace, or other; and which
-//! buffers are `lax.scan` stacks.
+//! What a buffer is for, from JAX's name stack (docs/diagnosis.md#roles): forward
+//! activations kept for the backward pass, backward, library workspace, or other; and
+//! which buffers are `lax.scan` stacks.
 
 use std::collections::BTreeMap;
 
 use super::index::{op_name, HloIndex};
 use super::shape;
-use crate::proto::xla::LogicalBufferProto;
+use crate::proto::xla::{HloInstructionProto, LogicalBufferProto};
 use crate::report::model::{Role, ScanStack};
 
 /// `s8`: the element type of library scratch buffers.
@@ -87,62 +87,84 @@ impl<'i, 'a> RoleResolver<'i, 'a> {
         }
     }
 
-    /// Buffers live at the peak that a `while` loop carries and a
-    /// `dynamic-update-slice` writes: the stacked per-iteration values of a scan.
+    /// The instructions that share `buffer`: its definer, then its aliases.
+    fn sharers(
+        &self,
+        buffer: &'a LogicalBufferProto,
+    ) -> impl Iterator<Item = &'a HloInstructionProto> + '_ {
+        let defining = self.index.defining_instruction(buffer);
+        let aliases = self
+            .index
+            .aliases_of(buffer.id)
+            .iter()
+            .take(MAX_ALIASES_CONSULTED)
+            .filter_map(|a| {
+                let l = a.location.as_ref()?;
+                if l.instruction_id != 0 {
+                    self.index.instruction(l.instruction_id)
+                } else {
+                    self.index.instruction_named(&l.instruction_name)
+                }
+            });
+        defining.into_iter().chain(aliases)
+    }
+
+    /// A `lax.scan` stack: a buffer of at least two dimensions, the leading one the
+    /// iterations, that a `while` loop carries and a `dynamic-update-slice` writes in
+    /// place. Returns the loop and the instruction that writes the buffer in its body
+    /// (whose op_name and source say where the stacked values come from).
+    pub fn scan_stack(
+        &self,
+        buffer: &'a LogicalBufferProto,
+    ) -> Option<(&'a HloInstructionProto, &'a HloInstructionProto)> {
+        let mut while_loop = None;
+        let mut writer = None;
+        for instruction in self.sharers(buffer) {
+            match instruction.opcode.as_str() {
+                "while" => while_loop = while_loop.or(Some(instruction)),
+                "dynamic-update-slice" => writer = writer.or(Some(instruction)),
+                "fusion"
+                    if instruction.name.contains("dynamic-update-slice")
+                        || instruction.name.contains("dynamic_update_slice") =>
+                {
+                    writer = writer.or(Some(instruction))
+                }
+                _ => {}
+            }
+        }
+        let (while_loop, writer) = (while_loop?, writer?);
+        let shape = self.index.buffer_display_shape(buffer)?;
+        let stacked =
+            shape.dimensions.len() >= 2 && shape.dimensions.first().is_some_and(|&d| d >= 2);
+        stacked.then_some((while_loop, writer))
+    }
+
+    /// Buffers live at the peak that `lax.scan` stacks over its iterations, grouped by
+    /// loop and shape, largest first.
     pub fn scan_stacks(&self, live: &[(i64, u64)]) -> Vec<ScanStack> {
         let mut groups: BTreeMap<(String, String), ScanStack> = BTreeMap::new();
         for &(id, bytes) in live {
             let Some(buffer) = self.index.buffer(id) else {
                 continue;
             };
-            let mut while_name = None;
-            let mut written_in_place = false;
-            let defining = self.index.defining_instruction(buffer);
-            let alias_instructions = self
-                .index
-                .aliases_of(id)
-                .iter()
-                .take(MAX_ALIASES_CONSULTED)
-                .filter_map(|a| {
-                    let l = a.location.as_ref()?;
-                    if l.instruction_id != 0 {
-                        self.index.instruction(l.instruction_id)
-                    } else {
-                        self.index.instruction_named(&l.instruction_name)
-                    }
-                });
-            for instruction in defining.into_iter().chain(alias_instructions) {
-                match instruction.opcode.as_str() {
-                    "while" => while_name = while_name.or(Some(instruction.name.clone())),
-                    "dynamic-update-slice" => written_in_place = true,
-                    "fusion"
-                        if instruction.name.contains("dynamic-update-slice")
-                            || instruction.name.contains("dynamic_update_slice") =>
-                    {
-                        written_in_place = true
-                    }
-                    _ => {}
-                }
-            }
-            let (Some(while_name), true) = (while_name, written_in_place) else {
+            let Some((while_loop, writer)) = self.scan_stack(buffer) else {
                 continue;
             };
             let Some(shape) = self.index.buffer_display_shape(buffer) else {
                 continue;
             };
-            if shape.dimensions.len() < 2 || shape.dimensions.first().is_none_or(|&d| d < 2) {
-                continue;
-            }
             let shape_text = shape::format_shape(shape);
             let role = self.role(buffer);
             let entry = groups
-                .entry((while_name.clone(), shape_text.clone()))
-                .or_insert(ScanStack {
+                .entry((while_loop.name.clone(), shape_text.clone()))
+                .or_insert_with(|| ScanStack {
                     shape: shape_text,
                     count: 0,
                     bytes: 0,
-                    while_instruction: while_name,
+                    while_instruction: while_loop.name.clone(),
                     role,
+                    source: self.index.source_of(writer),
+                    op_name: op_name(writer).to_owned(),
                 });
             entry.count = entry.count.saturating_add(1);
             entry.bytes = entry.bytes.saturating_add(bytes);

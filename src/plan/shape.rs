@@ -1,5 +1,7 @@
 //! Element types and shapes: names as XLA prints them (`f32[8,1024]`), and sizes as
-//! XLA's `ComputeLogicalBufferUnpaddedSizes` computes them (capture-format.md §4, §7).
+//! XLA's `ComputeLogicalBufferUnpaddedSizes` computes them
+//! (docs/memory-viewer.md#buffer-sizes; the type numbers:
+//! docs/xplane.md#the-hlo-messages-we-read).
 
 use crate::proto::xla::ShapeProto;
 

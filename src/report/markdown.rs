@@ -281,6 +281,9 @@ fn render_card(out: &mut String, d: &Card) {
         let _ = write!(out, ", {then}");
     }
     out.push('\n');
+    for item in &d.items {
+        line!(out, "  - {}", escape(item, 400));
+    }
 }
 
 #[cfg(test)]

@@ -1,6 +1,10 @@
 //! The report model and its renderers. Renderers compute nothing: they lay out what
 //! the analysis put in the model.
 
+pub mod diff_json;
+pub mod diff_markdown;
+pub mod diff_text;
+pub mod diff_view;
 pub mod json;
 pub mod markdown;
 pub mod model;

@@ -12,6 +12,7 @@ use serde::Serialize;
 use crate::evidence::device_profile::{DeviceProfile, FrameGrowth};
 use crate::evidence::message::OomMessage;
 
+/// The report format's name and version, written as `schema`.
 pub const SCHEMA: &str = "oomlens/1";
 
 /// Writes a number as a JSON string (see [`ModuleReport::program_id`]).
@@ -44,7 +45,9 @@ impl Label {
 /// The whole output: one host, or several (`hosts`).
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct Report {
+    /// The report format, `oomlens/1`; a change that breaks readers gets a new one.
     pub schema: String,
+    /// The tool and its version (`oomlens 0.1.0`).
     pub tool: String,
     /// One entry per host file analyzed. With one host, its fields are also the
     /// report's top level in the JSON (see `json.rs`).
@@ -54,8 +57,11 @@ pub struct Report {
 /// The analysis of one `<host>.xplane.pb`.
 #[derive(Debug, Clone, Default, Serialize, JsonSchema)]
 pub struct HostReport {
+    /// The host's name: the file name without `.xplane.pb`, or as given.
     pub host: String,
+    /// The file analyzed (its name, not its path).
     pub file: String,
+    /// The file's size.
     pub file_bytes: u64,
     /// The one-sentence verdict every renderer leads with.
     #[serde(default)]
@@ -66,11 +72,13 @@ pub struct HostReport {
     pub selected_module: Option<String>,
     /// Why that module was chosen.
     pub selection_reason: String,
+    /// What the runtime events say (**measured**), when the capture has any.
     pub runtime: Option<Runtime>,
     /// The device pool's capacity (measured): the first device allocator's, when
     /// allocator events were recorded. The figure plans are compared against.
     #[serde(default)]
     pub capacity_bytes: Option<u64>,
+    /// The diagnosis lines, the most useful first: cause, fix, saving, cost.
     pub diagnosis: Vec<Diagnosis>,
     /// The out-of-memory message given (pasted, or found in a log), parsed, with the plan
     /// part its failed request matched.
@@ -137,31 +145,43 @@ pub struct Headline {
     pub figures: Vec<HeadlineFigure>,
 }
 
+/// A figure the headline quotes.
 #[derive(Debug, Clone, Serialize, PartialEq, JsonSchema)]
 pub struct HeadlineFigure {
     /// What the figure is: `needs`, `capacity`, `peak`, `growth_per_execution`, …
     pub name: String,
+    /// The figure, in bytes.
     pub bytes: u64,
     /// As shown in `text` (`3.72 GiB`).
     pub shown: String,
+    /// Where it comes from.
     pub label: Label,
 }
 
+/// A plane of the capture, for orientation.
 #[derive(Debug, Clone, Default, Serialize, JsonSchema)]
 pub struct PlaneSummary {
+    /// The plane's name (`/host:CPU`, `/device:GPU:0`, `/host:metadata`).
     pub name: String,
+    /// Its size in the file.
     pub bytes: u64,
+    /// How many lines (threads, streams) it has.
     pub lines: usize,
 }
 
+/// What the capture lacked or what could not be read, and how to get it.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct Note {
+    /// Stable identifier (`device_trace_incomplete`, `capture_ends_during_call`, …).
     pub id: String,
+    /// What it means and what to do, in one or two sentences.
     pub text: String,
 }
 
+/// A module with a compiled plan in the capture.
 #[derive(Debug, Clone, Default, Serialize, JsonSchema)]
 pub struct ModuleReport {
+    /// The HLO module's name (`jit_train_step`).
     pub name: String,
     /// The program id XLA gave the module (on TPU a 64-bit fingerprint). Written as a
     /// string in JSON: 64-bit ids do not fit a JavaScript number.
@@ -172,6 +192,7 @@ pub struct ModuleReport {
     pub label: String,
     /// How many times it executed in the capture (measured); 0 when no runtime events.
     pub executions: u64,
+    /// Its compiled memory plan (**read**).
     pub plan: Plan,
     /// Where the plan was read, when the report joins an XLA dump (absent when every
     /// plan comes from the capture).
@@ -204,7 +225,9 @@ pub struct Plan {
     pub temp_bytes: u64,
     /// Host-memory-space (S(5)) figures, never counted as device memory.
     pub host_argument_bytes: u64,
+    /// Outputs in host memory (memory space 5).
     pub host_output_bytes: u64,
+    /// Temporaries in host memory (memory space 5).
     pub host_temp_bytes: u64,
     /// The temporary heap at its peak (heap-simulator replay).
     pub heap_peak_bytes: u64,
@@ -217,14 +240,21 @@ pub struct Plan {
     pub allocation_bytes: u64,
     /// argument + output + temp − alias: what the program needs at once.
     pub total_bytes: u64,
+    /// Entry parameters in device memory.
     pub parameter_count: u64,
+    /// Their bytes (equal to `argument_bytes`).
     pub parameter_bytes: u64,
+    /// Parameters donated to outputs (`donate_argnums`).
     pub donated_parameter_count: u64,
+    /// Their bytes.
     pub donated_bytes: u64,
+    /// Outputs that are not donated parameters: what each execution adds.
     pub non_aliased_output_bytes: u64,
     /// Padded minus unpadded bytes at the peak.
     pub padding_bytes: u64,
+    /// Instructions XLA's rematerialization made (named `….remat`).
     pub remat_instructions: u64,
+    /// The temporary bytes live at the peak, by role.
     pub roles_at_peak: Roles,
     /// Buffers live at the peak, largest first.
     pub live_at_peak: Vec<LiveBuffer>,
@@ -239,6 +269,7 @@ pub struct Plan {
     pub host_callbacks: Vec<String>,
     /// Devices the module was compiled for, when known (replicas × partitions).
     pub device_count: u64,
+    /// Whether the plan has a heap-simulator trace for device memory (small modules have none).
     pub has_heap_trace: bool,
     /// Why the heap replay could not be done or differs from XProf, if it does.
     pub replay_note: Option<String>,
@@ -254,11 +285,16 @@ impl Plan {
     }
 }
 
+/// Bytes by role (see [`Role`]).
 #[derive(Debug, Clone, Copy, Default, Serialize, PartialEq, JsonSchema)]
 pub struct Roles {
+    /// Forward activations kept for backward (`jvp(` in the name stack).
     pub forward: u64,
+    /// Gradients and their temporaries (`transpose(`).
     pub backward: u64,
+    /// Library scratch (an `s8` output of a custom-call).
     pub workspace: u64,
+    /// Everything else.
     pub other: u64,
 }
 
@@ -290,7 +326,7 @@ impl Roles {
     }
 }
 
-/// What a buffer is for, from the JAX name stack (mission-spec §2).
+/// What a buffer is for, from the JAX name stack (`docs/diagnosis.md#roles`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Hash, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Role {
@@ -300,6 +336,7 @@ pub enum Role {
     Backward,
     /// Library scratch: an `s8` output of a custom-call.
     Workspace,
+    /// Anything else (inference, optimizer, unnamed).
     Other,
 }
 
@@ -307,99 +344,156 @@ pub enum Role {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum Category {
+    /// An entry parameter.
     Parameter,
+    /// An output of the module (may outlive it).
     Output,
+    /// Thread-local: on stacks, not in device memory.
     ThreadLocal,
+    /// A constant of the module.
     Constant,
+    /// A temporary in the preallocated block.
     Temporary,
 }
 
+/// A buffer live at the plan's peak (**read**).
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct LiveBuffer {
     /// Defining instruction, with `{i}` when the buffer is a tuple element.
     pub name: String,
+    /// The defining instruction's opcode (`fusion`, `custom-call`).
     pub opcode: String,
+    /// Its shape as XLA writes it (`f32[8,128,512]`), with layout padding when it has some.
     pub shape: String,
     /// Padded bytes (what the allocator holds).
     pub bytes: u64,
+    /// The bytes without layout padding.
     pub unpadded_bytes: u64,
+    /// How its allocation lives.
     pub category: Category,
+    /// What it is for.
     pub role: Role,
     /// `path/file.py:123`, or empty.
     pub source: String,
+    /// The JAX op_name of the instruction that makes it (`jit(step)/jvp()/dot_general`).
     pub op_name: String,
+    /// The memory space (0: device, 5: host).
     pub memory_space: i64,
 }
 
+/// Buffers a `lax.scan` loop stacks over its iterations (**read**).
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct ScanStack {
+    /// The stacked shape (`f32[6,8,128,512]`), the leading dimension the iterations.
     pub shape: String,
+    /// How many buffers of this shape the loop stacks.
     pub count: u64,
+    /// Their bytes together.
     pub bytes: u64,
+    /// The `while` loop that stacks them (`while.14`).
     pub while_instruction: String,
+    /// Forward (activations kept for backward) or backward (gradients).
     pub role: Role,
+    /// Where the stacked values are written: the source line of the
+    /// `dynamic-update-slice` in the loop body (`path/file.py:123`, or empty).
+    pub source: String,
+    /// That instruction's JAX op_name.
+    pub op_name: String,
 }
 
+/// A point of the plan's heap along program order.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct TimelinePoint {
+    /// Heap in use, indefinite memory included.
     pub bytes: u64,
+    /// The instruction at that point of program order.
     pub instruction: String,
 }
 
 /// Runtime figures, all **measured** from allocator and execution events.
 #[derive(Debug, Clone, Default, Serialize, JsonSchema)]
 pub struct Runtime {
+    /// Every allocator seen, device pools first.
     pub allocators: Vec<AllocatorSummary>,
+    /// Module executions (launches), in time order; the latest ones when capped.
     pub executions: Vec<Execution>,
     /// Executions listed in `executions` may be fewer than happened (capped).
     pub execution_count: u64,
+    /// `AllocatorRetry` waits: the allocator found no free memory and waited.
     pub retry: Retry,
+    /// Bytes in use added per execution of the selected module, between its first and last (signed).
     pub growth_per_execution_bytes: Option<i64>,
+    /// That growth over the module's non-donated outputs (≈1: each execution keeps its outputs).
     pub growth_ratio_to_outputs: Option<f64>,
+    /// Bytes in use at each start of the selected module.
     pub in_use_at_selected_starts: Vec<u64>,
     /// Bytes in use in the device pool after its last event in the capture: whether
     /// growth across executions was still held when the capture ended.
     #[serde(default)]
     pub in_use_at_end_bytes: Option<u64>,
+    /// Arrays live at the selected module's last execution, grouped by who allocated them.
     pub live_at_last_execution: Vec<LiveGroup>,
+    /// Host events between the selected module's last two executions, by name: what ran in between.
     pub host_events_between_last_executions: Vec<HostEventGroup>,
+    /// Host-to-device transfers seen.
     pub transfers: u64,
+    /// Device kernels (events on device planes) seen.
     pub kernels: u64,
     /// Device memory from the device plane (`memory_size`), when recorded.
     pub device_memory_bytes: Option<u64>,
 }
 
+/// One allocator's figures over the capture (**measured**).
 #[derive(Debug, Clone, Default, Serialize, JsonSchema)]
 pub struct AllocatorSummary {
+    /// The allocator (`GPU_0_bfc`, `TPU:0`, `xla_gpu_host_bfc`).
     pub name: String,
     /// Whether it is a device's pool (what plans are compared against) or the pinned
     /// host pool (`xla_gpu_host_bfc`), decided once when allocators are read.
     pub kind: AllocatorKind,
+    /// The pool's capacity: in use plus available, at the peak.
     pub capacity_bytes: u64,
+    /// The most bytes in use during the capture (the runtime's reservation included on TPU), as XProf's memory profile reports it.
     pub peak_in_use_bytes: u64,
+    /// When that peak was reached (ps, capture clock).
     pub peak_time_ps: i64,
+    /// The allocator's fragmentation at the peak (0–1).
     pub fragmentation_at_peak: f64,
+    /// The allocator's own peak since the process started (`peak_bytes_in_use`).
     pub lifetime_peak_bytes: u64,
+    /// Allocation events.
     pub allocations: u64,
+    /// Deallocation events.
     pub deallocations: u64,
     /// Bytes in use over time (time in ps, bytes), down-sampled, peak kept.
     pub timeline: Vec<(i64, u64)>,
 }
 
+/// One execution (launch) of a module (**measured**).
 #[derive(Debug, Clone, Default, Serialize, JsonSchema)]
 pub struct Execution {
+    /// The module's label (`jit_step(12)`).
     pub module: String,
+    /// The launch's run id, when the runtime gives one.
     pub run_id: Option<i64>,
+    /// Start, ns on the capture clock.
     pub start_ns: f64,
+    /// How long the launch took on the host.
     pub duration_ns: f64,
+    /// Bytes in use in the device pool when it started.
     pub in_use_at_start_bytes: Option<u64>,
+    /// Whether the device trace holds kernels of this launch; none when the capture has no device events to tell.
     pub launched_kernels: Option<bool>,
 }
 
+/// `AllocatorRetry` waits over the capture (**measured**).
 #[derive(Debug, Clone, Default, Serialize, JsonSchema)]
 pub struct Retry {
+    /// How many waits.
     pub count: u64,
+    /// The longest wait.
     pub longest_ns: f64,
+    /// All waits together.
     pub total_ns: f64,
     /// Whether any execution that waited went on to launch kernels.
     pub any_execution_started_after: bool,
@@ -417,11 +511,13 @@ pub struct Retry {
 pub struct RetryWait {
     /// On the clock of [`Execution::start_ns`] and the allocator timelines.
     pub start_ns: f64,
+    /// How long it waited.
     pub duration_ns: f64,
     /// The execution it waited in, as `<module label> execution <n>`, when known.
     pub execution: Option<String>,
 }
 
+/// Arrays live at the selected module's last execution, with one origin (**measured**).
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct LiveGroup {
     /// Who allocated the group, written in JSON as a sentence: `output of jit_step(3)
@@ -429,7 +525,9 @@ pub struct LiveGroup {
     /// `allocated before the capture started`, `allocated outside any launch or transfer`.
     #[schemars(with = "String")]
     pub origin: LiveOrigin,
+    /// Bytes live in the group.
     pub bytes: u64,
+    /// Arrays in the group.
     pub count: u64,
     /// Of `bytes`, what the selected module's last execution takes as its arguments
     /// (estimated: live arrays matched to its parameter sizes; for memory allocated
@@ -438,10 +536,14 @@ pub struct LiveGroup {
     pub input_bytes: u64,
 }
 
+/// Host events of one name.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct HostEventGroup {
+    /// The host event's name.
     pub name: String,
+    /// How many.
     pub count: u64,
+    /// Their time together.
     pub total_ns: f64,
 }
 
@@ -453,18 +555,47 @@ pub struct Diagnosis {
     /// The line's title, as every renderer shows it ("Mostly forward activations, kept
     /// for backward").
     pub title: String,
+    /// Where the line's figures come from.
     pub label: Label,
     /// The line itself, with its figures.
     pub text: String,
+    /// Why it happens.
     pub cause: String,
+    /// What to do, when something can be done.
     pub fix: Option<String>,
     /// Estimated bytes the fix saves.
     pub saving_bytes: Option<u64>,
+    /// What the fix costs (time, a recompile, …).
     pub cost: Option<String>,
     /// Whether the plan would then fit the capacity, when a capacity is known.
     pub fits_after: Option<bool>,
     /// How to check the estimate on the user's side.
     pub check: Option<String>,
+    /// What the line is about when one id can appear several times (a scan loop's
+    /// `while` instruction).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub subject: Option<String>,
+    /// What the finding is made of, when it is several things (the stacks of one scan
+    /// loop): each with its figures, read from the plan.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub items: Vec<DiagnosisItem>,
+}
+
+/// One thing a diagnosis line is made of (a stack of a scan loop).
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct DiagnosisItem {
+    /// Its shape (`f32[6,8,128,512]`).
+    pub shape: String,
+    /// How many buffers of this shape.
+    pub count: u64,
+    /// Their bytes together.
+    pub bytes: u64,
+    /// What it is for.
+    pub role: Role,
+    /// `path/file.py:123`, or empty.
+    pub source: String,
+    /// The JAX op_name of the instruction that writes it.
+    pub op_name: String,
 }
 
 /// The out-of-memory message, as `evidence::message::parse` read it (every figure
@@ -525,12 +656,16 @@ impl AllocatorKind {
 pub enum LiveOrigin {
     /// Outputs of a module's executions, by their numbers among its executions.
     Outputs {
+        /// The module's label.
         module: String,
+        /// The executions, 1-based among the module's.
         executions: Vec<usize>,
     },
     /// A host-to-device transfer: its event and the user's Python frame around it.
     Transfer {
+        /// The transfer event's name.
         event: String,
+        /// The user's Python frame around it, when the capture has it.
         frame: Option<String>,
     },
     /// Held before the allocator events begin: before the capture started, or before

@@ -2,8 +2,11 @@
 //! shares (text, Markdown, JSON strings, and the page through the engine), so that the
 //! CLI and the page say the same thing the same way.
 
-use super::model::{Category, DiagnosisId, InputKind, LiveOrigin, MatchedPart, Role};
+use super::model::Note;
+use super::model::{Category, DiagnosisId, InputKind, Label, LiveOrigin, MatchedPart, Role};
+use crate::diff::model::{Basis, Change, DiffHeadline, DiffNote, Fit, ModuleChoice, Prediction};
 use crate::evidence::message::OomKind;
+use crate::units::{gib, mib};
 
 /// How many entries each list shows; the rest are counted.
 pub mod limits {
@@ -31,6 +34,19 @@ pub mod limits {
     pub const GROWTH: usize = 10;
     /// Devices listed per profile.
     pub const PROFILE_DEVICES: usize = 8;
+    /// Executions the page lists (the latest), of those the report keeps.
+    pub const EXECUTIONS: usize = 1000;
+}
+
+/// What a label says about where a figure comes from (the page's label tooltips).
+pub fn label_meaning(label: Label) -> &'static str {
+    match label {
+        Label::Measured => {
+            "measured: from runtime events (allocator, executions) or device memory profiles"
+        }
+        Label::Read => "read: from the compiled plan (capture or XLA dump) or the error message",
+        Label::Estimated => "estimated: derived by oomlens",
+    }
 }
 
 /// The title every renderer gives a diagnosis line.
@@ -178,6 +194,20 @@ pub fn short_source(source: &str) -> &str {
     }
 }
 
+/// `1.25 s`, `3.400 ms`, `120.0 µs`, `80 ns`: a time span or a time since the capture
+/// started, in the unit that suits it.
+pub fn duration(ns: f64) -> String {
+    if ns >= 1e9 {
+        format!("{:.2} s", ns / 1e9)
+    } else if ns >= 1e6 {
+        format!("{:.3} ms", ns / 1e6)
+    } else if ns >= 1e3 {
+        format!("{:.1} µs", ns / 1e3)
+    } else {
+        format!("{} ns", ns.round())
+    }
+}
+
 /// `1–9`, `1, 3, 5–7`: execution numbers, compressed; past eight runs, the first six
 /// and the last.
 pub fn ranges(numbers: &mut [usize]) -> String {
@@ -240,9 +270,283 @@ pub fn live_origin(origin: &LiveOrigin) -> String {
     }
 }
 
+/// `3.72 GiB` from 1 GiB up, `54.4 MiB` below: a size as a headline quotes it.
+pub fn size(bytes: u64) -> String {
+    if bytes >= 1 << 30 {
+        gib(bytes)
+    } else {
+        mib(bytes)
+    }
+}
+
+/// `+1.5 MiB`, `−14.2 MiB`, `0 MiB`: a change of size (after − before).
+pub fn signed_mib(delta: i64) -> String {
+    match delta.signum() {
+        1 => format!("+{}", mib(delta.unsigned_abs())),
+        -1 => format!("−{}", mib(delta.unsigned_abs())),
+        _ => mib(0),
+    }
+}
+
+/// `−26.2%`, `+3.0%`, `unchanged`, `from 0`: how much a figure changed.
+pub fn percent_change(before: u64, after: u64) -> String {
+    if before == after {
+        return "unchanged".into();
+    }
+    if before == 0 {
+        return "from 0".into();
+    }
+    let p = 100.0 * (after as f64 - before as f64) / before as f64;
+    if p < 0.0 {
+        format!("−{:.1}%", -p)
+    } else {
+        format!("+{p:.1}%")
+    }
+}
+
+/// What became of a buffer or a scan stack.
+pub fn change_words(change: Change) -> &'static str {
+    match change {
+        Change::Grew => "grew",
+        Change::Shrank => "shrank",
+        Change::Unchanged => "unchanged",
+        Change::OnlyBefore => "went away",
+        Change::OnlyAfter => "appeared",
+    }
+}
+
+/// Why these modules were compared.
+pub fn module_choice(choice: ModuleChoice) -> &'static str {
+    match choice {
+        ModuleChoice::Asked => "chosen by the user",
+        ModuleChoice::Selected => "the module each report is about",
+        ModuleChoice::LargestCommon => {
+            "the largest module both runs have (the reports are about modules of different names)"
+        }
+        ModuleChoice::NoCommonName => {
+            "the module each report is about: the runs have no module name in common"
+        }
+        ModuleChoice::NoPlan => "a run has no compiled plan",
+    }
+}
+
+/// The fix a diagnosis line proposes, as the comparison names it ("remat was
+/// estimated to save …").
+pub fn fix_words(id: DiagnosisId) -> &'static str {
+    match id {
+        DiagnosisId::RoleForward => "remat (jax.checkpoint)",
+        DiagnosisId::RoleBackward => "a smaller micro-batch",
+        DiagnosisId::RoleWorkspace => "a smaller library workspace",
+        DiagnosisId::NoDonation => "donation",
+        DiagnosisId::ScanStack => "remat of the scanned body",
+        DiagnosisId::DebugCallback => "removing the host callbacks",
+        DiagnosisId::LargeReplicated => "sharding the large buffer",
+        DiagnosisId::TpuPadding => "a layout without padding",
+        DiagnosisId::GrowthPerExecution => "dropping the leaked references",
+        DiagnosisId::OtherLiveArrays => "freeing the other live arrays",
+        DiagnosisId::MemFractionSet => "the default memory fraction",
+        DiagnosisId::SparsecoreDominates => "serializing the SparseCore tables",
+        DiagnosisId::ArgumentsDominate => "sharding or narrowing the state",
+        DiagnosisId::Fragmentation => "a less fragmented pool",
+        DiagnosisId::PlanExceedsCapacity
+        | DiagnosisId::AggregateTooBig
+        | DiagnosisId::XlaRemat
+        | DiagnosisId::HostOffload
+        | DiagnosisId::AllocatorRetry
+        | DiagnosisId::NoAllocatorEvents
+        | DiagnosisId::NoPlanInCapture => "its fix",
+    }
+}
+
+/// The figure the buffers live at the peak add up to.
+pub fn basis_words(basis: Basis) -> &'static str {
+    match basis {
+        Basis::Peak => "the change of the peak (heap peak + memory held for the whole program)",
+        Basis::HeapPeak => "the change of the heap peak",
+    }
+}
+
+/// The comparison's headline: `peak 62.9 MiB → 24.4 MiB (−61.2%): now fits the
+/// 48.0 MiB pool`; without a pool, just the change.
+pub fn diff_headline(h: &DiffHeadline) -> String {
+    let (before, after) = match (h.peak_before_bytes, h.peak_after_bytes) {
+        (Some(b), Some(a)) => (b, a),
+        (None, Some(_)) => {
+            return "the before run has no compiled plan: plans are not compared".into()
+        }
+        (Some(_), None) => {
+            return "the after run has no compiled plan: plans are not compared".into()
+        }
+        (None, None) => return "neither run has a compiled plan: plans are not compared".into(),
+    };
+    let mut text = format!(
+        "peak {} → {} ({})",
+        size(before),
+        size(after),
+        percent_change(before, after)
+    );
+    let pool = h.pool_bytes.map(size).unwrap_or_default();
+    let short = h.short_bytes.map(size).unwrap_or_default();
+    match h.fit {
+        Fit::NowFits => text.push_str(&format!(": now fits the {pool} pool")),
+        Fit::StillFits => text.push_str(&format!(": fits the {pool} pool, as before")),
+        Fit::StillDoesNotFit => text.push_str(&format!(
+            ": still does not fit the {pool} pool: {short} short"
+        )),
+        Fit::NoLongerFits => {
+            text.push_str(&format!(": no longer fits the {pool} pool: {short} short"))
+        }
+        Fit::Unknown => {}
+    }
+    text
+}
+
+/// `remat (jax.checkpoint) was estimated to save 41.0 MiB; it saved 14.2 MiB (35% of
+/// the estimate)`.
+pub fn prediction(p: &Prediction) -> String {
+    let estimated = format!(
+        "{} was estimated to save {}",
+        fix_words(p.id),
+        mib(p.estimated_saving_bytes)
+    );
+    let actual = match p.actual_saving_bytes {
+        s if s > 0 && p.estimated_saving_bytes > 0 => format!(
+            "it saved {} ({:.0}% of the estimate)",
+            mib(s.unsigned_abs()),
+            100.0 * s as f64 / p.estimated_saving_bytes as f64
+        ),
+        s if s > 0 => format!("it saved {}", mib(s.unsigned_abs())),
+        0 => "the plan's peak did not change".into(),
+        s => format!("the plan's peak grew by {}", mib(s.unsigned_abs())),
+    };
+    let in_use = match p.actual_in_use_saving_bytes {
+        Some(s) if s > 0 => format!(
+            "; the pool's peak in use dropped by {} (measured)",
+            mib(s.unsigned_abs())
+        ),
+        Some(s) if s < 0 => format!(
+            "; the pool's peak in use grew by {} (measured)",
+            mib(s.unsigned_abs())
+        ),
+        Some(_) => "; the pool's peak in use did not change (measured)".into(),
+        None => String::new(),
+    };
+    format!("{estimated}; {actual}{in_use}")
+}
+
+/// A comparison's note: its stable id and its sentence.
+pub fn diff_note(note: &DiffNote) -> Note {
+    let (id, text) = match note {
+        DiffNote::NoPlan { side: "either" } => (
+            "no_plan",
+            "neither run has a compiled plan: plans and buffers are not compared".to_owned(),
+        ),
+        DiffNote::NoPlan { side } => (
+            "no_plan",
+            format!("the {side} run has no compiled plan: plans and buffers are not compared"),
+        ),
+        DiffNote::NamesDiffer { before, after } => (
+            "module_names_differ",
+            format!(
+                "the runs have no module name in common: {before} (before) is compared with {after} (after); pass --module NAME to compare another module"
+            ),
+        ),
+        DiffNote::NotSelected {
+            side,
+            module,
+            selected,
+        } => (
+            "diagnosis_not_compared",
+            format!(
+                "the {side} run's report is about {selected}, not {module}: diagnosis lines are not compared; pass --module {module}"
+            ),
+        ),
+        DiffNote::NoAllocatorEvents { side: "either" } => (
+            "no_runtime",
+            "neither run recorded allocator events (a CPU capture, or the allocator records none): runtime figures are not compared".to_owned(),
+        ),
+        DiffNote::NoAllocatorEvents { side } => (
+            "no_runtime",
+            format!(
+                "the {side} run recorded no allocator events: runtime figures are not compared"
+            ),
+        ),
+        DiffNote::ErrorTextOnly { side } => (
+            "error_text_one_side",
+            format!(
+                "only the {side} run was given the out-of-memory error text: it is said in that run's report and not compared"
+            ),
+        ),
+        DiffNote::PoolsDiffer { before, after } => (
+            "pools_differ",
+            format!(
+                "the pools differ: {} before, {} after; fits are judged against each run's own pool",
+                size(*before),
+                size(*after)
+            ),
+        ),
+    };
+    Note {
+        id: id.into(),
+        text,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn changes_are_signed_and_compared() {
+        assert_eq!(signed_mib(-14_958_592), "−14.3 MiB");
+        assert_eq!(signed_mib(1 << 20), "+1.0 MiB");
+        assert_eq!(signed_mib(0), "0 MiB");
+        assert_eq!(percent_change(200, 110), "−45.0%");
+        assert_eq!(percent_change(100, 103), "+3.0%");
+        assert_eq!(percent_change(7, 7), "unchanged");
+        assert_eq!(size(3 << 30), "3.00 GiB");
+    }
+
+    #[test]
+    fn the_headline_says_whether_it_now_fits() {
+        let mut h = DiffHeadline {
+            text: String::new(),
+            peak_before_bytes: Some(2 << 30),
+            peak_after_bytes: Some(1_181_116_006),
+            fit: Fit::NowFits,
+            pool_bytes: Some(1_610_612_736),
+            pool_label: None,
+            short_bytes: None,
+        };
+        assert_eq!(
+            diff_headline(&h),
+            "peak 2.00 GiB → 1.10 GiB (−45.0%): now fits the 1.50 GiB pool"
+        );
+        h.fit = Fit::StillDoesNotFit;
+        h.short_bytes = Some(322_122_547);
+        assert_eq!(
+            diff_headline(&h),
+            "peak 2.00 GiB → 1.10 GiB (−45.0%): still does not fit the 1.50 GiB pool: 307 MiB short"
+        );
+        h.fit = Fit::Unknown;
+        assert_eq!(diff_headline(&h), "peak 2.00 GiB → 1.10 GiB (−45.0%)");
+    }
+
+    #[test]
+    fn a_prediction_sits_beside_what_was_saved() {
+        let p = Prediction {
+            id: DiagnosisId::RoleForward,
+            subject: None,
+            lines: 1,
+            estimated_saving_bytes: 456 << 20,
+            actual_saving_bytes: 410 << 20,
+            actual_in_use_saving_bytes: None,
+        };
+        assert_eq!(
+            prediction(&p),
+            "remat (jax.checkpoint) was estimated to save 456 MiB; it saved 410 MiB (90% of the estimate)"
+        );
+    }
 
     #[test]
     fn execution_numbers_are_compressed() {
@@ -251,5 +555,14 @@ mod tests {
         let text = ranges(&mut many);
         assert!(text.ends_with("… 39 (20 executions)"), "{text}");
         assert_eq!(executions(&[4]), "execution 4");
+    }
+
+    #[test]
+    fn durations_take_the_unit_that_suits_them() {
+        assert_eq!(duration(1.25e9), "1.25 s");
+        assert_eq!(duration(3.4e6), "3.400 ms");
+        assert_eq!(duration(120e3), "120.0 µs");
+        assert_eq!(duration(80.4), "80 ns");
+        assert_eq!(duration(0.0), "0 ns");
     }
 }

@@ -324,6 +324,9 @@ fn render_card(out: &mut String, d: &Card) {
         d.id.as_str()
     );
     line!(out, "      {}", clean(&d.text, 800));
+    for item in &d.items {
+        line!(out, "        - {}", clean(item, 400));
+    }
     if let Some(fix) = &d.fix {
         line!(out, "      fix: {}", clean(fix, 800));
     }

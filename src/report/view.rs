@@ -9,8 +9,8 @@
 use serde::Serialize;
 
 use super::model::{
-    DiagnosisId, ErrorReport, HostReport, Label, ModuleReport, Plan, PlanFrom, Role, Runtime,
-    Verdict,
+    DiagnosisId, ErrorReport, Execution, HostReport, Label, LiveBuffer, ModuleReport, Plan,
+    PlanFrom, Role, Runtime, Verdict,
 };
 use super::present::{self, limits};
 use crate::evidence::device_profile::DeviceProfile;
@@ -42,6 +42,32 @@ pub struct View {
     pub nothing_stands_out: Option<&'static str>,
     /// How to check the plan's figures, when there is a module.
     pub check: Option<&'static str>,
+    /// What each label means (the page's label tooltips).
+    pub labels: Vec<LabelMeaning>,
+    /// One per row of `live`, in its order: the buffer in full, for the page's detail
+    /// panel and its chart of the largest buffers.
+    pub live_buffers: Vec<BufferDetail>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct LabelMeaning {
+    pub label: Label,
+    /// `measured: from runtime events (allocator, executions)`.
+    pub meaning: &'static str,
+}
+
+/// A buffer live at the peak, every figure of it.
+#[derive(Debug, Clone, Serialize)]
+pub struct BufferDetail {
+    /// The defining instruction.
+    pub name: String,
+    pub shape: String,
+    pub role: Role,
+    /// For the chart's geometry; `rows` has it as shown.
+    pub bytes: u64,
+    /// `shape`, `size (padded)`, `unpadded`, `category`, `role`, `opcode`, `source`,
+    /// `op_name`, and `memory space` when it is not the device's.
+    pub rows: Vec<Row>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -124,6 +150,18 @@ pub struct Table {
     pub rows: Vec<Vec<Cell>>,
     /// `… 62 more buffers, 42.9 MiB`, when rows were left out.
     pub more: Option<String>,
+    /// One per row when some rows stand out (empty when none does).
+    pub marks: Vec<Option<RowMark>>,
+}
+
+/// Why a table row stands out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RowMark {
+    /// The selected module, or one of its executions.
+    Selected,
+    /// An execution that launched no kernel.
+    NoKernel,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -140,7 +178,7 @@ pub struct Cell {
 }
 
 impl Cell {
-    fn new(text: impl Into<String>) -> Self {
+    pub(crate) fn new(text: impl Into<String>) -> Self {
         Cell {
             text: text.into(),
             full: None,
@@ -167,6 +205,9 @@ pub struct RuntimeView {
     pub live_groups: Vec<LiveGroupRow>,
     pub live_groups_more: Option<String>,
     pub host_events: Vec<HostEventRow>,
+    /// The executions the report keeps (the latest [`limits::EXECUTIONS`] of them), for
+    /// the page; titled with how many there were.
+    pub executions: Option<Table>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -242,7 +283,12 @@ pub struct Card {
     pub cost: Option<String>,
     /// `then fits` / `still does not fit` (estimated).
     pub then: Option<&'static str>,
+    /// Whether the step then fits, as `then` says it.
+    pub fits: Option<bool>,
     pub check: Option<String>,
+    /// What the finding is made of, one line each (`f32[6,8,128,512] ×2 = 24.0 MiB,
+    /// forward, kept for backward, at model.py:57 (jit(step)/…)`).
+    pub items: Vec<String>,
 }
 
 /// Lays out one host's report; `top` is how many live buffers to list.
@@ -267,8 +313,11 @@ pub fn host(h: &HostReport, top: usize) -> View {
         },
         plan: module.map(|m| plan(&m.plan, m.plan_source)),
         live: module.and_then(|m| live(&m.plan, top)),
-        modules: modules(&h.modules),
-        runtime: h.runtime.as_ref().map(runtime),
+        modules: modules(&h.modules, h.selected_module.as_deref()),
+        runtime: h
+            .runtime
+            .as_ref()
+            .map(|rt| runtime(rt, h.selected_module.as_deref())),
         error: h.error.as_ref().map(error),
         profiles: profiles(h),
         inputs: h
@@ -302,6 +351,48 @@ pub fn host(h: &HostReport, top: usize) -> View {
             "nothing stands out in what was given"
         }),
         check: module.map(|_| crate::diagnosis::line::CHECK),
+        labels: [Label::Measured, Label::Read, Label::Estimated]
+            .into_iter()
+            .map(|label| LabelMeaning {
+                label,
+                meaning: present::label_meaning(label),
+            })
+            .collect(),
+        live_buffers: match module {
+            Some(m) if top > 0 => m.plan.live_at_peak.iter().take(top).map(buffer).collect(),
+            _ => Vec::new(),
+        },
+    }
+}
+
+fn bytes_note(bytes: u64) -> String {
+    format!("{} bytes", thousands(bytes))
+}
+
+fn buffer(b: &LiveBuffer) -> BufferDetail {
+    let mut rows = vec![
+        row("shape", b.shape.clone(), ""),
+        row("size (padded)", mib(b.bytes), bytes_note(b.bytes)),
+        row(
+            "unpadded",
+            mib(b.unpadded_bytes),
+            bytes_note(b.unpadded_bytes),
+        ),
+        row("category", present::category(b.category).into(), ""),
+        row("role", present::role_words(b.role).into(), ""),
+        row("opcode", b.opcode.clone(), ""),
+        row("source", b.source.clone(), ""),
+        row("op_name", b.op_name.clone(), ""),
+    ];
+    if b.memory_space != 0 {
+        rows.push(row("memory space", b.memory_space.to_string(), ""));
+    }
+    BufferDetail {
+        name: b.name.clone(),
+        shape: b.shape.clone(),
+        role: b.role,
+        bytes: b.bytes,
+        rows,
     }
 }
 
@@ -423,12 +514,18 @@ fn plan(p: &Plan, source: Option<PlanFrom>) -> PlanView {
             .scan_stacks
             .iter()
             .map(|s| {
+                let at = if s.source.is_empty() {
+                    String::new()
+                } else {
+                    format!(" at {}", present::short_source(&s.source))
+                };
                 format!(
-                    "{} ×{} via {} = {}",
+                    "{} ×{} via {} = {} ({}){at}",
                     s.shape,
                     s.count,
                     s.while_instruction,
-                    mib(s.bytes)
+                    mib(s.bytes),
+                    present::role_words(s.role)
                 )
             })
             .collect(),
@@ -463,7 +560,7 @@ fn role_shares(p: &Plan) -> Vec<RoleShare> {
         .collect()
 }
 
-fn column(name: &'static str, numeric: bool) -> Column {
+pub(crate) fn column(name: &'static str, numeric: bool) -> Column {
     Column { name, numeric }
 }
 
@@ -518,10 +615,11 @@ fn live(p: &Plan, top: usize) -> Option<Table> {
         ],
         rows,
         more,
+        marks: Vec::new(),
     })
 }
 
-fn modules(modules: &[ModuleReport]) -> Option<Table> {
+fn modules(modules: &[ModuleReport], selected: Option<&str>) -> Option<Table> {
     if modules.len() < 2 {
         return None;
     }
@@ -560,6 +658,11 @@ fn modules(modules: &[ModuleReport]) -> Option<Table> {
         rows,
         more: (modules.len() > limits::MODULES)
             .then(|| format!("… and {} more", modules.len() - limits::MODULES)),
+        marks: modules
+            .iter()
+            .take(limits::MODULES)
+            .map(|m| (Some(m.label.as_str()) == selected).then_some(RowMark::Selected))
+            .collect(),
     })
 }
 
@@ -572,7 +675,7 @@ fn plan_from(source: Option<PlanFrom>) -> &'static str {
     }
 }
 
-fn runtime(rt: &Runtime) -> RuntimeView {
+fn runtime(rt: &Runtime, selected: Option<&str>) -> RuntimeView {
     RuntimeView {
         allocators: rt
             .allocators
@@ -642,11 +745,75 @@ fn runtime(rt: &Runtime) -> RuntimeView {
                 name: e.name.clone(),
             })
             .collect(),
+        executions: executions(rt, selected),
     }
 }
 
+/// The latest executions, one row each; the selected module's and those that launched
+/// no kernel are marked.
+fn executions(rt: &Runtime, selected: Option<&str>) -> Option<Table> {
+    if rt.executions.is_empty() {
+        return None;
+    }
+    let listed = rt.executions.len().min(limits::EXECUTIONS);
+    let kept = &rt.executions[rt.executions.len() - listed..];
+    let total = rt.execution_count.max(rt.executions.len() as u64);
+    let title = if listed as u64 == total {
+        format!("Executions ({})", thousands(total))
+    } else {
+        format!(
+            "Executions (the latest {} of {})",
+            thousands(listed as u64),
+            thousands(total)
+        )
+    };
+    let mark = |e: &Execution| {
+        if e.launched_kernels == Some(false) {
+            Some(RowMark::NoKernel)
+        } else {
+            (Some(e.module.as_str()) == selected).then_some(RowMark::Selected)
+        }
+    };
+    let dash = || "—".to_owned();
+    Some(Table {
+        title,
+        label: Label::Measured,
+        columns: vec![
+            column("module", false),
+            column("run id", false),
+            column("start", true),
+            column("duration", true),
+            column("in use at start", true),
+            column("launched kernels", false),
+        ],
+        rows: kept
+            .iter()
+            .map(|e| {
+                vec![
+                    Cell::new(if e.module.is_empty() {
+                        dash()
+                    } else {
+                        e.module.clone()
+                    }),
+                    Cell::new(e.run_id.map_or_else(dash, |r| r.to_string())),
+                    Cell::new(present::duration(e.start_ns)),
+                    Cell::new(present::duration(e.duration_ns)),
+                    Cell::new(e.in_use_at_start_bytes.map_or_else(dash, mib)),
+                    Cell::new(match e.launched_kernels {
+                        Some(true) => "yes",
+                        Some(false) => "no",
+                        None => "—",
+                    }),
+                ]
+            })
+            .collect(),
+        more: None,
+        marks: kept.iter().map(mark).collect(),
+    })
+}
+
 /// `316 MiB → 420 MiB → … 4 more … → 940 MiB`: the first and last three of a long list.
-fn in_use_at_starts(starts: &[u64]) -> Option<String> {
+pub(crate) fn in_use_at_starts(starts: &[u64]) -> Option<String> {
     if starts.len() < 2 {
         return None;
     }
@@ -858,6 +1025,7 @@ fn message_allocations(m: &crate::evidence::message::OomMessage) -> Option<Table
         ],
         rows,
         more,
+        marks: Vec::new(),
     })
 }
 
@@ -911,6 +1079,7 @@ fn profiles(h: &HostReport) -> Option<ProfilesView> {
             rows,
             more: (last.groups.len() > top)
                 .then(|| format!("… and {} more lines", last.groups.len() - top)),
+            marks: Vec::new(),
         }
     });
     let growth = (h.profiles.len() > 1).then(|| {
@@ -950,6 +1119,7 @@ fn profiles(h: &HostReport) -> Option<ProfilesView> {
             } else {
                 (h.growth.len() > top).then(|| format!("… and {} more lines", h.growth.len() - top))
             },
+            marks: Vec::new(),
         }
     });
     Some(ProfilesView {
@@ -992,6 +1162,166 @@ fn card(d: &crate::report::model::Diagnosis, capture: bool) -> Card {
         then: d
             .fits_after
             .map(|f| if f { "then fits" } else { "still does not fit" }),
+        fits: d.fits_after,
         check: d.check.clone(),
+        items: d.items.iter().map(item).collect(),
+    }
+}
+
+fn item(i: &crate::report::model::DiagnosisItem) -> String {
+    let at = if i.source.is_empty() {
+        String::new()
+    } else {
+        format!(" at {}", present::short_source(&i.source))
+    };
+    let op = if i.op_name.is_empty() {
+        String::new()
+    } else {
+        format!(" ({})", i.op_name)
+    };
+    format!(
+        "{} ×{} = {}, {}{at}{op}",
+        i.shape,
+        i.count,
+        mib(i.bytes),
+        present::role_words(i.role)
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::model::{Category, Execution, ModuleReport};
+
+    fn buffer(name: &str, bytes: u64, memory_space: i64) -> LiveBuffer {
+        LiveBuffer {
+            name: name.into(),
+            opcode: "fusion".into(),
+            shape: "f32[1024,1024]".into(),
+            bytes,
+            unpadded_bytes: bytes / 2,
+            category: Category::Temporary,
+            role: Role::Backward,
+            source: "/src/model.py:7".into(),
+            op_name: "jit(step)/transpose(jvp())/dot".into(),
+            memory_space,
+        }
+    }
+
+    fn module(label: &str, live: Vec<LiveBuffer>) -> ModuleReport {
+        ModuleReport {
+            label: label.into(),
+            plan: Plan {
+                live_at_peak: live,
+                ..Plan::default()
+            },
+            ..ModuleReport::default()
+        }
+    }
+
+    fn execution(module: &str, kernels: Option<bool>) -> Execution {
+        Execution {
+            module: module.into(),
+            start_ns: 1.5e9,
+            duration_ns: 3.4e6,
+            launched_kernels: kernels,
+            ..Execution::default()
+        }
+    }
+
+    #[test]
+    fn the_page_gets_each_listed_buffer_in_full() {
+        let live = vec![
+            buffer("a", 4 << 20, 0),
+            buffer("b", 2 << 20, 5),
+            buffer("c", 1, 0),
+        ];
+        let h = HostReport {
+            modules: vec![module("jit_step(1)", live), module("jit_other(2)", vec![])],
+            selected_module: Some("jit_step(1)".into()),
+            ..HostReport::default()
+        };
+        let v = host(&h, 2);
+        let t = v.live.expect("a live table");
+        assert_eq!(v.live_buffers.len(), t.rows.len());
+        for (row, b) in t.rows.iter().zip(&v.live_buffers) {
+            assert_eq!(
+                row[0].text, b.rows[1].value,
+                "the size shown in the table and the detail"
+            );
+            assert_eq!(row[5].text, b.name);
+        }
+        let b = &v.live_buffers[1];
+        let names: Vec<&str> = b.rows.iter().map(|r| r.name.as_str()).collect();
+        assert_eq!(
+            names,
+            [
+                "shape",
+                "size (padded)",
+                "unpadded",
+                "category",
+                "role",
+                "opcode",
+                "source",
+                "op_name",
+                "memory space"
+            ]
+        );
+        assert_eq!(b.rows[1].note, "2,097,152 bytes");
+        assert_eq!(b.rows[4].value, "backward");
+        assert_eq!(
+            b.rows[6].value, "/src/model.py:7",
+            "the detail has the full source"
+        );
+        assert!(!v.live_buffers[0]
+            .rows
+            .iter()
+            .any(|r| r.name == "memory space"));
+        // The module table marks the selected module.
+        let modules = v.modules.expect("a module table");
+        assert_eq!(modules.marks, [Some(RowMark::Selected), None]);
+        // Every label has its meaning.
+        assert_eq!(v.labels.len(), 3);
+        assert!(v
+            .labels
+            .iter()
+            .all(|l| l.meaning.starts_with(l.label.as_str())));
+    }
+
+    #[test]
+    fn executions_are_listed_latest_first_cut_and_marked() {
+        let mut executions: Vec<Execution> = (0..limits::EXECUTIONS + 5)
+            .map(|_| execution("jit_other(2)", Some(true)))
+            .collect();
+        executions.push(execution("jit_step(1)", Some(true)));
+        executions.push(execution("jit_step(1)", Some(false)));
+        let rt = Runtime {
+            execution_count: 5000,
+            executions,
+            ..Runtime::default()
+        };
+        let t = executions_table(&rt);
+        assert_eq!(t.rows.len(), limits::EXECUTIONS);
+        assert_eq!(t.title, "Executions (the latest 1,000 of 5,000)");
+        let last = t.rows.last().expect("a row");
+        let texts: Vec<&str> = last.iter().map(|c| c.text.as_str()).collect();
+        assert_eq!(texts, ["jit_step(1)", "—", "1.50 s", "3.400 ms", "—", "no"]);
+        let n = t.marks.len();
+        assert_eq!(t.marks[n - 1], Some(RowMark::NoKernel));
+        assert_eq!(t.marks[n - 2], Some(RowMark::Selected));
+        assert_eq!(t.marks[n - 3], None);
+        let few = Runtime {
+            execution_count: 1,
+            executions: vec![execution("", None)],
+            ..Runtime::default()
+        };
+        let t = executions_table(&few);
+        assert_eq!(t.title, "Executions (1)");
+        assert_eq!(t.rows[0][0].text, "—");
+        assert_eq!(t.rows[0][5].text, "—");
+    }
+
+    fn executions_table(rt: &Runtime) -> Table {
+        executions(rt, Some("jit_step(1)")).expect("an executions table")
     }
 }

@@ -15,7 +15,7 @@ const DEVICES_LISTED: usize = 8;
 /// ran out, whose missing kernels are explained), and devices whose allocator was in
 /// use while their plane recorded no kernel (a device the program does not use records
 /// neither).
-pub fn device_trace_gaps(
+pub(crate) fn device_trace_gaps(
     scan: &RuntimeScan,
     labels: &[Option<String>],
     planes: &[PlaneSummary],
@@ -89,7 +89,7 @@ pub fn device_trace_gaps(
 
 /// A final call of a jitted function with no launch after it (see
 /// [`super::unfinished_call`]).
-pub fn unfinished_call_note(label: &str, start_ps: i64, error_pasted: bool) -> Note {
+pub(crate) fn unfinished_call_note(label: &str, start_ps: i64, error_pasted: bool) -> Note {
     let ask = if error_pasted {
         ""
     } else {
@@ -113,8 +113,8 @@ fn plane_device(plane: &str) -> Option<(&str, u64)> {
 /// The device an allocator serves: `GPU_3_bfc` is GPU 3; a TPU's allocators are
 /// named by their index on the host alone (`3`).
 fn allocator_device(name: &str) -> Option<(&str, u64)> {
-    if let Ok(ordinal) = name.parse() {
-        return Some(("TPU", ordinal));
+    if let Some(ordinal) = name.strip_prefix("TPU:") {
+        return Some(("TPU", ordinal.parse().ok()?));
     }
     let ordinal = name.strip_prefix("GPU_")?.strip_suffix("_bfc")?;
     Some(("GPU", ordinal.parse().ok()?))
@@ -138,7 +138,8 @@ mod tests {
     fn allocators_are_matched_to_device_planes() {
         assert_eq!(plane_device("/device:GPU:3"), Some(("GPU", 3)));
         assert_eq!(allocator_device("GPU_3_bfc"), Some(("GPU", 3)));
-        assert_eq!(allocator_device("2"), Some(("TPU", 2)));
+        assert_eq!(allocator_device("TPU:2"), Some(("TPU", 2)));
+        assert_eq!(allocator_device("TPU:?"), None);
         assert_eq!(allocator_device("xla_gpu_host_bfc"), None);
         assert_eq!(allocator_device("GPU_collectivememory_0_bfc"), None);
     }

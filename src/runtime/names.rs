@@ -1,4 +1,5 @@
-//! Which host events matter, by name (capture-format.md §6). Each event-metadata id
+//! Which host events matter, by name (the event names across XLA versions are listed
+//! in `docs/runtime-events.md`, host events). Each event-metadata id
 //! is classified once per plane, so the scan does one table lookup per event.
 
 use std::collections::HashMap;

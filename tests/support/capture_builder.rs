@@ -1,9 +1,10 @@
 //! Builds `XSpace` captures with the crate's prost types, emitting the event names,
-//! stat names and value types XLA's profiler emits. Every name below is cited from
-//! `shared/docs/capture-format.md` (which cites the XLA source file it was read from).
+//! stat names and value types XLA's profiler emits. Every name below is one that
+//! docs/xplane.md and docs/runtime-events.md describe, with the XLA source files they
+//! were read from.
 //!
-//! Conventions kept from the real writer (`xla/tsl/profiler/utils/xplane_builder.cc`,
-//! capture-format.md §3):
+//! Conventions kept from the real writer (`xla/tsl/profiler/utils/xplane_builder.cc`;
+//! docs/xplane.md#interning-is-per-plane, #stat-values, #event-time):
 //! - stat metadata ids are interned per plane, from 1;
 //! - a non-numeric TraceMe argument becomes a `ref_value` naming a stat metadata
 //!   entry whose *name* is the string (e.g. `allocator_name` → entry `GPU_0_bfc`);
@@ -216,7 +217,8 @@ impl PlaneBuilder {
             line.events = events.into_iter().map(|(_, e)| e).collect();
             self.plane.lines.push(line);
         }
-        // Saved files sort lines by name (post_process_single_host_xplane.cc, §6.6).
+        // Saved files sort lines by name (post_process_single_host_xplane.cc;
+        // docs/runtime-events.md#planes).
         self.plane.lines.sort_by(|a, b| a.name.cmp(&b.name));
         self.plane
     }
@@ -232,9 +234,9 @@ pub fn space(planes: Vec<XPlane>, hostname: &str) -> Vec<u8> {
 }
 
 /// XLA's BFC allocator as its `MemoryAllocation` / `MemoryDeallocation` events show it
-/// (`xla/tsl/framework/bfc_allocator.cc`, capture-format.md §6.1): sizes rounded up
-/// to 256 bytes, `bytes_available` = limit − reserved − in use, `peak_bytes_in_use`
-/// over the allocator's lifetime.
+/// (`xla/tsl/framework/bfc_allocator.cc`, docs/runtime-events.md#allocator-events): sizes
+/// rounded up to 256 bytes, `bytes_available` = limit − reserved − in use,
+/// `peak_bytes_in_use` over the allocator's lifetime.
 #[derive(Debug, Clone)]
 pub struct Bfc {
     /// The memory id: `allocator_name` (GPU, a ref) or `index_on_host` (TPU).
@@ -310,7 +312,7 @@ impl Bfc {
     /// The stats of one event, in the order `bfc_allocator.cc` records them. GPU
     /// events carry `allocator_name` as a ref; TPU (libtpu, observed) carries
     /// `index_on_host` and no `allocator_name`; TPU deallocations lack
-    /// `requested_bytes` and `allocation_bytes` (capture-format.md §6.1).
+    /// `requested_bytes` and `allocation_bytes` (docs/runtime-events.md#allocator-events).
     fn stats(&self, requested: u64, bytes: u64, addr: u64, allocation: bool) -> Vec<(&str, Val)> {
         let mut stats: Vec<(&str, Val)> = Vec::new();
         let tpu = matches!(self.id, AllocatorId::IndexOnHost(_));

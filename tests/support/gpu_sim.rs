@@ -1,6 +1,6 @@
 //! A JAX program on one GPU, as the profiler records it: Python frames, jitted calls,
 //! host-to-device transfers, the BFC allocator's events, and kernels on the device.
-//! Two XLA generations are modelled (capture-format.md §6.3, §6.4):
+//! Two XLA generations are modelled (docs/runtime-events.md#the-layouts, #transfers):
 //!
 //! - [`Flavor::Jax08`] — XLA 2024–2025 as in the JAX 0.8 ROCm fixtures
 //!   (`xla/pjrt/pjrt_stream_executor_client.cc`): the Python thread records
@@ -19,11 +19,13 @@
 //!   `[0] GpuExecutable::ExecuteThunks` (`module_name`); transfers are the producer
 //!   `CommonPjRtClient::LinearizeIntoImpl` (kPjRt) and the consumer `H2D Dispatch`.
 //!
-//! Kernels (`xla/backends/profiler/gpu/cupti_collector.cc`, `annotation.cc`, §6.7)
+//! Kernels (`xla/backends/profiler/gpu/cupti_collector.cc`, `annotation.cc`;
+//! docs/runtime-events.md#device-planes-and-kernels)
 //! sit on `/device:GPU:0` line `Stream #1(Kernel)` with `correlation_id` (uint64),
 //! `kernel_details` (ref), `tf_op` (ref `XlaModule:`), `name`, `hlo_op`, `hlo_module`
 //! (refs) and `program_id` (int64). `AllocatorRetry::AllocateRaw`
-//! (`xla/tsl/framework/allocator_retry.cc`, §6.2) spans the allocator's wait.
+//! (`xla/tsl/framework/allocator_retry.cc`, docs/runtime-events.md#allocatorretry) spans
+//! the allocator's wait.
 
 use oomlens::proto::xla::HloProto;
 use prost::Message;
@@ -37,7 +39,7 @@ pub enum Flavor {
     Current,
 }
 
-/// How `/host:metadata` keys plans (capture-format.md §5).
+/// How `/host:metadata` keys plans (docs/xplane.md#where-the-plans-live).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum MetadataLayout {
     /// Up to XLA 083c477a: the event-metadata id is the program id.
@@ -125,7 +127,8 @@ impl GpuSim {
             2_000,
         );
         let mut device = PlaneBuilder::new(3, "/device:GPU:0");
-        // GPU plane stats (§6.7): memory_size is uint64 bytes.
+        // GPU plane stats (docs/runtime-events.md#device-planes-and-kernels): memory_size
+        // is uint64 bytes.
         device.plane_stat("device_vendor", Val::Str("AMD".into()));
         device.plane_stat("clock_rate", Val::I64(2_400_000));
         device.plane_stat("core_count", Val::I64(256));
@@ -179,7 +182,8 @@ impl GpuSim {
         self.t += ps;
     }
 
-    /// Opens a Python frame (`$train.py:40 step`, python_hooks.cc names, §6.5).
+    /// Opens a Python frame (`$train.py:40 step`, python_hooks.cc names;
+    /// docs/runtime-events.md#python-frames).
     pub fn enter(&mut self, frame: &str) {
         self.frames.push((frame.to_owned(), self.t));
         self.t += 2 * US;

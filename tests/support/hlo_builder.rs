@@ -1,5 +1,6 @@
 //! Builds small but realistic `HloProto`s (module + buffer assignment + heap-simulator
-//! trace), field by field as XLA's `hlo.proto` numbers them (capture-format.md §4):
+//! trace), field by field as XLA's `hlo.proto` numbers them
+//! (docs/xplane.md#the-hlo-messages-we-read):
 //! entry parameters in their own allocations (donated ones aliased to outputs through
 //! `input_output_alias` and `is_parameter_aliased_with_output`), outputs in
 //! maybe-live-out allocations, the root tuple's pointer table, and every temporary in
@@ -16,7 +17,7 @@ use oomlens::proto::xla::{
     ShapeProto, StackFrameIndexProto, TileProto,
 };
 
-// PrimitiveType numbers (xla/xla_data.proto, capture-format.md §4).
+// PrimitiveType numbers (xla/xla_data.proto; docs/xplane.md#the-hlo-messages-we-read).
 pub const PRED: i32 = 1;
 pub const S8: i32 = 2;
 pub const S32: i32 = 4;
@@ -75,7 +76,7 @@ pub fn bytes(shape: &ShapeProto) -> u64 {
     shape.dimensions.iter().product::<i64>() as u64 * width(shape.element_type)
 }
 
-/// What a buffer is for, as the scenario author intends it (mission-spec §2); tests
+/// What a buffer is for, as the scenario author intends it (docs/diagnosis.md#roles); tests
 /// compare oomlens's roles with these.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Intent {
@@ -187,7 +188,7 @@ pub struct ModuleBuilder {
 
 impl ModuleBuilder {
     /// `name` is the HloModule name (`jit_train_step`); `id` its unique id, which is
-    /// the program id on CPU/GPU (capture-format.md §5).
+    /// the program id on CPU/GPU (docs/xplane.md#where-the-plans-live).
     pub fn new(name: &str, id: i64) -> Self {
         Self {
             name: name.to_owned(),

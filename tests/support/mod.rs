@@ -1,6 +1,6 @@
 //! Synthetic captures for the scenario tests: an XSpace builder that writes what XLA's
 //! profiler writes, an HloProto builder, a one-GPU JAX program simulator, and the
-//! scenarios of mission-spec §7 built with them.
+//! scenarios of docs/diagnosis.md#the-scenarios-the-tests-build built with them.
 #![allow(dead_code)]
 
 pub mod capture_builder;

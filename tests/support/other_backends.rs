@@ -1,7 +1,8 @@
 //! Captures from the other backends, as their profilers write them:
 //!
-//! - **TPU** (libtpu, observed in `xprof_tpu_inference_2_clean.xplane.pb`,
-//!   capture-format.md §5, §6.1, §6.3, §6.4, §6.7): plans keyed by 64-bit program
+//! - **TPU** (libtpu, observed in `xprof_tpu_inference_2_clean.xplane.pb`;
+//!   docs/xplane.md#where-the-plans-live, docs/runtime-events.md#allocator-events,
+//!   #the-layouts, #transfers, #device-planes-and-kernels): plans keyed by 64-bit program
 //!   fingerprints (above 2^63, so negative as int64), `HloModuleProto.id` different from
 //!   the key; allocator events with `index_on_host` and no `allocator_name`, whose
 //!   deallocations lack `requested_bytes`/`allocation_bytes`; `bytes_reserved` > 0;
@@ -10,11 +11,11 @@
 //!   the device plane's `XLA Modules` line (events named `<module>(<fingerprint>)` with
 //!   `run_id`) and `XLA Ops` line (ops whose metadata stats carry `program_id`).
 //! - **CPU, current XLA** (`xla/pjrt/cpu/cpu_client.cc`, `xla/backends/cpu/runtime/thunk.cc`,
-//!   §6.3): no device plane and no allocator events; each launch runs its thunks (events
-//!   named after the op with `hlo_op`, `hlo_module`, `program_id`, `run_id`,
-//!   `device_ordinal`), then records `ThunkExecutor::Execute (wait for completion)`
-//!   (`run_id`, `device_ordinal`); the classic runtime records
-//!   `CpuExecutable::ExecuteAsyncOnStream` (`module_name`).
+//!   docs/runtime-events.md#the-layouts): no device plane and no allocator events; each
+//!   launch runs its thunks (events named after the op with `hlo_op`, `hlo_module`,
+//!   `program_id`, `run_id`, `device_ordinal`), then records
+//!   `ThunkExecutor::Execute (wait for completion)` (`run_id`, `device_ordinal`); the
+//!   classic runtime records `CpuExecutable::ExecuteAsyncOnStream` (`module_name`).
 
 use prost::Message;
 

@@ -1,6 +1,6 @@
-//! The scenarios of mission-spec §7 (and the diagnosis rows they exercise), built as
-//! captures. Each returns the capture bytes and what was put in, so the tests compute
-//! every expected figure independently of oomlens.
+//! The scenarios of docs/diagnosis.md#the-scenarios-the-tests-build (and the diagnosis
+//! rows they exercise), built as captures. Each returns the capture bytes and what was
+//! put in, so the tests compute every expected figure independently of oomlens.
 
 use super::capture_builder::{MS, S, US};
 use super::gpu_sim::{ExecutionLog, Flavor, GpuSim, MetadataLayout, Module};
@@ -8,7 +8,7 @@ use super::hlo_builder::{array, op, Facts, Intent, ModuleBuilder, BF16, F32, S32
 
 pub const MIB: u64 = 1 << 20;
 pub const GIB: u64 = 1 << 30;
-/// AMD MI355X: 288 GiB of HBM (the reference machine, mission-spec §7).
+/// AMD MI355X: 288 GiB of HBM (the machine of the reference runs the scenarios model).
 pub const MI355X: u64 = 288 * GIB;
 /// The reference runs' small pool: 2.79 GiB.
 pub const SMALL_POOL: u64 = 2857 * MIB;
@@ -134,7 +134,8 @@ fn init_module(id: i64, state: &[(&str, &[i64])]) -> Module {
 // (a) attention plan too big
 // ---------------------------------------------------------------------------------
 
-/// The reference's attention model (mission-spec §7 row 1): B=8, H=8, S=1024, five
+/// The reference's attention model ("attention plan too big" in
+/// docs/diagnosis.md#the-scenarios-the-tests-build): B=8, H=8, S=1024, five
 /// blocks; the heap peak holds five `f32[8,8,1024,1024]` softmax outputs on one source
 /// line, kept for the backward pass; the temp block is 3,495 MiB (the error's
 /// "3.41GiB"); XLA's remat pass already cloned 89 instructions.
@@ -311,7 +312,8 @@ pub fn attention_plan_too_big(flavor: Flavor, layout: MetadataLayout) -> Scenari
 // ---------------------------------------------------------------------------------
 
 /// A donated train step that also returns its gradients (104 MiB) and its loss; the
-/// program appends both to a Python list every step (mission-spec §7 row 2).
+/// program appends both to a Python list every step ("keeps gradients every step" in
+/// docs/diagnosis.md#the-scenarios-the-tests-build).
 fn grads_train_step(id: i64) -> Module {
     let mut b = ModuleBuilder::new("jit_train_step", id);
     for name in ["params", "adam_m", "adam_v"] {
@@ -417,6 +419,38 @@ pub fn gradients_kept(flavor: Flavor, layout: MetadataLayout) -> Scenario {
     finish(sim, layout, preexisting)
 }
 
+/// The fix of [`gradients_kept`]: the same program and pool, but the loop keeps the
+/// loss's value instead of the step's outputs, so every step's grads are freed once
+/// it returns and in use at each execution start stays flat.
+pub fn gradients_released(flavor: Flavor, layout: MetadataLayout) -> Scenario {
+    let mut sim = GpuSim::new(flavor, MI355X, SMALL_POOL);
+    sim.add_module(grads_train_step(7));
+    let mut preexisting = 0;
+    for _ in 0..3 {
+        sim.bfc.preexisting(104 * MIB);
+        preexisting += 104 * MIB;
+    }
+    let mut batch: Option<u64> = None;
+    sim.enter("$train.py:50 <module>");
+    for _ in 0..GROWTH_STEPS {
+        sim.enter("$train.py:40 step");
+        sim.enter("$train.py:30 get_batch");
+        let new = sim.transfer(8 * 131072 * 4);
+        sim.exit();
+        if let Some(old) = batch.replace(new) {
+            sim.free(old);
+        }
+        let run = sim.execute("jit_train_step", 0);
+        for out in &run.outputs {
+            sim.free(out.addr);
+        }
+        sim.exit();
+        sim.advance(3 * MS);
+    }
+    sim.exit();
+    finish(sim, layout, preexisting)
+}
+
 // ---------------------------------------------------------------------------------
 // (c) no donation
 // ---------------------------------------------------------------------------------
@@ -487,7 +521,8 @@ fn undonated_train_step(id: i64) -> Module {
     )
 }
 
-/// `jax.jit(train_step)` without `donate_argnums` (mission-spec §7 row 3): old and new
+/// `jax.jit(train_step)` without `donate_argnums` ("no donation" in
+/// docs/diagnosis.md#the-scenarios-the-tests-build): old and new
 /// state are live together; the second new-state output does not fit.
 pub fn no_donation() -> Scenario {
     let mut sim = GpuSim::new(Flavor::Jax08, MI355X, SMALL_POOL);

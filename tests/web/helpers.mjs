@@ -176,17 +176,82 @@ export async function dropUrl(page, url, name) {
   return waitForRun(page, runs);
 }
 
-/** What the page shows that must equal the CLI's JSON. */
+/** What the page shows, for comparing with the CLI (its JSON and text report) and the view. */
 export async function pageFacts(page) {
-  return page.evaluate(() => ({
-    headline: document.getElementById('headline-text').textContent,
-    verdict: document.getElementById('headline').dataset.verdict,
-    module: document.getElementById('module-name').textContent,
-    file: document.getElementById('file-name').textContent,
-    modules: [...document.querySelectorAll('#module-table tbody tr')].filter((tr) => tr.querySelector('button')).map((tr) => ({ label: tr.querySelector('button').textContent, executions: tr.cells[1].textContent })),
-    diagnosis: [...document.querySelectorAll('#diagnosis-cards .card')].map((c) => c.dataset.id),
-    status: document.getElementById('status').textContent,
-  }));
+  return page.evaluate(() => {
+    const cells = (selector) => [...document.querySelectorAll(selector)].map((tr) => [...tr.cells].map((td) => td.textContent));
+    return {
+      headline: document.getElementById('headline-text').textContent,
+      verdict: document.getElementById('headline').dataset.verdict,
+      figures: [...document.querySelectorAll('#headline-figures li')].map((li) => ({ name: li.querySelector('.k').textContent, shown: li.querySelector('strong').textContent, label: li.querySelector('.label').textContent })),
+      module: document.getElementById('module-name').textContent,
+      file: document.getElementById('file-name').textContent,
+      modules: [...document.querySelectorAll('#module-table tbody tr button')].map((b) => b.textContent),
+      moduleRows: cells('#module-table tbody tr'),
+      moduleColumns: [...document.querySelectorAll('#module-table thead th')].map((th) => th.textContent),
+      planRows: cells('#plan-rows tr').map(([name, value, note]) => ({ name, value, note })),
+      liveRows: cells('#live-table tbody tr'),
+      diagnosis: [...document.querySelectorAll('#diagnosis-cards .card')].map((c) => c.dataset.id),
+      cards: [...document.querySelectorAll('#diagnosis-cards .card')].map((c) => ({ id: c.dataset.id, title: c.querySelector('h3 .title').textContent, label: c.querySelector('h3 .label').textContent })),
+      status: document.getElementById('status').textContent,
+    };
+  });
+}
+
+/** The view the engine gives for a capture on the test server, from the page's own wrapper (analyze.js). */
+export async function viewOf(page, url, name) {
+  return page.evaluate(
+    async ({ url, name }) => {
+      const { Analyzer } = await import('./analyze.js');
+      const analyzer = new Analyzer();
+      try {
+        const bytes = await (await fetch(url)).arrayBuffer();
+        return (await analyzer.run(bytes, { file_name: name })).view;
+      } finally {
+        analyzer.terminate();
+      }
+    },
+    { url, name },
+  );
+}
+
+/**
+ * What the CLI's text report shows (`oomlens FILE`, one host): the verdict line, the
+ * diagnosis lines (`[label] Title (id)`), the plan rows and the module table's rows.
+ */
+export function textFacts(stdout) {
+  const lines = stdout.split('\n');
+  const verdict = lines.find((l) => l.startsWith('verdict: '));
+  const cards = [];
+  for (const l of lines) {
+    const m = /^  \[(measured|read|estimated)\] (.*) \(([a-z_]+)\)$/.exec(l);
+    if (m) cards.push({ id: m[3], title: m[2], label: m[1] });
+  }
+  const planRows = [];
+  let i = lines.indexOf('Plan (read):');
+  if (i >= 0) {
+    // `  {name:<16} {value:>12}  ({note})`
+    for (i++; i < lines.length && !lines[i].startsWith('  at the heap peak:'); i++) {
+      const m = /^\s*(.+?)(?:  \((.*)\))?$/.exec(lines[i].slice(19));
+      planRows.push({ name: lines[i].slice(2, 18).trim(), value: m[1], note: m[2] ?? '' });
+    }
+  }
+  const moduleRows = [];
+  let moduleMore = null;
+  let j = lines.findIndex((l) => /^Modules \(.*\), largest peak first:$/.test(l));
+  if (j >= 0) {
+    // `  {peak:>12}  {temp:>12}  {params:>12}  {runs:>5}  {label}`, after the column names.
+    const figure = '(\\S+(?: [KMG]iB)?)';
+    const row = new RegExp(`^\\s*${figure}\\s+${figure}\\s+${figure}\\s+(\\d+)  (.*)$`);
+    for (j += 2; j < lines.length && lines[j].startsWith('  '); j++) {
+      if (lines[j].startsWith('  … ')) {
+        moduleMore = lines[j].trim();
+        break;
+      }
+      moduleRows.push(row.exec(lines[j]).slice(1));
+    }
+  }
+  return { verdict: verdict ? verdict.slice('verdict: '.length) : null, cards, planRows, moduleRows, moduleMore };
 }
 
 // The page's display rules (www/format.js), for comparing with the raw JSON.
@@ -197,17 +262,18 @@ export function clean(s, max = 300) {
   return (cut ? chars.slice(0, max) : chars).join('').replace(DANGEROUS, (c) => `\\u{${c.codePointAt(0).toString(16)}}`) + (cut ? '…' : '');
 }
 
-export function thousands(n) {
-  return String(n).replace(/\B(?=(\d{3})+(?!\d))/g, ',');
-}
-
-/** What the page must show for a CLI report. */
+/** What the page must show for a CLI report (its JSON). */
 export function expectedFacts(json) {
   return {
     headline: clean(json.headline.text, 400),
     verdict: json.headline.verdict,
     module: json.selected_module ? clean(json.selected_module, 200) : 'none',
-    modules: json.modules.map((m) => ({ label: clean(m.label, 200), executions: thousands(m.executions) })),
     diagnosis: json.diagnosis.map((d) => d.id),
   };
+}
+
+/** The module table's cells as the page shows them: the view's text, capture strings cut as the CLI cuts them. */
+export function expectedModuleRows(view) {
+  if (!view.modules) return [];
+  return view.modules.rows.map((cells) => cells.map((c, j) => (view.modules.columns[j].numeric ? c.text : clean(c.text, 120))));
 }

@@ -1,7 +1,8 @@
 // The page, end to end in Chromium: every capture dropped on it must show what the CLI
-// reports (headline, module table, diagnosis ids); the page must fetch nothing outside
-// its own origin; hostile strings from a capture must stay text. Screenshots go to
-// test-results/ for a human look.
+// reports (headline, verdict, module, diagnosis ids and titles, plan rows, the module
+// table) and exactly the view the engine gives it (src/report/view.rs); the page must
+// fetch nothing outside its own origin; hostile strings from a capture must stay text.
+// Screenshots go to test-results/ for a human look.
 //
 //   npm run build && npm test
 
@@ -21,6 +22,7 @@ import {
   cliJson,
   dropUrl,
   expectedFacts,
+  expectedModuleRows,
   foreignRequests,
   launch,
   openPage,
@@ -28,6 +30,8 @@ import {
   runsSoFar,
   skipReason,
   startServer,
+  textFacts,
+  viewOf,
   waitForRun,
 } from './helpers.mjs';
 
@@ -90,8 +94,24 @@ describe('oomlens page', { skip: skip || false }, () => {
         assert.equal(facts.headline, want.headline, 'headline');
         assert.equal(facts.verdict, want.verdict, 'verdict');
         assert.equal(facts.module, want.module, 'selected module');
-        assert.deepEqual(facts.modules, want.modules, 'module table: labels, order, executions');
         assert.deepEqual(facts.diagnosis, want.diagnosis, 'diagnosis ids');
+        // The same titles and figures as the CLI's text report.
+        const text = textFacts(cli(c.path).stdout);
+        assert.deepEqual(facts.cards, text.cards, 'diagnosis titles and labels: the text report prints [label] Title (id)');
+        const labels = facts.figures.length ? ` (${facts.figures.map((f) => `${f.name} ${f.label}`).join(', ')})` : '';
+        if (text.verdict != null) assert.equal(`${facts.headline}${labels}`, text.verdict, 'the verdict line, with the label of each figure');
+        assert.deepEqual(facts.planRows, text.planRows, 'plan rows: names, figures, notes');
+        assert.deepEqual(facts.moduleRows, text.moduleRows, 'module table: every cell');
+        // And exactly the view the engine gives for this capture.
+        const view = await viewOf(page, c.url, c.name);
+        assert.deepEqual(facts.figures, view.headline.figures, 'headline figures');
+        assert.deepEqual(facts.planRows, view.plan ? view.plan.rows : [], 'plan rows');
+        assert.deepEqual(facts.moduleRows, expectedModuleRows(view), 'module table cells');
+        assert.deepEqual(facts.moduleColumns, view.modules ? view.modules.columns.map((col) => col.name) : [], 'module table columns');
+        assert.deepEqual(facts.cards, view.diagnosis.map((d) => ({ id: d.id, title: d.title, label: d.label })), 'diagnosis titles');
+        assert.deepEqual(facts.liveRows.map((r) => r[0]), view.live ? view.live.rows.map((r) => r[0].text) : [], 'live buffers listed, with their bytes');
+        const nothing = await page.$eval('#diagnosis-cards', (e) => (e.querySelector('#nothing-stands-out') || {}).textContent || null);
+        assert.equal(nothing, view.nothing_stands_out, 'the sentence for no diagnosis line');
       }
       const stem = c.name.replace(/\.xplane\.pb$/, '');
       await page.screenshot({ path: join(RESULTS, `${stem}-diagnosis.png`), fullPage: true });
@@ -120,14 +140,10 @@ describe('oomlens page', { skip: skip || false }, () => {
     const { page, log } = await open();
     await dropUrl(page, '__shared__/tracelens_jax08_conv_tw003.xplane.pb', 'tracelens_jax08_conv_tw003.xplane.pb');
     await page.click('#tab-modules');
-    let headers = await page.$$eval('#module-table thead th button', (b) => b.map((x) => x.textContent));
-    assert.deepEqual(headers, ['module', 'executions', 'peak', 'temp', 'parameters', 'donated']);
-    // Sorting by executions puts the executed module first, without re-running.
+    const headers = await page.$$eval('#module-table thead th', (b) => b.map((x) => x.textContent));
+    assert.deepEqual(headers, ['peak', 'temp', 'params', 'runs', 'module'], "the view's columns, as the CLI's table");
+    assert.equal(await page.$eval('#module-table tr.current button', (b) => b.textContent), 'jit_forward_3d_conv(15)', 'the selected module is marked');
     const runs = await runsSoFar(page);
-    await page.click('#module-table thead button[data-sort="executions"]');
-    const first = await page.$eval('#module-table tbody tr button', (b) => b.textContent);
-    assert.equal(first, 'jit_forward_3d_conv(15)');
-    assert.equal(await runsSoFar(page), runs);
     await page.click('#module-table tbody button[data-label="jit__multi_slice(13)"]');
     assert.equal(await waitForRun(page, runs), 'done');
     const json = cliJson(conv, ['--module', 'jit__multi_slice(13)']);
@@ -136,11 +152,37 @@ describe('oomlens page', { skip: skip || false }, () => {
     assert.equal(facts.module, 'jit__multi_slice(13)');
     assert.equal(facts.headline, want.headline);
     assert.deepEqual(facts.diagnosis, want.diagnosis);
+    const text = textFacts(cli(conv, ['--module', 'jit__multi_slice(13)']).stdout);
+    assert.deepEqual(facts.planRows, text.planRows, "the plan rows are the new module's");
+    assert.equal(await page.$eval('#module-table tr.current button', (b) => b.textContent), 'jit__multi_slice(13)');
     const hash = await page.evaluate(() => location.hash);
     assert.match(decodeURIComponent(hash), /module=jit__multi_slice\(13\)/);
     assert.match(hash, /tab=modules/);
     assert.equal(await page.getAttribute('#panel-modules', 'hidden'), null);
     await page.screenshot({ path: join(RESULTS, 'module-switched.png'), fullPage: true });
+    clean(log);
+    await page.close();
+  });
+
+  test('the module table lists what the CLI lists; a module past it is chosen from the list of all', { skip: !haveShared && 'needs ../shared/captures' }, async () => {
+    const { page, log } = await open();
+    await dropUrl(page, '__shared__/tracelens_jax08_gemm_tw003.xplane.pb', 'tracelens_jax08_gemm_tw003.xplane.pb');
+    await page.click('#tab-modules');
+    const text = textFacts(cli(gemm).stdout);
+    assert.ok(text.moduleMore, 'the CLI leaves modules out of its table');
+    assert.equal((await pageFacts(page)).moduleRows.length, text.moduleRows.length);
+    assert.equal(await page.$eval('#modules-content .more', (e) => e.textContent), text.moduleMore);
+    const json = cliJson(gemm);
+    const options = await page.$$eval('#module-select option', (o) => o.map((x) => x.value).filter(Boolean));
+    assert.deepEqual(options, json.modules.map((m) => m.label), 'every module can be chosen');
+    const last = options[options.length - 1];
+    assert.ok(!text.moduleRows.some((r) => r[4] === last), `${last} is past the table`);
+    const runs = await runsSoFar(page);
+    await page.selectOption('#module-select', last);
+    assert.equal(await waitForRun(page, runs), 'done');
+    const facts = await pageFacts(page);
+    assert.equal(facts.module, last);
+    assert.equal(facts.headline, expectedFacts(cliJson(gemm, ['--module', last])).headline);
     clean(log);
     await page.close();
   });
@@ -374,8 +416,10 @@ window.addEventListener('message', async (e) => {
     const want = expectedFacts(json);
     assert.equal(facts.headline, want.headline);
     assert.equal(facts.module, want.module);
-    assert.deepEqual(facts.modules, want.modules);
     assert.deepEqual(facts.diagnosis, want.diagnosis);
+    const text = textFacts(cli(file).stdout);
+    assert.deepEqual(facts.moduleRows, text.moduleRows, 'module table: the CLI cells, hostile label cut and escaped alike');
+    assert.deepEqual(facts.cards, text.cards);
     for (const tab of ['plan', 'runtime', 'modules', 'diagnosis']) {
       await page.click(`#tab-${tab}`);
       if (tab !== 'diagnosis') await page.screenshot({ path: join(RESULTS, `hostile-${tab}.png`), fullPage: true });

@@ -2,7 +2,7 @@
 //! its peak and which fix shrinks it (the diagnosis table in `docs/diagnosis.md`).
 
 use crate::diagnosis::line::{pct, Context, Line, Remedy};
-use crate::report::model::{Category, DiagnosisId, Label, Plan, Role};
+use crate::report::model::{Category, DiagnosisId, DiagnosisItem, Label, Plan, Role, ScanStack};
 use crate::report::present;
 use crate::units::{gib, mib};
 
@@ -239,34 +239,89 @@ pub fn xla_remat(cx: &Context<'_>) -> Option<Line> {
     ))
 }
 
-/// The stacks `lax.scan` keeps per layer, one line each.
+/// The stacks a `lax.scan` loop keeps per iteration: one line per loop, its stacks as
+/// items. Forward stacks (activations kept for backward) shrink with `jax.checkpoint`
+/// on the scanned body; backward ones (the scanned weights' gradients) do not.
 pub fn scan_stack(cx: &Context<'_>) -> Vec<Line> {
     let Some(p) = cx.plan() else {
         return Vec::new();
     };
-    p.scan_stacks
-        .iter()
-        .map(|stack| {
-            let text = format!(
-                "scan stack {} ×{} via {} holds {} ({}, read)",
-                stack.shape,
-                stack.count,
-                stack.while_instruction,
-                mib(stack.bytes),
-                present::role_words(stack.role)
-            );
-            Line::new(
-                DiagnosisId::ScanStack,
-                Label::Read,
-                text,
-                "lax.scan / nn.scan keep per-layer values stacked [layers, …]",
-            )
-            .fix("jax.checkpoint on the scanned body (policy: nothing_saveable or dots_saveable) keeps only the carry per layer")
-            .saving((stack.role == Role::Forward).then_some(stack.bytes))
-            .cost("about one more forward pass of the scanned layers")
-            .check()
+    // Loops in the order of their largest stack (stacks come largest first).
+    let mut loops: Vec<&str> = Vec::new();
+    for s in &p.scan_stacks {
+        if !loops.contains(&s.while_instruction.as_str()) {
+            loops.push(&s.while_instruction);
+        }
+    }
+    loops
+        .into_iter()
+        .map(|loop_name| {
+            let stacks: Vec<&ScanStack> = p
+                .scan_stacks
+                .iter()
+                .filter(|s| s.while_instruction == loop_name)
+                .collect();
+            scan_loop_line(cx, loop_name, &stacks)
         })
         .collect()
+}
+
+fn scan_loop_line(cx: &Context<'_>, loop_name: &str, stacks: &[&ScanStack]) -> Line {
+    let sum = |role: Option<Role>| {
+        stacks
+            .iter()
+            .filter(|s| role.is_none_or(|r| s.role == r))
+            .map(|s| s.bytes)
+            .fold(0, u64::saturating_add)
+    };
+    let (total, forward) = (sum(None), sum(Some(Role::Forward)));
+    let buffers: u64 = stacks.iter().map(|s| s.count).sum();
+    let what = if forward == 0 {
+        ": gradients the backward loop stacks per iteration".to_owned()
+    } else {
+        format!(
+            ", {} of them forward activations kept for backward",
+            mib(forward)
+        )
+    };
+    let text = format!(
+        "the scan loop {loop_name} keeps {buffers} stacked buffer{} of {} (read){what}",
+        if buffers == 1 { "" } else { "s" },
+        mib(total),
+    );
+    let items = stacks
+        .iter()
+        .map(|s| DiagnosisItem {
+            shape: s.shape.clone(),
+            count: s.count,
+            bytes: s.bytes,
+            role: s.role,
+            source: s.source.clone(),
+            op_name: s.op_name.clone(),
+        })
+        .collect();
+    if forward == 0 {
+        let line = Line::new(
+            DiagnosisId::ScanStack,
+            Label::Read,
+            text,
+            "the scanned weights' gradients, stacked per layer by the backward loop: remat does not shrink them",
+        );
+        return line.subject(loop_name).items(items);
+    }
+    let line = Line::new(
+        DiagnosisId::ScanStack,
+        Label::Read,
+        text,
+        "lax.scan / nn.scan keep per-layer values stacked [layers, …] for the backward pass",
+    );
+    line.remedy(cx, Remedy {
+        fix: "jax.checkpoint on the scanned body (policy: nothing_saveable or dots_saveable) keeps only the carry per layer".into(),
+        saving: Some(forward),
+        cost: "about one more forward pass of the scanned layers",
+    })
+    .subject(loop_name)
+    .items(items)
 }
 
 /// Host callbacks (a leftover `jax.debug.print`) compiled into the step.
@@ -408,10 +463,11 @@ fn largest_group(p: &Plan, role: Role) -> Option<String> {
         }
     }
     let (shape, source, count, bytes, op) = groups.into_iter().max_by_key(|g| g.3)?;
+    // Sources are shown by file name, as every table shows them.
     let at = if source.is_empty() {
         String::new()
     } else {
-        format!(" at {source}")
+        format!(" at {}", present::short_source(source))
     };
     let op = if op.is_empty() {
         String::new()

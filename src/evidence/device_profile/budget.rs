@@ -9,18 +9,11 @@
 use std::mem::size_of;
 
 use crate::proto::pprof::{Function, Label, Line, Location, Sample, ValueType};
+use crate::wire::fields::{
+    LOCATION_LINE, PROFILE_FUNCTION, PROFILE_LOCATION, PROFILE_SAMPLE, PROFILE_SAMPLE_TYPE,
+    PROFILE_STRING_TABLE, SAMPLE_LABEL, SAMPLE_LOCATION_ID, SAMPLE_VALUE,
+};
 use crate::wire::{Fields, Value, WireError};
-
-// Field numbers, from proto/profile.proto.
-const PROFILE_SAMPLE_TYPE: u32 = 1;
-const PROFILE_SAMPLE: u32 = 2;
-const PROFILE_LOCATION: u32 = 4;
-const PROFILE_FUNCTION: u32 = 5;
-const PROFILE_STRING: u32 = 6;
-const SAMPLE_LOCATION_ID: u32 = 1;
-const SAMPLE_VALUE: u32 = 2;
-const SAMPLE_LABEL: u32 = 3;
-const LOCATION_LINE: u32 = 4;
 
 /// Vectors grow by doubling, so what they hold can take up to twice its size.
 const GROWTH_SLACK: u64 = 2;
@@ -40,7 +33,9 @@ pub(super) fn decoded_size(pprof: &[u8]) -> Result<u64, WireError> {
                 price::<Location>(1).saturating_add(location_contents(location)?)
             }
             (PROFILE_FUNCTION, _) => price::<Function>(1),
-            (PROFILE_STRING, Value::Bytes(text)) => price::<Vec<u8>>(1).saturating_add(len(text)),
+            (PROFILE_STRING_TABLE, Value::Bytes(text)) => {
+                price::<Vec<u8>>(1).saturating_add(len(text))
+            }
             // Unknown fields are skipped by prost without allocating.
             _ => 0,
         };

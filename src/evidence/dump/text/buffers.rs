@@ -47,6 +47,11 @@ impl<'a> Describe<'a> {
             let parts: Vec<String> = v.index.iter().map(i64::to_string).collect();
             name = format!("{name}{{{}}}", parts.join(","));
         }
+        // A scan stack is named by the instruction that writes it in the loop body.
+        let named_by = self
+            .scan_stack(value)
+            .map(|(_, writer, _)| writer)
+            .or(instruction);
         Some(LiveBuffer {
             name,
             opcode: instruction.map(|i| i.opcode.clone()).unwrap_or_default(),
@@ -55,10 +60,8 @@ impl<'a> Describe<'a> {
             unpadded_bytes: parsed.as_ref().map(unpadded_bytes).unwrap_or(0),
             category: category(allocation),
             role: self.role(value, parsed.as_ref()),
-            source: instruction
-                .map(|i| self.hlo.source_of(i))
-                .unwrap_or_default(),
-            op_name: instruction.map(|i| i.op_name.clone()).unwrap_or_default(),
+            source: named_by.map(|i| self.hlo.source_of(i)).unwrap_or_default(),
+            op_name: named_by.map(|i| i.op_name.clone()).unwrap_or_default(),
             memory_space: parsed.as_ref().map(memory_space).unwrap_or(0),
         })
     }
@@ -117,27 +120,20 @@ impl<'a> Describe<'a> {
     pub fn scan_stacks(&self, live: &[(ValueRef, u64)]) -> Vec<ScanStack> {
         let mut groups: BTreeMap<(String, String), ScanStack> = BTreeMap::new();
         for &(value, bytes) in live {
-            let Some((_, v)) = self.value(value) else {
+            let Some((while_name, writer, parsed)) = self.scan_stack(value) else {
                 continue;
             };
-            let Some(while_name) = self.stack_loop(value) else {
-                continue;
-            };
-            let Some(parsed) = shape::parse(&v.shape) else {
-                continue;
-            };
-            if parsed.dimensions.len() < 2 || parsed.dimensions.first().is_none_or(|&d| d < 2) {
-                continue;
-            }
             let shape_text = format_shape(&parsed);
             let entry = groups
                 .entry((while_name.clone(), shape_text.clone()))
-                .or_insert(ScanStack {
+                .or_insert_with(|| ScanStack {
                     shape: shape_text,
                     count: 0,
                     bytes: 0,
                     while_instruction: while_name,
                     role: self.role(value, Some(&parsed)),
+                    source: self.hlo.source_of(writer),
+                    op_name: writer.op_name.clone(),
                 });
             entry.count = entry.count.saturating_add(1);
             entry.bytes = entry.bytes.saturating_add(bytes);
@@ -147,10 +143,13 @@ impl<'a> Describe<'a> {
         stacks
     }
 
-    /// The `while` that carries a value its loop writes in place, if any.
-    fn stack_loop(&self, value: ValueRef) -> Option<String> {
+    /// A scan stack, as the capture path finds one: a value of at least two
+    /// dimensions, the leading one the iterations, that a `while` carries and an
+    /// in-place update writes. Returns the loop, the writer (whose op_name and source
+    /// say where the stacked values come from) and the value's shape.
+    fn scan_stack(&self, value: ValueRef) -> Option<(String, &'a Instruction, ShapeProto)> {
         let mut while_name = None;
-        let mut written_in_place = false;
+        let mut writer = None;
         for v in std::iter::once(value).chain(self.buffer_aliases(value)) {
             let (Some((_, defined)), Some(instruction)) = (self.value(v), self.instruction(v))
             else {
@@ -160,8 +159,14 @@ impl<'a> Describe<'a> {
             if instruction.opcode == "while" {
                 while_name = while_name.or(Some(name.to_owned()));
             }
-            written_in_place |= is_in_place_update(name, Some(&instruction.opcode));
+            if is_in_place_update(name, Some(&instruction.opcode)) {
+                writer = writer.or(Some(instruction));
+            }
         }
-        while_name.filter(|_| written_in_place)
+        let (_, v) = self.value(value)?;
+        let parsed = shape::parse(&v.shape)?;
+        let stacked =
+            parsed.dimensions.len() >= 2 && parsed.dimensions.first().is_some_and(|&d| d >= 2);
+        stacked.then_some((while_name?, writer?, parsed))
     }
 }

@@ -1,0 +1,105 @@
+//! The diagnosis lines of two runs compared by id, and each resolved line's estimated
+//! saving beside the saving measured now.
+
+use super::model::{
+    signed_delta, Change, DiagnosisChange, Prediction, RuntimeDelta, ScanStackChange,
+};
+use crate::report::model::{DiagnosisId, HostReport, Plan, Role};
+
+/// A report's diagnosis ids, in report order, each once.
+fn ids(report: &HostReport) -> Vec<DiagnosisId> {
+    let mut out: Vec<DiagnosisId> = Vec::new();
+    for d in &report.diagnosis {
+        if !out.contains(&d.id) {
+            out.push(d.id);
+        }
+    }
+    out
+}
+
+/// Resolved (before only), new (after only) and remaining (both), by id.
+pub fn compare(before: &HostReport, after: &HostReport) -> DiagnosisChange {
+    let (b, a) = (ids(before), ids(after));
+    DiagnosisChange {
+        compared: true,
+        resolved: b.iter().copied().filter(|id| !a.contains(id)).collect(),
+        new: a.iter().copied().filter(|id| !b.contains(id)).collect(),
+        remaining: b.iter().copied().filter(|id| a.contains(id)).collect(),
+    }
+}
+
+/// For each resolved id whose lines estimated a saving: that estimate (added up over
+/// the id's lines), and the drop of the module's peak from before to after.
+pub fn predictions(
+    before: &HostReport,
+    resolved: &[DiagnosisId],
+    plans: (&Plan, &Plan),
+    runtime: Option<&RuntimeDelta>,
+) -> Vec<Prediction> {
+    let actual = signed_delta(plans.1.peak_bytes, plans.0.peak_bytes);
+    let in_use = runtime.map(|r| -r.peak_in_use_bytes.delta);
+    resolved
+        .iter()
+        .filter_map(|&id| {
+            let lines: Vec<_> = before.diagnosis.iter().filter(|d| d.id == id).collect();
+            let estimates: Vec<u64> = lines.iter().filter_map(|d| d.saving_bytes).collect();
+            if estimates.is_empty() {
+                return None;
+            }
+            Some(Prediction {
+                id,
+                subject: None,
+                lines: lines.len() as u64,
+                estimated_saving_bytes: estimates.into_iter().fold(0, u64::saturating_add),
+                actual_saving_bytes: actual,
+                actual_in_use_saving_bytes: in_use,
+            })
+        })
+        .collect()
+}
+
+/// The scan stacks that went away while `scan_stack` lines remain: each one's line
+/// (the before run's line about that stack) was resolved on its own.
+pub fn scan_stack_predictions(
+    before: &HostReport,
+    change: &DiagnosisChange,
+    stacks: &[ScanStackChange],
+    plans: (&Plan, &Plan),
+    runtime: Option<&RuntimeDelta>,
+) -> Vec<Prediction> {
+    if !change.remaining.contains(&DiagnosisId::ScanStack) {
+        return Vec::new();
+    }
+    let actual = signed_delta(plans.1.peak_bytes, plans.0.peak_bytes);
+    let in_use = runtime.map(|r| -r.peak_in_use_bytes.delta);
+    stacks
+        .iter()
+        .filter(|s| s.change == Change::OnlyBefore)
+        .filter_map(|s| {
+            let subject = format!(
+                "{} ×{} via {}",
+                s.shape,
+                s.count_before,
+                s.while_before.as_deref().unwrap_or_default()
+            );
+            // The scan_stack rule writes one line per loop, its stacks as items; a
+            // forward stack's bytes are its share of the line's estimated saving.
+            let loop_name = s.while_before.as_deref()?;
+            let line = before.diagnosis.iter().find(|d| {
+                d.id == DiagnosisId::ScanStack && d.subject.as_deref() == Some(loop_name)
+            })?;
+            line.saving_bytes?;
+            let item = line.items.iter().find(|i| {
+                i.role == Role::Forward && i.shape == s.shape && i.count == s.count_before
+            })?;
+            Some(Prediction {
+                id: DiagnosisId::ScanStack,
+                subject: Some(subject),
+                lines: 1,
+                estimated_saving_bytes: item.bytes,
+                actual_saving_bytes: actual,
+                actual_in_use_saving_bytes: in_use,
+            })
+        })
+        .collect()
+}

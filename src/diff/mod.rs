@@ -1,0 +1,370 @@
+//! Two runs compared: did the fix work, and did it save what was estimated?
+//!
+//! The comparison works on two finished reports ([`compare`] for one host each,
+//! [`compare_reports`] host by host), so it costs two analyses and a cheap match;
+//! [`compare_runs`] runs the two analyses (through any analyze function: capture
+//! paths for the CLI, blobs for the page) and makes sure each report is about the
+//! module compared, so that the diagnosis lines of both are that module's.
+//!
+//! - modules: matched by name ([`modules`]);
+//! - buffers live at the peak and scan stacks: matched tier by tier ([`matching`]);
+//! - figures side by side ([`deltas`]), added up to the change of the peak
+//!   ([`reconcile`]);
+//! - diagnosis lines resolved, new and remaining, with estimated vs measured savings
+//!   ([`lines`]).
+
+pub mod deltas;
+pub mod lines;
+pub mod matching;
+pub mod model;
+pub mod modules;
+pub mod reconcile;
+
+use crate::error::Error;
+use crate::report::model::{HostReport, Label, ModuleReport, Report};
+use crate::report::present;
+use model::{
+    DiagnosisChange, Diff, DiffHeadline, DiffNote, DiffReport, Fit, ModuleChoice, Side, SCHEMA,
+};
+
+/// What the user asked for.
+#[derive(Debug, Clone, Default)]
+pub struct DiffOptions {
+    /// The module to compare, by name (`jit_step`) or label (`jit_step(12)`; a label's
+    /// program id is one run's, so the other run's module of that name is taken).
+    pub module: Option<String>,
+    /// How each run's runtime scan divides its work between threads (see
+    /// [`crate::runtime::Scan`]); the comparison is the same whatever it says.
+    pub scan: crate::runtime::Scan,
+}
+
+/// Analyzes one run, about a module when given (`oomlens PATH --module M`).
+pub type AnalyzeRun<'a> = &'a mut dyn FnMut(Run, Option<&str>) -> Result<Report, Error>;
+
+/// Which run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Run {
+    Before,
+    After,
+}
+
+impl Run {
+    pub fn name(self) -> &'static str {
+        match self {
+            Run::Before => "before",
+            Run::After => "after",
+        }
+    }
+}
+
+/// The pool a run's plan is compared against, as its verdict chooses it: the
+/// allocator's capacity (measured), else the capacity the pasted error names (read).
+fn pool(report: &HostReport) -> Option<(u64, Label)> {
+    match report.capacity_bytes {
+        Some(c) => Some((c, Label::Measured)),
+        None => report
+            .error
+            .as_ref()
+            .and_then(|e| e.message.capacity_bytes)
+            .map(|c| (c, Label::Read)),
+    }
+}
+
+fn side(report: &HostReport, module: Option<&ModuleReport>) -> Side {
+    let pool = pool(report);
+    Side {
+        file: report.file.clone(),
+        host: report.host.clone(),
+        module: module.map(|m| m.label.clone()),
+        executions: module.map(|m| m.executions),
+        plan: module.map(|m| m.plan.clone()),
+        selected: module.is_some_and(|m| report.selected_module.as_deref() == Some(&m.label)),
+        verdict: report.headline.verdict,
+        headline: report.headline.text.clone(),
+        pool_bytes: pool.map(|p| p.0),
+        pool_label: pool.map(|p| p.1),
+    }
+}
+
+/// Whether the plan fits its pool, as the verdict judges it: needs ≤ pool.
+fn fits(module: Option<&ModuleReport>, pool: Option<u64>) -> Option<bool> {
+    Some(module?.plan.total_bytes <= pool?)
+}
+
+fn headline(
+    before: &Side,
+    after: &Side,
+    bm: Option<&ModuleReport>,
+    am: Option<&ModuleReport>,
+) -> DiffHeadline {
+    let pool = after.pool_bytes.or(before.pool_bytes);
+    let pool_label = after.pool_label.or(before.pool_label);
+    let fit_after = fits(am, pool);
+    let fit_before = fits(bm, before.pool_bytes.or(pool));
+    let fit = match (fit_before, fit_after) {
+        (Some(false), Some(true)) => Fit::NowFits,
+        (Some(true), Some(true)) => Fit::StillFits,
+        (Some(false), Some(false)) => Fit::StillDoesNotFit,
+        (Some(true), Some(false)) => Fit::NoLongerFits,
+        _ => Fit::Unknown,
+    };
+    let short = match (fit_after, am, pool) {
+        (Some(false), Some(m), Some(p)) => Some(m.plan.total_bytes.saturating_sub(p)),
+        _ => None,
+    };
+    let mut h = DiffHeadline {
+        text: String::new(),
+        peak_before_bytes: bm.map(|m| m.plan.peak_bytes),
+        peak_after_bytes: am.map(|m| m.plan.peak_bytes),
+        fit,
+        pool_bytes: pool,
+        pool_label,
+        short_bytes: short,
+    };
+    h.text = present::diff_headline(&h);
+    h
+}
+
+/// Compares one host's report of each run.
+pub fn compare(
+    before: &HostReport,
+    after: &HostReport,
+    options: &DiffOptions,
+) -> Result<Diff, Error> {
+    let chosen = modules::choose(before, after, options.module.as_deref())?;
+    let (bm, am) = (chosen.before, chosen.after);
+    let (sb, sa) = (side(before, bm), side(after, am));
+    let mut notes: Vec<DiffNote> = Vec::new();
+    match (bm, am) {
+        (None, None) => notes.push(DiffNote::NoPlan { side: "either" }),
+        (None, Some(_)) => notes.push(DiffNote::NoPlan { side: "before" }),
+        (Some(_), None) => notes.push(DiffNote::NoPlan { side: "after" }),
+        (Some(b), Some(a)) if chosen.choice == ModuleChoice::NoCommonName => {
+            notes.push(DiffNote::NamesDiffer {
+                before: b.label.clone(),
+                after: a.label.clone(),
+            })
+        }
+        _ => {}
+    }
+    let plans = bm.zip(am).map(|(b, a)| (&b.plan, &a.plan));
+    let buffers = plans
+        .map(|(b, a)| deltas::buffers(&b.live_at_peak, &a.live_at_peak))
+        .unwrap_or_default();
+    let (matched, only_before, only_after) = reconcile::sums(&buffers);
+    fn runtime_of(r: &HostReport) -> Option<&crate::report::model::Runtime> {
+        r.runtime
+            .as_ref()
+            .filter(|rt| deltas::device_pool(rt).is_some())
+    }
+    let runtime = match (runtime_of(before), runtime_of(after)) {
+        (Some(b), Some(a)) => deltas::runtime(b, a),
+        (None, None) => {
+            notes.push(DiffNote::NoAllocatorEvents { side: "either" });
+            None
+        }
+        (None, Some(_)) => {
+            notes.push(DiffNote::NoAllocatorEvents { side: "before" });
+            None
+        }
+        (Some(_), None) => {
+            notes.push(DiffNote::NoAllocatorEvents { side: "after" });
+            None
+        }
+    };
+    // Diagnosis lines are about the module each report selected: comparable only when
+    // that is the module compared on both sides.
+    for (s, r, run) in [(&sb, before, Run::Before), (&sa, after, Run::After)] {
+        if let (false, Some(module), Some(selected)) = (s.selected, &s.module, &r.selected_module) {
+            notes.push(DiffNote::NotSelected {
+                side: run.name(),
+                module: module.clone(),
+                selected: selected.clone(),
+            });
+        }
+    }
+    let diagnosis = if sb.selected && sa.selected {
+        lines::compare(before, after)
+    } else {
+        DiagnosisChange::default()
+    };
+    let scan_stacks = plans
+        .map(|(b, a)| deltas::scan_stacks(&b.scan_stacks, &a.scan_stacks))
+        .unwrap_or_default();
+    let predicted_vs_actual = match plans {
+        Some(plans) if diagnosis.compared => {
+            let mut p = lines::predictions(before, &diagnosis.resolved, plans, runtime.as_ref());
+            p.extend(lines::scan_stack_predictions(
+                before,
+                &diagnosis,
+                &scan_stacks,
+                plans,
+                runtime.as_ref(),
+            ));
+            p
+        }
+        _ => Vec::new(),
+    };
+    match (before.error.is_some(), after.error.is_some()) {
+        (true, false) => notes.push(DiffNote::ErrorTextOnly { side: "before" }),
+        (false, true) => notes.push(DiffNote::ErrorTextOnly { side: "after" }),
+        _ => {}
+    }
+    if let (Some(b), Some(a)) = (sb.pool_bytes, sa.pool_bytes) {
+        if b != a {
+            notes.push(DiffNote::PoolsDiffer {
+                before: b,
+                after: a,
+            });
+        }
+    }
+    Ok(Diff {
+        host: before.host.clone(),
+        headline: headline(&sb, &sa, bm, am),
+        module_choice: chosen.choice,
+        delta: plans.map(|(b, a)| deltas::plan(b, a)),
+        reconciliation: plans.map(|(b, a)| reconcile::reconcile(b, a, &buffers)),
+        buffers,
+        matched_delta_bytes: matched,
+        unmatched_before_bytes: only_before,
+        unmatched_after_bytes: only_after,
+        scan_stacks,
+        runtime,
+        diagnosis,
+        predicted_vs_actual,
+        notes: notes.iter().map(present::diff_note).collect(),
+        before: sb,
+        after: sa,
+    })
+}
+
+/// Compares two runs host by host: a host file of each when each run has one, else
+/// the hosts whose names both runs have (the others are listed, not compared).
+pub fn compare_reports(
+    before: &Report,
+    after: &Report,
+    options: &DiffOptions,
+) -> Result<DiffReport, Error> {
+    let mut hosts = Vec::new();
+    let mut only_before = Vec::new();
+    let mut only_after = Vec::new();
+    match (before.hosts.as_slice(), after.hosts.as_slice()) {
+        ([b], [a]) => hosts.push(compare(b, a, options)?),
+        (bs, as_) => {
+            for b in bs {
+                match as_.iter().find(|a| a.host == b.host) {
+                    Some(a) => hosts.push(compare(b, a, options)?),
+                    None => only_before.push(b.host.clone()),
+                }
+            }
+            only_after.extend(
+                as_.iter()
+                    .filter(|a| !bs.iter().any(|b| b.host == a.host))
+                    .map(|a| a.host.clone()),
+            );
+            if hosts.is_empty() {
+                let names = |hs: &[HostReport]| {
+                    hs.iter()
+                        .map(|h| h.host.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                };
+                return Err(Error::NoCommonHost {
+                    before: names(bs),
+                    after: names(as_),
+                });
+            }
+        }
+    }
+    Ok(DiffReport {
+        schema: SCHEMA.into(),
+        tool: crate::tool_name(),
+        hosts,
+        hosts_only_before: only_before,
+        hosts_only_after: only_after,
+    })
+}
+
+/// Analyzes one run, about `module` when given. A label names a module by one run's
+/// program id: when this run has no module of that label, it is analyzed about the
+/// module of the label's name.
+fn analyze_run(analyze: AnalyzeRun<'_>, run: Run, module: Option<&str>) -> Result<Report, Error> {
+    let in_run = |e: Error| match e {
+        Error::UnknownModule { wanted, available } => Error::UnknownModuleIn {
+            wanted,
+            side: run.name(),
+            available,
+        },
+        other => other,
+    };
+    match analyze(run, module) {
+        Err(Error::UnknownModule { wanted, available }) => {
+            match module.and_then(modules::name_part) {
+                Some(name) => analyze(run, Some(name)).map_err(in_run),
+                None => Err(in_run(Error::UnknownModule { wanted, available })),
+            }
+        }
+        other => other.map_err(in_run),
+    }
+}
+
+/// Runs both analyses with `analyze(run, module)` and compares them. When the module
+/// compared in a one-host run is not the one its report is about (the runs' reports
+/// chose modules of different names), that run is analyzed again about it, so that
+/// the diagnosis lines compared are that module's.
+///
+/// `analyze` is the only place inputs are read: the CLI passes capture paths to
+/// [`crate::analyze_path`], the page passes blobs.
+pub fn compare_runs(analyze: AnalyzeRun<'_>, options: &DiffOptions) -> Result<DiffReport, Error> {
+    let wanted = options.module.as_deref();
+    let mut before = analyze_run(analyze, Run::Before, wanted)?;
+    let mut after = analyze_run(analyze, Run::After, wanted)?;
+    let diff = compare_reports(&before, &after, options)?;
+    let single = before.hosts.len() == 1 && after.hosts.len() == 1;
+    let Some(d) = diff.hosts.first().filter(|_| single && wanted.is_none()) else {
+        return Ok(diff);
+    };
+    let redo = |s: &Side| (!s.selected).then(|| s.module.clone()).flatten();
+    let (redo_before, redo_after) = (redo(&d.before), redo(&d.after));
+    if redo_before.is_none() && redo_after.is_none() {
+        return Ok(diff);
+    }
+    let choice = d.module_choice;
+    if let Some(label) = redo_before {
+        before = analyze_run(analyze, Run::Before, Some(&label))?;
+    }
+    if let Some(label) = redo_after {
+        after = analyze_run(analyze, Run::After, Some(&label))?;
+    }
+    let mut diff = compare_reports(&before, &after, options)?;
+    for h in &mut diff.hosts {
+        h.module_choice = choice;
+    }
+    Ok(diff)
+}
+
+/// Compares the runs at two paths (capture files or folders), each read as
+/// `oomlens PATH` reads it.
+#[cfg(not(target_arch = "wasm32"))]
+pub fn compare_paths(
+    before: &std::path::Path,
+    after: &std::path::Path,
+    options: &DiffOptions,
+) -> Result<DiffReport, Error> {
+    compare_runs(
+        &mut |run, module| {
+            let path = match run {
+                Run::Before => before,
+                Run::After => after,
+            };
+            let options = crate::Options {
+                module: module.map(str::to_owned),
+                error_text: None,
+                scan: options.scan,
+            };
+            // The one place inputs are read: what `oomlens PATH` reads.
+            crate::analyze_path(path, &options)
+        },
+        options,
+    )
+}

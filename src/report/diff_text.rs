@@ -1,0 +1,178 @@
+//! `oomlens diff` in the terminal: the [`DiffView`] laid out in plain text, one section
+//! after another, as `text.rs` lays out a report. Strings from the captures pass
+//! through [`clean`] so that they cannot break a line.
+
+use std::fmt::Write;
+
+use super::clean;
+use super::diff_view::{self, DiffView};
+use super::view::Table;
+use crate::diff::model::DiffReport;
+
+/// Writes a line (a `String` cannot fail to take one).
+macro_rules! line {
+    ($out:expr) => { $out.push('\n') };
+    ($out:expr, $($arg:tt)*) => {{ let _ = writeln!($out, $($arg)*); }};
+}
+
+pub fn render(diff: &DiffReport, top: usize) -> String {
+    let view = diff_view::report(diff, top);
+    let mut out = String::new();
+    for (i, host) in view.hosts.iter().enumerate() {
+        if i > 0 {
+            out.push_str("\n\n");
+        }
+        render_host(&mut out, host);
+    }
+    if !view.hosts_only.is_empty() {
+        line!(out);
+        for h in &view.hosts_only {
+            line!(out, "{}", clean(h, 2000));
+        }
+    }
+    out
+}
+
+fn render_host(out: &mut String, v: &DiffView) {
+    line!(
+        out,
+        "oomlens diff — {} ({})",
+        clean(&v.title, 400),
+        clean(&v.host, 80)
+    );
+    line!(out, "change: {}{}", clean(&v.headline, 400), v.labels);
+    line!(
+        out,
+        "module: {}  — {}",
+        clean(&v.module, 400),
+        v.module_reason
+    );
+    for s in [&v.before, &v.after] {
+        line!(
+            out,
+            "{:<7} {}",
+            format!("{}:", s.side),
+            clean(&s.headline, 400)
+        );
+    }
+    for table in [&v.plan, &v.roles].into_iter().flatten() {
+        render_figures(out, table);
+    }
+    if let Some(buffers) = &v.buffers {
+        render_buffers(out, buffers);
+    }
+    if let Some(sum) = &v.sum {
+        line!(out, "  sum: {sum}");
+        if let Some(heap) = &v.heap_sum {
+            line!(out, "       {heap}");
+        }
+    }
+    if !v.scan_stacks.is_empty() {
+        line!(out, "\nScan stacks (read):");
+        for s in &v.scan_stacks {
+            line!(out, "  {}", clean(s, 300));
+        }
+    }
+    if let Some(rt) = &v.runtime {
+        render_figures(out, rt);
+        for s in &v.in_use_at_starts {
+            line!(out, "  in use at each start, {s}");
+        }
+    }
+    line!(out, "\nDiagnosis:");
+    if let Some(n) = v.diagnosis_not_compared {
+        line!(out, "  {n}");
+    }
+    for l in &v.diagnosis {
+        line!(out, "  {:<10} {} ({})", l.status, l.title, l.id.as_str());
+    }
+    if !v.savings.is_empty() {
+        line!(out, "\nEstimated vs measured:");
+        for s in &v.savings {
+            let subject = s
+                .subject
+                .as_deref()
+                .map(|x| format!(" {}", clean(x, 200)))
+                .unwrap_or_default();
+            line!(
+                out,
+                "  {}{subject} ({}): {}",
+                s.title,
+                s.id.as_str(),
+                s.text
+            );
+        }
+    }
+    if !v.notes.is_empty() {
+        line!(out, "\nNotes:");
+        for n in &v.notes {
+            line!(out, "  - {}", clean(&n.text, 600));
+        }
+    }
+}
+
+/// A table of figures: name, before, after, change, %.
+fn render_figures(out: &mut String, t: &Table) {
+    line!(out, "\n{}:", clean(&t.title, 200));
+    line!(
+        out,
+        "  {:<28} {:>16} {:>16} {:>12} {:>10}",
+        "",
+        "before",
+        "after",
+        "change",
+        "%"
+    );
+    for r in &t.rows {
+        let cell = |i: usize| r.get(i).map(|c| c.text.as_str()).unwrap_or("");
+        line!(
+            out,
+            "  {:<28} {:>16} {:>16} {:>12} {:>10}",
+            cell(0),
+            cell(1),
+            cell(2),
+            cell(3),
+            cell(4)
+        );
+    }
+}
+
+fn render_buffers(out: &mut String, t: &Table) {
+    line!(out, "\n{}:", t.title);
+    if t.rows.is_empty() {
+        if let Some(more) = &t.more {
+            line!(out, "  {more}");
+        }
+        return;
+    }
+    line!(
+        out,
+        "  {:>11} {:>12} {:>12}  {:<9}  {:<26} {:<9} {:<22} instruction / op_name",
+        "change",
+        "before",
+        "after",
+        "",
+        "shape",
+        "role",
+        "source"
+    );
+    for r in &t.rows {
+        let cell = |i: usize| r.get(i).map(|c| c.text.as_str()).unwrap_or("");
+        line!(
+            out,
+            "  {:>11} {:>12} {:>12}  {:<9}  {:<26} {:<9} {:<22} {}  {}",
+            cell(0),
+            cell(1),
+            cell(2),
+            cell(3),
+            clean(cell(4), 60),
+            cell(5),
+            clean(cell(6), 22),
+            clean(cell(7), 60),
+            clean(cell(8), 100)
+        );
+    }
+    if let Some(more) = &t.more {
+        line!(out, "  {more}");
+    }
+}

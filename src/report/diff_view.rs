@@ -1,0 +1,519 @@
+//! The comparison of two runs as people read it: every section, row and sentence of
+//! `oomlens diff`, with its figures formatted and labelled, built once from the
+//! comparison ([`crate::diff::model`]). The text and Markdown renderers and the page
+//! (through the engine's `compare`) lay this out, as they lay out [`super::view`].
+//!
+//! Strings from the captures (names, shapes, paths) are carried as they are: each
+//! renderer makes them safe for its medium.
+
+use serde::Serialize;
+
+use super::model::{DiagnosisId, Label, Plan, Role, Verdict};
+use super::present::{self, percent_change, signed_mib};
+use super::view::{column, in_use_at_starts, Cell, NoteView, Table};
+use crate::diff::model::{
+    signed_delta, BufferChange, Change, Diff, DiffReport, Figures, Reconciliation, RuntimeDelta,
+    ScanStackChange, Side,
+};
+use crate::units::mib;
+
+/// Both runs compared, laid out: one view per host compared.
+#[derive(Debug, Clone, Serialize)]
+pub struct DiffReportView {
+    pub hosts: Vec<DiffView>,
+    /// `hosts only in the before run (not compared): host_c`, one per run that has any.
+    pub hosts_only: Vec<String>,
+}
+
+/// One host's comparison, laid out.
+#[derive(Debug, Clone, Serialize)]
+pub struct DiffView {
+    /// `checkpoint_before.xplane.pb → checkpoint_after.xplane.pb`.
+    pub title: String,
+    pub host: String,
+    /// `peak 54.4 MiB → 40.2 MiB (−26.2%)`, and whether it now fits.
+    pub headline: String,
+    /// ` (peak read, pool measured)`: the label of each figure, for one-line media.
+    pub labels: String,
+    pub before: SideView,
+    pub after: SideView,
+    /// `jit_train_step(10) → jit_train_step(10)`.
+    pub module: String,
+    /// Why these modules: `the module each report is about`.
+    pub module_reason: &'static str,
+    /// Plan figures before, after, change (read).
+    pub plan: Option<Table>,
+    /// The heap at its peak by role, before, after, change (read).
+    pub roles: Option<Table>,
+    /// The buffers that changed, largest change first (read); `more` counts the rest.
+    pub buffers: Option<Table>,
+    /// How the buffers add up: `−14.3 MiB (matched) + 0 MiB (appeared) − 0 MiB (went
+    /// away) = −14.3 MiB: the change of the peak (…)`.
+    pub sum: Option<String>,
+    /// The heap's share of that sum.
+    pub heap_sum: Option<String>,
+    /// `went away: f32[6,8,128,512] ×2 via while.14, 24.0 MiB`, one per scan stack.
+    pub scan_stacks: Vec<String>,
+    /// Runtime figures before, after, change (measured).
+    pub runtime: Option<Table>,
+    /// `before: 316 MiB → 420 MiB → …`, `after: …`: in use at each start.
+    pub in_use_at_starts: Vec<String>,
+    /// Diagnosis lines resolved, new and remaining.
+    pub diagnosis: Vec<LineChange>,
+    /// Said when the diagnosis lines were not compared.
+    pub diagnosis_not_compared: Option<&'static str>,
+    /// Each resolved line's estimated saving beside the saving measured now.
+    pub savings: Vec<SavingView>,
+    pub notes: Vec<NoteView>,
+}
+
+/// One run, in a line.
+#[derive(Debug, Clone, Serialize)]
+pub struct SideView {
+    /// `before` or `after`.
+    pub side: &'static str,
+    pub file: String,
+    pub host: String,
+    pub module: Option<String>,
+    pub verdict: Verdict,
+    /// The run's own headline.
+    pub headline: String,
+}
+
+/// A diagnosis line's fate.
+#[derive(Debug, Clone, Serialize)]
+pub struct LineChange {
+    /// `resolved`, `new` or `remaining`.
+    pub status: &'static str,
+    pub id: DiagnosisId,
+    pub title: &'static str,
+}
+
+/// An estimated saving beside the measured one.
+#[derive(Debug, Clone, Serialize)]
+pub struct SavingView {
+    pub id: DiagnosisId,
+    pub title: &'static str,
+    /// What the line was about, when other lines of its id remain.
+    pub subject: Option<String>,
+    /// `remat (jax.checkpoint) was estimated to save 41.0 MiB; it saved 14.3 MiB (35%
+    /// of the estimate)`.
+    pub text: String,
+    /// `41.0 MiB` (estimated).
+    pub estimated: String,
+    /// `14.3 MiB`, or `−1.0 MiB` when the peak grew (read).
+    pub actual: String,
+}
+
+/// Lays out a comparison; `top` is how many changed buffers to list.
+pub fn report(d: &DiffReport, top: usize) -> DiffReportView {
+    let mut hosts_only = Vec::new();
+    for (side, list) in [
+        ("before", &d.hosts_only_before),
+        ("after", &d.hosts_only_after),
+    ] {
+        if !list.is_empty() {
+            hosts_only.push(format!(
+                "hosts only in the {side} run (not compared): {}",
+                list.join(", ")
+            ));
+        }
+    }
+    DiffReportView {
+        hosts: d.hosts.iter().map(|h| host(h, top)).collect(),
+        hosts_only,
+    }
+}
+
+fn side(s: &Side, name: &'static str) -> SideView {
+    SideView {
+        side: name,
+        file: s.file.clone(),
+        host: s.host.clone(),
+        module: s.module.clone(),
+        verdict: s.verdict,
+        headline: s.headline.clone(),
+    }
+}
+
+/// Lays out one host's comparison.
+pub fn host(d: &Diff, top: usize) -> DiffView {
+    let plans = d.before.plan.as_ref().zip(d.after.plan.as_ref());
+    let labels = match d.headline.pool_label {
+        Some(l) if d.headline.pool_bytes.is_some() => {
+            format!(" (peak read, pool {})", l.as_str())
+        }
+        _ if plans.is_some() => " (peak read)".into(),
+        _ => String::new(),
+    };
+    let name = |m: &Option<String>| m.clone().unwrap_or_else(|| "none".into());
+    DiffView {
+        title: format!("{} → {}", d.before.file, d.after.file),
+        host: d.host.clone(),
+        headline: d.headline.text.clone(),
+        labels,
+        before: side(&d.before, "before"),
+        after: side(&d.after, "after"),
+        module: format!("{} → {}", name(&d.before.module), name(&d.after.module)),
+        module_reason: present::module_choice(d.module_choice),
+        plan: plans.map(|(b, a)| plan(b, a)),
+        roles: plans.map(|(b, a)| roles(b, a)),
+        buffers: plans.and_then(|_| buffers(&d.buffers, top)),
+        sum: d.reconciliation.as_ref().map(|r| sum(d, r)),
+        heap_sum: d
+            .reconciliation
+            .as_ref()
+            .zip(d.delta.as_ref())
+            .map(|(r, delta)| heap_sum(r, delta.heap_peak_bytes)),
+        scan_stacks: d.scan_stacks.iter().map(scan_stack).collect(),
+        runtime: d.runtime.as_ref().map(runtime),
+        in_use_at_starts: d
+            .runtime
+            .as_ref()
+            .map(|r| {
+                [
+                    ("before", &r.in_use_at_starts_before),
+                    ("after", &r.in_use_at_starts_after),
+                ]
+                .into_iter()
+                .filter_map(|(s, list)| in_use_at_starts(list).map(|l| format!("{s}: {l}")))
+                .collect()
+            })
+            .unwrap_or_default(),
+        diagnosis: diagnosis(d),
+        diagnosis_not_compared: (!d.diagnosis.compared)
+            .then_some("diagnosis lines not compared (see the notes)"),
+        savings: d
+            .predicted_vs_actual
+            .iter()
+            .map(|p| SavingView {
+                id: p.id,
+                title: present::title(p.id),
+                subject: p.subject.clone(),
+                text: present::prediction(p),
+                estimated: mib(p.estimated_saving_bytes),
+                actual: if p.actual_saving_bytes < 0 {
+                    format!("−{}", mib(p.actual_saving_bytes.unsigned_abs()))
+                } else {
+                    mib(p.actual_saving_bytes.unsigned_abs())
+                },
+            })
+            .collect(),
+        notes: d
+            .notes
+            .iter()
+            .map(|n| NoteView {
+                id: n.id.clone(),
+                text: n.text.clone(),
+            })
+            .collect(),
+    }
+}
+
+fn figures_row(name: &str, before: u64, after: u64) -> Vec<Cell> {
+    vec![
+        Cell::new(name),
+        Cell::new(mib(before)),
+        Cell::new(mib(after)),
+        Cell::new(signed_mib(signed_delta(before, after))),
+        Cell::new(percent_change(before, after)),
+    ]
+}
+
+fn change_columns(first: &'static str) -> Vec<super::view::Column> {
+    vec![
+        column(first, false),
+        column("before", true),
+        column("after", true),
+        column("change", true),
+        column("%", true),
+    ]
+}
+
+fn plan(b: &Plan, a: &Plan) -> Table {
+    let rows = vec![
+        figures_row("parameters", b.argument_bytes, a.argument_bytes),
+        figures_row("donated", b.donated_bytes, a.donated_bytes),
+        figures_row("outputs", b.output_bytes, a.output_bytes),
+        figures_row("aliased", b.alias_bytes, a.alias_bytes),
+        figures_row("temporary block", b.temp_bytes, a.temp_bytes),
+        figures_row("needs", b.total_bytes, a.total_bytes),
+        figures_row("heap peak", b.heap_peak_bytes, a.heap_peak_bytes),
+        figures_row("peak", b.peak_bytes, a.peak_bytes),
+    ];
+    Table {
+        title: "Plan (read)".into(),
+        label: Label::Read,
+        columns: change_columns(""),
+        rows,
+        more: None,
+        marks: Vec::new(),
+    }
+}
+
+fn roles(b: &Plan, a: &Plan) -> Table {
+    let share = |p: &Plan, role: Role| {
+        let bytes = p.roles_at_peak.get(role);
+        let heap = p.roles_at_peak.total().max(1);
+        format!(
+            "{} ({:.1}%)",
+            mib(bytes),
+            100.0 * bytes as f64 / heap as f64
+        )
+    };
+    let rows = [Role::Forward, Role::Backward, Role::Workspace, Role::Other]
+        .into_iter()
+        .map(|role| {
+            let (x, y) = (b.roles_at_peak.get(role), a.roles_at_peak.get(role));
+            vec![
+                Cell::new(present::role_words(role)),
+                Cell::new(share(b, role)),
+                Cell::new(share(a, role)),
+                Cell::new(signed_mib(signed_delta(x, y))),
+                Cell::new(percent_change(x, y)),
+            ]
+        })
+        .collect();
+    Table {
+        title: "At the heap peak, by role (read)".into(),
+        label: Label::Read,
+        columns: change_columns("role"),
+        rows,
+        more: None,
+        marks: Vec::new(),
+    }
+}
+
+fn changed(r: &BufferChange) -> bool {
+    r.change != Change::Unchanged
+}
+
+fn buffers(rows: &[BufferChange], top: usize) -> Option<Table> {
+    let changed_rows: Vec<&BufferChange> = rows.iter().filter(|r| changed(r)).collect();
+    if changed_rows.is_empty() && rows.is_empty() {
+        return None;
+    }
+    let listed = changed_rows
+        .iter()
+        .take(top)
+        .map(|r| {
+            let short = present::short_source(&r.source);
+            let shape = match &r.shape_after {
+                Some(after) => format!("{} → {after}", r.shape),
+                None => r.shape.clone(),
+            };
+            let instruction = match (&r.instruction_before, &r.instruction_after) {
+                (Some(b), Some(a)) if b != a => format!("{b} → {a}"),
+                (Some(x), _) | (None, Some(x)) => x.clone(),
+                (None, None) => String::new(),
+            };
+            vec![
+                Cell::new(signed_mib(r.delta_bytes)),
+                Cell::new(mib(r.before_bytes)),
+                Cell::new(mib(r.after_bytes)),
+                Cell::new(present::change_words(r.change)),
+                Cell::new(shape),
+                Cell::new(present::role_name(r.role)),
+                Cell {
+                    text: short.to_owned(),
+                    full: (short != r.source).then(|| r.source.clone()),
+                },
+                Cell::new(instruction),
+                Cell::new(r.op_name.clone()),
+            ]
+        })
+        .collect();
+    let mut more: Vec<String> = Vec::new();
+    if changed_rows.len() > top {
+        let rest: i64 = changed_rows
+            .iter()
+            .skip(top)
+            .map(|r| r.delta_bytes)
+            .fold(0, i64::saturating_add);
+        let n = changed_rows.len() - top;
+        more.push(format!(
+            "… {n} more changed {}, {}",
+            if n == 1 { "buffer" } else { "buffers" },
+            signed_mib(rest)
+        ));
+    }
+    let unchanged: Vec<&BufferChange> = rows.iter().filter(|r| !changed(r)).collect();
+    if !unchanged.is_empty() {
+        let bytes = unchanged
+            .iter()
+            .map(|r| r.after_bytes)
+            .fold(0, u64::saturating_add);
+        more.push(format!(
+            "{} {} unchanged, {}",
+            unchanged.len(),
+            if unchanged.len() == 1 {
+                "buffer"
+            } else {
+                "buffers"
+            },
+            mib(bytes)
+        ));
+    }
+    Some(Table {
+        title: "Buffers live at the peak (read), largest change first".into(),
+        label: Label::Read,
+        columns: vec![
+            column("change", true),
+            column("before", true),
+            column("after", true),
+            column("", false),
+            column("shape", false),
+            column("role", false),
+            column("source", false),
+            column("instruction", false),
+            column("op_name", false),
+        ],
+        rows: listed,
+        more: (!more.is_empty()).then(|| more.join("; ")),
+        marks: Vec::new(),
+    })
+}
+
+fn sum(d: &Diff, r: &Reconciliation) -> String {
+    let mut text = format!(
+        "{} (matched) + {} (appeared) − {} (went away) = {}",
+        signed_mib(d.matched_delta_bytes),
+        mib(d.unmatched_after_bytes),
+        mib(d.unmatched_before_bytes),
+        signed_mib(r.listed_delta_bytes)
+    );
+    if !r.exact {
+        let unlisted = r
+            .unlisted_after_bytes
+            .saturating_sub(r.unlisted_before_bytes);
+        text.push_str(&format!(
+            ", and {} in buffers not listed (the list keeps the 200 largest) = {}",
+            signed_mib(unlisted),
+            signed_mib(r.basis_delta_bytes)
+        ));
+    }
+    text.push_str(&format!(": {}", present::basis_words(r.basis)));
+    text
+}
+
+fn heap_sum(r: &Reconciliation, heap_delta: i64) -> String {
+    if r.heap_delta_bytes == heap_delta {
+        format!(
+            "of it, in temporary buffers: {}, the change of the heap peak",
+            signed_mib(r.heap_delta_bytes)
+        )
+    } else {
+        format!(
+            "of it, in temporary buffers listed: {} (the heap peak changed by {})",
+            signed_mib(r.heap_delta_bytes),
+            signed_mib(heap_delta)
+        )
+    }
+}
+
+fn scan_stack(s: &ScanStackChange) -> String {
+    let loops = match (&s.while_before, &s.while_after) {
+        (Some(b), Some(a)) if b != a => format!("{b} → {a}"),
+        (Some(x), _) | (None, Some(x)) => x.clone(),
+        (None, None) => String::new(),
+    };
+    let count = match (s.change, s.count_before, s.count_after) {
+        (Change::OnlyBefore, b, _) => format!("×{b}"),
+        (Change::OnlyAfter, _, a) => format!("×{a}"),
+        (_, b, a) if b == a => format!("×{b}"),
+        (_, b, a) => format!("×{b} → ×{a}"),
+    };
+    let bytes = match s.change {
+        Change::OnlyBefore => mib(s.before_bytes),
+        Change::OnlyAfter | Change::Unchanged => mib(s.after_bytes),
+        Change::Grew | Change::Shrank => format!(
+            "{} → {} ({})",
+            mib(s.before_bytes),
+            mib(s.after_bytes),
+            signed_mib(s.delta_bytes)
+        ),
+    };
+    format!(
+        "{}: {} {count} via {loops}, {bytes}",
+        present::change_words(s.change),
+        s.shape
+    )
+}
+
+fn runtime_row(name: &str, f: Figures) -> Vec<Cell> {
+    figures_row(name, f.before, f.after)
+}
+
+fn runtime(r: &RuntimeDelta) -> Table {
+    let pool = if r.allocator_before == r.allocator_after {
+        r.allocator_before.clone()
+    } else {
+        format!("{} → {}", r.allocator_before, r.allocator_after)
+    };
+    let mut rows = vec![
+        runtime_row("capacity", r.capacity_bytes),
+        runtime_row("peak in use", r.peak_in_use_bytes),
+    ];
+    if let Some(last) = r.in_use_at_last_start_bytes {
+        rows.push(runtime_row("in use at the last start", last));
+    }
+    let growth = |g: Option<i64>| g.map(signed_mib).unwrap_or_else(|| "—".into());
+    rows.push(vec![
+        Cell::new("growth per execution"),
+        Cell::new(growth(r.growth_per_execution_before)),
+        Cell::new(growth(r.growth_per_execution_after)),
+        Cell::new(
+            match (r.growth_per_execution_before, r.growth_per_execution_after) {
+                (Some(b), Some(a)) => signed_mib(a.saturating_sub(b)),
+                _ => "—".into(),
+            },
+        ),
+        Cell::new(""),
+    ]);
+    rows.push(vec![
+        Cell::new("AllocatorRetry waits"),
+        Cell::new(format!(
+            "{} ({:.2} s)",
+            r.retry_count.before,
+            r.retry_total_ns_before / 1e9
+        )),
+        Cell::new(format!(
+            "{} ({:.2} s)",
+            r.retry_count.after,
+            r.retry_total_ns_after / 1e9
+        )),
+        Cell::new(format!("{:+}", r.retry_count.delta)),
+        Cell::new(""),
+    ]);
+    rows.push(vec![
+        Cell::new("executions"),
+        Cell::new(r.executions.before.to_string()),
+        Cell::new(r.executions.after.to_string()),
+        Cell::new(format!("{:+}", r.executions.delta)),
+        Cell::new(""),
+    ]);
+    Table {
+        title: format!("Runtime (measured), pool {pool}"),
+        label: Label::Measured,
+        columns: change_columns(""),
+        rows,
+        more: None,
+        marks: Vec::new(),
+    }
+}
+
+fn diagnosis(d: &Diff) -> Vec<LineChange> {
+    let lines = |status: &'static str, ids: &[DiagnosisId]| {
+        ids.iter()
+            .map(|&id| LineChange {
+                status,
+                id,
+                title: present::title(id),
+            })
+            .collect::<Vec<_>>()
+    };
+    let mut out = lines("resolved", &d.diagnosis.resolved);
+    out.extend(lines("new", &d.diagnosis.new));
+    out.extend(lines("remaining", &d.diagnosis.remaining));
+    out
+}

@@ -1,0 +1,178 @@
+//! Allocator events on the host plane (`MemoryAllocation`, `MemoryDeallocation`): their
+//! stats decoded in one pass through the plane's dense table, their allocator found
+//! (by name, by interned name, or on TPU by device index), the allocator's counts and
+//! peak streamed over every event, and the event kept in the capped history.
+
+// Fx hashing: these maps are keyed by small integers and looked up per event.
+use rustc_hash::FxHashMap as HashMap;
+
+use super::records::{AllocationRecord, AllocatorState, Origin, RuntimeScan};
+use super::stats::{MemoryStat, StatIds};
+use crate::capture::{Event, Plane, StatRef};
+
+/// What an allocator event's stats say (0 for what it leaves out).
+#[derive(Debug, Default, Clone, Copy)]
+pub(super) struct MemoryStats<'a> {
+    /// `bytes_reserved`: the runtime's own reservation (XProf's "stack"; large on TPU).
+    reserved: u64,
+    /// `bytes_allocated`: in use after the event.
+    allocated: u64,
+    /// `bytes_available`: free in the pool.
+    available: u64,
+    /// `peak_bytes_in_use`: the allocator's own lifetime peak.
+    peak_lifetime: u64,
+    fragmentation: f64,
+    addr: u64,
+    /// `allocation_bytes` (the chunk).
+    size: u64,
+    requested: u64,
+    /// `allocator_name`, a string or an interned reference.
+    allocator: Option<StatRef<'a>>,
+    /// `index_on_host` or `device_ordinal`: the allocator of a TPU.
+    device: Option<u64>,
+}
+
+impl<'a> MemoryStats<'a> {
+    /// Decodes an allocator event's stats, one table lookup each.
+    #[inline]
+    pub(super) fn read(event: &Event<'a>, ids: &StatIds, table: &[MemoryStat]) -> Self {
+        let mut s = MemoryStats::default();
+        event.for_each_stat(|id, v| match ids.memory_stat(table, id) {
+            MemoryStat::BytesAllocated => s.allocated = v.as_u64().unwrap_or(0),
+            MemoryStat::BytesReserved => s.reserved = v.as_u64().unwrap_or(0),
+            MemoryStat::BytesAvailable => s.available = v.as_u64().unwrap_or(0),
+            MemoryStat::Fragmentation => s.fragmentation = v.as_f64().unwrap_or(0.0),
+            MemoryStat::PeakBytesInUse => s.peak_lifetime = v.as_u64().unwrap_or(0),
+            MemoryStat::Addr => s.addr = v.as_u64().unwrap_or(0),
+            MemoryStat::AllocationBytes => s.size = v.as_u64().unwrap_or(0),
+            MemoryStat::RequestedBytes => s.requested = v.as_u64().unwrap_or(0),
+            MemoryStat::AllocatorName => s.allocator = Some(v),
+            MemoryStat::Device => s.device = v.as_u64(),
+            MemoryStat::Ignored => {}
+        });
+        s
+    }
+}
+
+/// The host visitor's allocators, found once per name, interned name or device.
+#[derive(Debug, Default)]
+pub(super) struct Allocators {
+    by_ref: HashMap<u64, u16>,
+    by_name: HashMap<String, u16>,
+    by_index: HashMap<u64, u16>,
+}
+
+impl Allocators {
+    /// The allocator an event's stats name (added to `scan` when new).
+    #[inline]
+    pub(super) fn of(
+        &mut self,
+        scan: &mut RuntimeScan,
+        plane: &Plane,
+        stats: &MemoryStats<'_>,
+    ) -> u16 {
+        let named = stats.allocator.and_then(|v| match v {
+            StatRef::Ref(r) => Some(match self.by_ref.get(&r) {
+                Some(&i) => i,
+                None => {
+                    let name = plane.stat_name(r).unwrap_or("?").to_owned();
+                    let i = self.named(scan, &name);
+                    self.by_ref.insert(r, i);
+                    i
+                }
+            }),
+            StatRef::Str(s) => Some(self.named(scan, &String::from_utf8_lossy(s))),
+            _ => None,
+        });
+        named.unwrap_or_else(|| self.of_device(scan, stats.device))
+    }
+
+    /// TPU: the allocator is the device's, found by `index_on_host` (or TF's
+    /// `device_ordinal`) and named as the device is (`TPU:0`); XProf's memory id is the
+    /// bare number (see `docs/runtime-events.md`).
+    fn of_device(&mut self, scan: &mut RuntimeScan, device: Option<u64>) -> u16 {
+        let key = device.unwrap_or(u64::MAX);
+        if let Some(&i) = self.by_index.get(&key) {
+            return i;
+        }
+        let name = match device {
+            Some(d) => format!("TPU:{d}"),
+            None => "TPU:?".to_owned(),
+        };
+        let i = self.named(scan, &name);
+        self.by_index.insert(key, i);
+        i
+    }
+
+    /// The allocator named `name`; past `u16::MAX` allocators, the last one.
+    fn named(&mut self, scan: &mut RuntimeScan, name: &str) -> u16 {
+        if let Some(&i) = self.by_name.get(name) {
+            return i;
+        }
+        let i = scan.allocators.len().min(u16::MAX as usize) as u16;
+        if (i as usize) == scan.allocators.len() {
+            scan.allocators.push(AllocatorState {
+                name: name.to_owned(),
+                ..Default::default()
+            });
+        }
+        self.by_name.insert(name.to_owned(), i);
+        i
+    }
+}
+
+impl AllocatorState {
+    /// Counts an event of this allocator, in use `in_use` after it at `time`, and
+    /// keeps the peak.
+    #[inline]
+    fn count(&mut self, is_allocation: bool, in_use: u64, time: i64, stats: &MemoryStats<'_>) {
+        if is_allocation {
+            self.allocations += 1;
+        } else {
+            self.deallocations += 1;
+        }
+        self.lifetime_peak = stats.peak_lifetime;
+        // XProf's rule: `>=`, so a later tie wins.
+        if in_use >= self.peak_in_use {
+            self.peak_in_use = in_use;
+            self.peak_time_ps = time;
+            self.capacity = in_use.saturating_add(stats.available);
+            self.fragmentation_at_peak = stats.fragmentation;
+        }
+    }
+}
+
+impl RuntimeScan {
+    /// An allocator event of `allocator` at `time`, made inside `origin`: counted, and
+    /// kept in the history unless older than the history kept.
+    #[inline]
+    pub(super) fn allocator_event(
+        &mut self,
+        allocator: u16,
+        stats: &MemoryStats<'_>,
+        is_allocation: bool,
+        time: i64,
+        origin: Origin,
+    ) {
+        let in_use = stats.reserved.saturating_add(stats.allocated);
+        if let Some(state) = self.allocators.get_mut(allocator as usize) {
+            state.count(is_allocation, in_use, time, stats);
+        }
+        self.keep_record(AllocationRecord {
+            time_ps: time,
+            in_use,
+            reserved: stats.reserved,
+            addr: stats.addr,
+            // The chunk, else what was asked for.
+            size: if stats.size == 0 {
+                stats.requested
+            } else {
+                stats.size
+            },
+            requested: stats.requested,
+            allocator,
+            is_allocation,
+            origin,
+        });
+    }
+}

@@ -1,0 +1,386 @@
+//! The device visitor: pass one over a device plane. Kernels are matched to the host
+//! launch they ran for (the latest launch of their module started before them); a
+//! TPU's module runs place its work on launches by run id or queue order, and are the
+//! launches themselves when the host names none.
+
+// Fx hashing: these maps are keyed by small integers and looked up per event.
+use rustc_hash::FxHashMap as HashMap;
+
+use super::records::{ExecutionRecord, RuntimeScan, MAX_EXECUTIONS};
+use super::stats::{intern_module_stat, StatIds, StatSet};
+use crate::capture::{Event, EventVisitor, LineInfo, Plane, StatRef};
+
+/// Visits a device plane: kernels (events with `hlo_module`/`program_id`) and, on TPU,
+/// the `XLA Modules` line.
+pub(super) struct DeviceVisitor<'p, 's> {
+    plane: &'p Plane,
+    ids: StatIds,
+    kernel_stats: StatSet<2>,
+    scan: &'s mut RuntimeScan,
+    /// Launch indices sorted by start, for matching kernels to launches.
+    order: &'s [u32],
+    on_modules_line: bool,
+    collect_device_executions: bool,
+    /// Interned module by the stat-metadata id its name is interned as.
+    module_by_ref: HashMap<u64, u32>,
+    /// Module and program an event type's own stats name, by metadata id.
+    by_metadata: HashMap<i64, (Option<u32>, Option<u64>)>,
+    /// The last kernel's match: kernels of the same module and program starting in
+    /// `[from, to)` (between the same two launches) belong to the same launch.
+    last_match: Option<KernelMatch>,
+    /// The last kernel's start and how many launches started by then.
+    last_search: Option<(i64, usize)>,
+    /// Module and program a module run's name gives, by metadata id.
+    module_runs: HashMap<i64, (Option<u32>, Option<u64>)>,
+    /// Host launches by run id, built when a module run names one.
+    launch_by_run: Option<HashMap<i64, u32>>,
+    /// Per module (and program), how far into `order` this device has run launches.
+    queue_cursor: HashMap<(Option<u32>, Option<u64>), usize>,
+    /// Whether module runs placed this device's work on launches.
+    module_runs_matched: bool,
+}
+
+/// How many of the launches `order` lists (by start) start at or before `start`,
+/// searched forward from `hint` of them (known to start by then) in doubling steps: a
+/// line's kernels come in time order, so the answer is usually at or just past the
+/// last kernel's.
+fn launches_started_by(
+    executions: &[ExecutionRecord],
+    order: &[u32],
+    start: i64,
+    hint: usize,
+) -> usize {
+    let started = |i: &u32| {
+        executions
+            .get(*i as usize)
+            .is_some_and(|e| e.start_ps <= start)
+    };
+    let rest = order.get(hint..).unwrap_or_default();
+    // `rest[..seen]` all started; the first that did not is before `step`.
+    let (mut seen, mut step) = (0usize, 1usize);
+    while step <= rest.len() && rest.get(step.wrapping_sub(1)).is_some_and(started) {
+        seen = step;
+        step = step.saturating_mul(2);
+    }
+    let window = rest.get(seen..step.min(rest.len())).unwrap_or_default();
+    hint.saturating_add(seen)
+        .saturating_add(window.partition_point(started))
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct KernelMatch {
+    from: i64,
+    to: i64,
+    module: Option<u32>,
+    program: Option<u64>,
+}
+
+impl<'p, 's> DeviceVisitor<'p, 's> {
+    pub(super) fn new(
+        plane: &'p Plane,
+        scan: &'s mut RuntimeScan,
+        order: &'s [u32],
+        collect_device_executions: bool,
+    ) -> Self {
+        let ids = StatIds::resolve(plane);
+        Self {
+            plane,
+            kernel_stats: ids.kernel_stats(),
+            ids,
+            scan,
+            order,
+            on_modules_line: false,
+            collect_device_executions,
+            module_by_ref: HashMap::default(),
+            by_metadata: HashMap::default(),
+            last_match: None,
+            last_search: None,
+            module_runs: HashMap::default(),
+            launch_by_run: None,
+            queue_cursor: HashMap::default(),
+            module_runs_matched: false,
+        }
+    }
+
+    fn module_of(&mut self, value: &StatRef<'_>) -> Option<u32> {
+        intern_module_stat(self.scan, self.plane, &mut self.module_by_ref, value)
+    }
+
+    fn module_and_program(&mut self, event: &Event<'_>) -> (Option<u32>, Option<u64>) {
+        let [module, program] = self.kernel_stats.read(event);
+        let mut program = program.and_then(|v| v.as_u64());
+        let mut module = module.and_then(|v| self.module_of(&v));
+        if module.is_none() {
+            let (m, p) = match self.by_metadata.get(&event.metadata_id) {
+                Some(&known) => known,
+                None => {
+                    let known = self.metadata_module_and_program(event.metadata_id);
+                    self.by_metadata.insert(event.metadata_id, known);
+                    known
+                }
+            };
+            module = m;
+            program = program.or(p);
+        }
+        (module, program)
+    }
+
+    fn metadata_module_and_program(&mut self, metadata_id: i64) -> (Option<u32>, Option<u64>) {
+        let plane = self.plane;
+        let Some(meta) = plane.event_metadata.get(&metadata_id) else {
+            return (None, None);
+        };
+        let (mut module, mut program) = (None, None);
+        for s in &meta.stats {
+            if Some(s.metadata_id) == self.ids.hlo_module {
+                module = s.value.as_ref().and_then(|v| self.module_of(&v));
+            } else if Some(s.metadata_id) == self.ids.program_id && program.is_none() {
+                program = s.value.as_ref().and_then(|v| v.as_u64());
+            }
+        }
+        (module, program)
+    }
+}
+
+impl EventVisitor for DeviceVisitor<'_, '_> {
+    fn line(&mut self, line: &LineInfo) -> bool {
+        self.on_modules_line = line.name == "XLA Modules";
+        true
+    }
+
+    fn event(&mut self, line: &LineInfo, event: &Event<'_>) {
+        let (module, program) = self.module_and_program(event);
+        let start = event.start_ps(line);
+        if self.on_modules_line {
+            self.module_run(line, event, start, module, program);
+            return;
+        }
+        if module.is_none() && program.is_none() {
+            return;
+        }
+        self.scan.kernels += 1;
+        self.saw_device_activity(start);
+        // On a device that records module runs, those place its work (see
+        // `module_run`); its ops queue behind earlier launches, so their start time
+        // does not tell which launch they belong to.
+        if !self.module_runs_matched {
+            self.attach(start, module, program);
+        }
+    }
+}
+
+impl DeviceVisitor<'_, '_> {
+    /// Counts device work (a kernel or a module run) for the trace's coverage.
+    fn saw_device_activity(&mut self, start: i64) {
+        self.scan.device_events += 1;
+        self.scan.last_kernel_ps = self.scan.last_kernel_ps.max(Some(start));
+    }
+
+    /// A module run on a TPU's `XLA Modules` line: the launch itself, when the host
+    /// does not name what it launches (TFRT TPU), and otherwise proof that the host's
+    /// launch ran on this device (the PJRT C API's TPU client names its launches).
+    fn module_run(
+        &mut self,
+        line: &LineInfo,
+        event: &Event<'_>,
+        start: i64,
+        module: Option<u32>,
+        program: Option<u64>,
+    ) {
+        let (named, named_program) = self.named_module_run(event.metadata_id);
+        if named.is_none() && module.is_none() && program.is_none() {
+            return;
+        }
+        self.saw_device_activity(start);
+        if self.collect_device_executions
+            && (module.is_some() || program.is_some())
+            && self.scan.device_executions.len() < MAX_EXECUTIONS
+        {
+            let module = module.or_else(|| {
+                let name = self.plane.event_metadata.get(&event.metadata_id)?;
+                Some(self.scan.intern_module(&name.name))
+            });
+            self.scan.device_executions.push(ExecutionRecord {
+                start_ps: start,
+                end_ps: event.end_ps(line),
+                run_id: None,
+                module,
+                program_id: program,
+                launched_kernels: true,
+                waited_for_memory: false,
+                module_hint: None,
+                link: None,
+                device_run: None,
+            });
+        }
+        let module = module.or(named);
+        let program = program.or(named_program);
+        let run = self.run_stat(event);
+        let launch = run
+            .and_then(|r| self.launch_of_run(r, module))
+            .or_else(|| self.next_queued_launch(start, module, program));
+        if let Some(e) = launch.and_then(|i| self.scan.executions.get_mut(i as usize)) {
+            e.launched_kernels = true;
+            e.program_id = e.program_id.or(program);
+            e.module = e.module.or(module);
+            self.module_runs_matched = true;
+        }
+    }
+
+    /// The launch a module run without a shared run id belongs to: a device runs its
+    /// launches in the order they were queued, so the first launch of the module not
+    /// yet run on this device, among those started before the run.
+    fn next_queued_launch(
+        &mut self,
+        start: i64,
+        module: Option<u32>,
+        program: Option<u64>,
+    ) -> Option<u32> {
+        let cursor = self.queue_cursor.entry((module, program)).or_insert(0);
+        let executions = &self.scan.executions;
+        let same_module = |e: &ExecutionRecord| {
+            let by_name = module.is_some() && e.module == module;
+            let by_program = program.is_some() && e.program_id == program;
+            let unknown = e.module.is_none() && e.program_id.is_none();
+            by_name || by_program || unknown
+        };
+        while let Some(&i) = self.order.get(*cursor) {
+            let e = executions.get(i as usize)?;
+            if e.start_ps > start {
+                return None;
+            }
+            *cursor += 1;
+            if same_module(e) {
+                return Some(i);
+            }
+        }
+        None
+    }
+
+    /// `jit_f` and `12` from a module run named `jit_f(12)`, by event type, once.
+    fn named_module_run(&mut self, metadata_id: i64) -> (Option<u32>, Option<u64>) {
+        if let Some(&known) = self.module_runs.get(&metadata_id) {
+            return known;
+        }
+        let plane = self.plane;
+        let parsed = plane
+            .event_metadata
+            .get(&metadata_id)
+            .and_then(|m| m.name.strip_suffix(')'))
+            .and_then(|n| n.rsplit_once('('))
+            .and_then(|(name, id)| Some((name, id.parse::<u64>().ok()?)));
+        let known = match parsed {
+            Some((name, id)) if !name.is_empty() => (Some(self.scan.intern_module(name)), Some(id)),
+            _ => (None, None),
+        };
+        self.module_runs.insert(metadata_id, known);
+        known
+    }
+
+    fn run_stat(&self, event: &Event<'_>) -> Option<i64> {
+        let id = self.ids.run_id?;
+        let mut run = None;
+        event.for_each_stat_of(|i| i == id, |_, v| run = run.or(v.as_i64()));
+        run
+    }
+
+    /// The host launch with run id `run`, if its module is `module` (or either is
+    /// unknown): host and device run ids are only compared where the runtime shares
+    /// them, so a launch of another module is not taken on a coincidence of numbers.
+    fn launch_of_run(&mut self, run: i64, module: Option<u32>) -> Option<u32> {
+        if self.launch_by_run.is_none() {
+            let map = self
+                .scan
+                .executions
+                .iter()
+                .enumerate()
+                .flat_map(|(i, e)| {
+                    // The device's id for the launch first; its own as a fallback.
+                    let runs = [e.device_run, e.run_id.filter(|_| e.device_run.is_none())];
+                    runs.into_iter().flatten().map(move |r| (r, i as u32))
+                })
+                .collect();
+            self.launch_by_run = Some(map);
+        }
+        let i = *self.launch_by_run.as_ref()?.get(&run)?;
+        let e = self.scan.executions.get(i as usize)?;
+        (module.is_none() || e.module.is_none() || e.module == module).then_some(i)
+    }
+
+    /// Attaches device work that started at `start` to its launch: the latest one of
+    /// its module started before it (work runs after its launch begins).
+    fn attach(&mut self, start: i64, module: Option<u32>, program: Option<u64>) {
+        if let Some(m) = self.last_match {
+            if m.module == module && m.program == program && m.from <= start && start < m.to {
+                return;
+            }
+        }
+        let executions = &mut self.scan.executions;
+        let hint = match self.last_search {
+            Some((at, upto)) if at <= start => upto,
+            _ => 0,
+        };
+        let upto = launches_started_by(executions, self.order, start, hint);
+        self.last_search = Some((start, upto));
+        let start_of = |i: Option<&u32>| {
+            i.and_then(|&i| executions.get(i as usize))
+                .map(|e| e.start_ps)
+        };
+        // Every kernel between the same two launches finds the same one.
+        let from =
+            start_of(upto.checked_sub(1).and_then(|i| self.order.get(i))).unwrap_or(i64::MIN);
+        let to = start_of(self.order.get(upto)).unwrap_or(i64::MAX);
+        self.last_match = Some(KernelMatch {
+            from,
+            to,
+            module,
+            program,
+        });
+        for &i in self.order[..upto].iter().rev().take(256) {
+            let Some(e) = executions.get_mut(i as usize) else {
+                continue;
+            };
+            // A launch named only by its `PjitFunction` hint takes its own module's kernels.
+            let hinted_elsewhere = e.module.is_none()
+                && e.module_hint.is_some()
+                && module.is_some()
+                && e.module_hint != module;
+            if hinted_elsewhere {
+                continue;
+            }
+            if module.is_none() || e.module.is_none() || e.module == module {
+                e.launched_kernels = true;
+                if e.program_id.is_none() {
+                    e.program_id = program;
+                }
+                if e.module.is_none() {
+                    e.module = module;
+                }
+                break;
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::records::tests::execution;
+    use super::*;
+
+    /// The forward search from a hint finds what a binary search over all launches
+    /// finds, for every hint that is a true lower bound (ties in start included).
+    #[test]
+    fn the_launches_started_by_a_kernel_are_counted_from_any_hint() {
+        let starts = [0i64, 5, 5, 5, 9, 20, 21, 21, 40, 41, 42, 100];
+        let executions: Vec<ExecutionRecord> = starts.iter().map(|&s| execution(s)).collect();
+        let order: Vec<u32> = (0..starts.len() as u32).collect();
+        for start in -1..=101 {
+            let expected = starts.partition_point(|&s| s <= start);
+            for hint in 0..=expected {
+                let found = launches_started_by(&executions, &order, start, hint);
+                assert_eq!(found, expected, "start {start}, hint {hint}");
+            }
+        }
+        assert_eq!(launches_started_by(&[], &[], 7, 0), 0);
+    }
+}

@@ -1,0 +1,174 @@
+//! Two scanners one step at a time, on every real capture: the host plane shared in both
+//! orders the threads can meet in, and device planes matched in two kernel parts. (The
+//! threads racing for real, and the page's parts, are in `tests/split_scan.rs`.)
+
+#[path = "../../../tests/support/real_captures.rs"]
+mod real_captures;
+
+use super::*;
+use crate::analysis::{analyze, prepare, Options, Prepared};
+use crate::capture::{CaptureIndex, PlaneRef};
+use crate::runtime::parts::HostParts;
+use crate::runtime::scan::{scan_devices, scan_host_planes};
+use crate::runtime::{DEVICE_PLANE_PREFIX, HOST_PLANE};
+use crate::source::FileSource;
+
+fn report_json(report: crate::HostReport) -> String {
+    crate::report::json::render(&crate::report(vec![report]))
+}
+
+/// The report as one scanner makes it.
+fn one_scanner_report(src: &FileSource) -> String {
+    let options = Options {
+        scan: Scan::OneThread,
+        ..Options::default()
+    };
+    analyze(src, "host", "capture", &options, &mut |_, _, _| {})
+        .map(report_json)
+        .expect("analysis succeeds")
+}
+
+fn prepared(src: &FileSource) -> Prepared {
+    prepare(src, "host", "capture", None, &mut |_, _, _| {}).expect("prepare")
+}
+
+/// The place of the capture's host plane among the prepared planes, if it has one.
+fn only_host(prepared: &Prepared) -> Option<usize> {
+    let mut hosts =
+        (0..prepared.planes().len()).filter(|&i| prepared.planes()[i].name == HOST_PLANE);
+    let one = hosts.next()?;
+    hosts.next().is_none().then_some(one)
+}
+
+/// The host plane shared by two scanners without an index of its lines, as the CLI
+/// does it on two threads: the second walks line headers to the middle and scans from
+/// there, the first scans up to where the second started. Run here one after the
+/// other, in both orders the threads can meet: the second sets the boundary before the
+/// first starts, or after the first has passed the middle (then the boundary moves on
+/// to the first line the first scanner has not started). Either way every line is
+/// scanned once, the second walk confirms the tables read from the plane's end, and
+/// the report equals the one-scanner report.
+#[test]
+fn a_host_plane_shared_without_an_index_gives_the_one_scanner_report() {
+    let mut shared = 0;
+    for path in real_captures::all() {
+        let src = FileSource::open(&path).expect("open");
+        let whole = one_scanner_report(&src);
+        let once = prepared(&src);
+        let Some(host) = only_host(&once) else {
+            continue;
+        };
+        let lines = once.planes()[host].reopen(&src).expect("walk").line_count;
+        if lines < 4 {
+            continue;
+        }
+        // Lines with events, as one scanner counts them.
+        let whole_lines = scan_host_planes(&src, once.planes(), Scan::OneThread)
+            .expect("one scanner")
+            .host_lines;
+        for first_ahead in [false, true] {
+            let prepared = prepared(&src);
+            let plane = &prepared.planes()[host];
+            let boundary = LineBoundary::default();
+            let first_started = lines * 3 / 4;
+            if first_ahead {
+                // The first scanner has started every line up to three quarters in.
+                for line in 0..first_started {
+                    assert!(boundary.first_takes(line));
+                }
+            }
+            let fresh = RuntimeScan::for_one_host_plane;
+            let second = scan_host_part(&src, plane, &boundary, SharePart::Second, fresh())
+                .expect("second part");
+            let at = boundary
+                .boundary()
+                .expect("the second scanner sets the boundary");
+            if first_ahead {
+                // Not on a line the first scanner has started.
+                assert!(at >= first_started && at <= lines, "{}", path.display());
+            } else {
+                assert!(
+                    at > 0 && at < lines,
+                    "{}: boundary {at} of {lines}",
+                    path.display()
+                );
+            }
+            let first = scan_host_part(&src, plane, &boundary, SharePart::First, fresh())
+                .expect("first part");
+            assert_eq!(
+                first.host_lines + second.host_lines,
+                whole_lines,
+                "{}: every line once",
+                path.display()
+            );
+            assert!(
+                plane.clone().confirm_tables(),
+                "{}: the second walk confirms the tables",
+                path.display()
+            );
+            let parts = HostParts::scanned(host, first, second);
+            let report = prepared
+                .finish(&src, Some(parts), &Options::default(), &mut |_, _, _| {})
+                .map(report_json)
+                .expect("finish");
+            assert!(
+                report == whole,
+                "{}: the shared scan (first ahead: {first_ahead}) differs from the whole",
+                path.display()
+            );
+        }
+        shared += 1;
+    }
+    assert!(
+        shared >= 6,
+        "only {shared} captures had a host plane to share"
+    );
+}
+
+/// Device planes shared by two threads (when every launch names its module, so the
+/// order kernels are matched in cannot matter) find what one scanner finds: kernel
+/// counts, which launches ran kernels and their programs, module names in order, line
+/// counts. Shared here whatever the plane's size.
+#[test]
+fn device_planes_shared_by_two_threads_match_kernels_as_one_scanner_does() {
+    let devices_shared = Scan::TwoThreads {
+        host_from_bytes: u64::MAX,
+        device_from_bytes: 0,
+    };
+    let mut shared = 0;
+    for path in real_captures::all() {
+        let src = FileSource::open(&path).expect("open");
+        let devices: Vec<PlaneRef> = CaptureIndex::scan(&src)
+            .expect("index")
+            .planes
+            .into_iter()
+            .filter(|p| p.name.starts_with(DEVICE_PLANE_PREFIX))
+            .collect();
+        if devices.is_empty() {
+            continue;
+        }
+        let prepared = prepared(&src);
+        let host = || scan_host_planes(&src, prepared.planes(), Scan::OneThread).expect("host");
+        let any_order = host().kernels_match_in_any_order();
+        let devices_with = |how: Scan| {
+            scan_devices(&src, &devices, host(), how, &mut |_, _, _| {}).expect("devices")
+        };
+        let one = devices_with(Scan::OneThread);
+        let two = devices_with(devices_shared);
+        let what = |scan: &RuntimeScan| {
+            format!(
+                "kernels {}\nlaunches {:?}\nmodules {:?}\nlines {:?}\nmemory {:?}",
+                scan.kernels,
+                scan.executions,
+                scan.module_names,
+                scan.device_line_counts,
+                scan.device_memory_bytes
+            )
+        };
+        assert_eq!(what(&two), what(&one), "{}", path.display());
+        if any_order && one.kernels > 0 {
+            shared += 1;
+        }
+    }
+    assert!(shared >= 3, "only {shared} captures had kernels to share");
+}

@@ -1,0 +1,569 @@
+//! What the runtime scan keeps: the record types, and [`RuntimeScan`], the store of
+//! them with its capped histories. Allocator events and launches are kept up to a cap,
+//! the latest in time: a scan holds up to twice the cap, then drops the older half in
+//! linear time ([`cutoff`]), renumbering what points at dropped launches; everything
+//! dropped is still counted.
+
+// Fx hashing: these maps are keyed by small integers and looked up per event.
+use rustc_hash::FxHashMap as HashMap;
+use serde::{Deserialize, Serialize};
+
+use super::launches::RunIds;
+use super::window::LineMarks;
+use crate::capture::Plane;
+
+/// Allocator events kept for the timeline and the live-array analysis: the latest ones
+/// in time. Beyond this the peaks and counts stay exact (they are streamed) but the
+/// history kept starts later: an out-of-memory error happens at the end of a capture,
+/// and what is live then is best told from the latest events. A scan holds up to twice
+/// this many before it drops the older half, so dropping costs little per event.
+pub(super) const MAX_ALLOCATION_RECORDS: usize = 1 << 17;
+
+/// Launches kept, the latest in time (as for allocator events); all are counted.
+pub(super) const MAX_EXECUTIONS: usize = 1 << 15;
+/// `AllocatorRetry` waits kept; all are counted and timed (see [`RetryTotals`]).
+pub(super) const MAX_RETRY_RECORDS: usize = 1 << 16;
+
+/// Where an allocation came from: the launch or transfer enclosing it on its thread.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum Origin {
+    Unknown,
+    Execution(u32),
+    Transfer(u32),
+    /// Inside work for a launch identified by its run id (on a worker thread).
+    Run(i64),
+}
+
+#[derive(Debug, Clone, Copy, Serialize, Deserialize)]
+pub struct AllocationRecord {
+    pub(crate) time_ps: i64,
+    /// In use after the event (`bytes_allocated`), plus `bytes_reserved`.
+    pub(crate) in_use: u64,
+    /// `bytes_reserved` (the runtime's own reservation: XProf's "stack"; large on TPU).
+    pub(crate) reserved: u64,
+    pub(crate) addr: u64,
+    /// `allocation_bytes` (the chunk), else `requested_bytes`.
+    pub(crate) size: u64,
+    /// `requested_bytes` (0 when absent, as on TPU deallocations).
+    pub(crate) requested: u64,
+    pub(crate) allocator: u16,
+    pub(crate) is_allocation: bool,
+    pub(crate) origin: Origin,
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct AllocatorState {
+    pub(crate) name: String,
+    pub(crate) capacity: u64,
+    pub(crate) peak_in_use: u64,
+    pub(crate) peak_time_ps: i64,
+    pub(crate) fragmentation_at_peak: f64,
+    pub(crate) lifetime_peak: u64,
+    pub(crate) allocations: u64,
+    pub(crate) deallocations: u64,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct ExecutionRecord {
+    pub(crate) start_ps: i64,
+    pub(crate) end_ps: i64,
+    pub(crate) run_id: Option<i64>,
+    /// Module name (HloModule name), when the events name it.
+    pub(crate) module: Option<u32>,
+    pub(crate) program_id: Option<u64>,
+    pub(crate) launched_kernels: bool,
+    pub(crate) waited_for_memory: bool,
+    /// `jit_<fn>` from the enclosing `PjitFunction(<fn>)`: the module when nothing
+    /// else names it (a launch that failed before `ExecuteThunks`).
+    pub(crate) module_hint: Option<u32>,
+    /// The PJRT C API context (kPjrtLibraryCall) that ties the caller's launch event to
+    /// the plugin's on another line: launches sharing one are the same launch.
+    #[serde(default)]
+    pub(crate) link: Option<i64>,
+    /// The run id of the launch's work on the device, when the host names it apart
+    /// from the launch's own (TPU: `DoEnqueueProgram` inside the launch).
+    #[serde(default)]
+    pub(crate) device_run: Option<i64>,
+}
+
+/// A call of a jitted function (`PjitFunction(…)`) that reached the runtime (it
+/// encloses a launch or PjRt's preparation of one). On the CPU backend the launch
+/// itself is recorded only when it completes, so a call with no launch after it is one
+/// that never ran, or had not finished when the capture stopped.
+impl ExecutionRecord {
+    /// A launch from `start_ps` to `end_ps` that names nothing yet.
+    pub(super) fn spanning(start_ps: i64, end_ps: i64) -> Self {
+        ExecutionRecord {
+            start_ps,
+            end_ps,
+            run_id: None,
+            module: None,
+            program_id: None,
+            launched_kernels: false,
+            waited_for_memory: false,
+            module_hint: None,
+            link: None,
+            device_run: None,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CallRecord {
+    pub(crate) start_ps: i64,
+    pub(crate) end_ps: i64,
+    /// `jit_<fn>`, interned.
+    pub(crate) module: Option<u32>,
+}
+
+#[derive(Debug, Clone, Copy, Serialize, Deserialize)]
+pub struct RetryRecord {
+    pub(crate) start_ps: i64,
+    pub(crate) duration_ps: i64,
+    pub(crate) execution: Option<u32>,
+    /// The run id of the launch it waited in, when on a worker thread.
+    pub(crate) run: Option<i64>,
+}
+
+/// All `AllocatorRetry` waits, streamed: count, summed and longest duration.
+#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize)]
+pub struct RetryTotals {
+    pub(crate) count: u64,
+    pub(crate) total_ps: i64,
+    pub(crate) longest_ps: i64,
+}
+
+impl RetryTotals {
+    pub(super) fn add(&mut self, other: RetryTotals) {
+        self.count += other.count;
+        self.total_ps = self.total_ps.saturating_add(other.total_ps);
+        self.longest_ps = self.longest_ps.max(other.longest_ps);
+    }
+}
+
+/// Everything the runtime scan keeps. What the rest of the pipeline reads is visible
+/// to the crate; the rest is the runtime's, and the maps that must stay consistent
+/// with the capped histories (modules interned, runs seen, launches dropped) are this
+/// file's, behind small methods.
+#[derive(Debug, Default, Serialize, Deserialize)]
+pub struct RuntimeScan {
+    pub(crate) allocators: Vec<AllocatorState>,
+    /// The latest allocator events (see [`MAX_ALLOCATION_RECORDS`]), in time order
+    /// once the host planes are scanned.
+    pub(crate) records: Vec<AllocationRecord>,
+    /// Allocator events counted but not kept in `records`: all those at or before
+    /// `records_dropped_through_ps`, and none after it.
+    pub(crate) records_dropped: u64,
+    pub(crate) records_dropped_through_ps: Option<i64>,
+    /// The latest launches (see [`MAX_EXECUTIONS`]), in time order once the host planes
+    /// are scanned.
+    pub(crate) executions: Vec<ExecutionRecord>,
+    /// Launches counted but not kept: all those starting at or before
+    /// `executions_dropped_through_ps`, none after it.
+    pub(crate) executions_dropped: u64,
+    pub(crate) executions_dropped_through_ps: Option<i64>,
+    /// Launches dropped, by the module and program known for them when dropped, so
+    /// that each module still counts all its launches.
+    dropped_launches: HashMap<(Option<u32>, Option<u64>), u64>,
+    /// Interned module names (from execution events and kernels).
+    pub(super) module_names: Vec<String>,
+    /// Where each of `module_names` is.
+    module_index: HashMap<String, u32>,
+    /// Transfers by event name and the user's Python frame around them.
+    pub(super) transfers: Vec<(String, Option<String>)>,
+    pub(super) transfer_count: u64,
+    pub(super) retries: Vec<RetryRecord>,
+    /// Every wait, kept or not.
+    pub(super) retry_totals: RetryTotals,
+    /// Kernels matched on device planes.
+    pub(crate) kernels: u64,
+    pub(super) device_memory_bytes: Option<u64>,
+    /// Launches seen on a device's `XLA Modules` line (TPU), used when host events
+    /// do not name modules.
+    pub(super) device_executions: Vec<ExecutionRecord>,
+    /// Host lines walked, and host events visited on them.
+    pub(super) host_lines: usize,
+    pub(super) host_events: u64,
+    /// Per host plane, per line: where a later walk for a time window can start or
+    /// whether it can skip the line.
+    pub(super) line_marks: Vec<LineMarks>,
+    /// What run ids name, for launches that name it elsewhere.
+    pub(super) runs: RunIds,
+    /// Lines of each device plane walked, in file order (for the plane summary).
+    pub(crate) device_line_counts: Vec<usize>,
+    /// Kernels (and module runs) seen on each device plane, in file order: a device
+    /// with none had no trace recorded, whatever ran on it.
+    #[serde(default)]
+    pub(super) device_kernel_counts: Vec<u64>,
+    /// The start of the last kernel on any device plane.
+    #[serde(default)]
+    pub(super) last_kernel_ps: Option<i64>,
+    /// Kernels and module runs seen on device planes (what the per-plane counts are
+    /// taken from).
+    #[serde(default)]
+    pub(crate) device_events: u64,
+    /// The latest call of a jitted function that reached the runtime.
+    #[serde(default)]
+    pub(super) last_call: Option<CallRecord>,
+}
+
+impl RuntimeScan {
+    /// A fresh scan for the lines of one host plane (a part of it, scanned apart).
+    pub(super) fn for_one_host_plane() -> Self {
+        let mut scan = RuntimeScan::default();
+        scan.start_host_plane();
+        scan
+    }
+
+    /// Starts the line marks of the next host plane.
+    pub(super) fn start_host_plane(&mut self) {
+        self.line_marks.push(LineMarks::default());
+    }
+
+    /// Keeps a device plane's counts, in file order: its lines, and the kernels and
+    /// module runs seen on it.
+    pub(super) fn count_device_plane(&mut self, lines: usize, device_events: u64) {
+        self.device_line_counts.push(lines);
+        self.device_kernel_counts.push(device_events);
+    }
+
+    /// The device's memory size, from the first device plane that states one.
+    pub(super) fn note_device_memory(&mut self, plane: &Plane) {
+        if self.device_memory_bytes.is_none() {
+            self.device_memory_bytes = plane
+                .plane_stat("memory_size")
+                .and_then(|v| v.as_ref())
+                .and_then(|v| v.as_u64())
+                .filter(|&b| b > 0);
+        }
+    }
+
+    /// The launches not kept, counted by the module and program known for them.
+    pub(super) fn dropped_launches(
+        &self,
+    ) -> impl Iterator<Item = ((Option<u32>, Option<u64>), u64)> + '_ {
+        self.dropped_launches
+            .iter()
+            .map(|(&key, &count)| (key, count))
+    }
+
+    /// Adds `count` launches of module and program `key` dropped elsewhere (by another
+    /// scanner; already in `executions_dropped`).
+    pub(super) fn add_dropped_launches(&mut self, key: (Option<u32>, Option<u64>), count: u64) {
+        *self.dropped_launches.entry(key).or_insert(0) += count;
+    }
+
+    /// A fresh scan that interns modules as this one does (the same names at the same
+    /// indices).
+    pub(super) fn with_modules_of(&self) -> RuntimeScan {
+        RuntimeScan {
+            module_names: self.module_names.clone(),
+            module_index: self.module_index.clone(),
+            ..Default::default()
+        }
+    }
+
+    /// Keeps `call` if it is the latest call seen.
+    pub(super) fn note_call(&mut self, call: Option<CallRecord>) {
+        if call.map(|c| c.start_ps) > self.last_call.map(|c| c.start_ps) {
+            self.last_call = call;
+        }
+    }
+
+    pub(super) fn intern_module(&mut self, name: &str) -> u32 {
+        if let Some(&i) = self.module_index.get(name) {
+            return i;
+        }
+        let i = self.module_names.len() as u32;
+        self.module_names.push(name.to_owned());
+        self.module_index.insert(name.to_owned(), i);
+        i
+    }
+
+    /// Keeps a new allocator event unless it is older than the history kept; drops the
+    /// older events once twice the cap is held.
+    pub(super) fn keep_record(&mut self, record: AllocationRecord) {
+        if self
+            .records_dropped_through_ps
+            .is_some_and(|t| record.time_ps <= t)
+        {
+            self.records_dropped += 1;
+            return;
+        }
+        self.records.push(record);
+        if self.records.len() >= 2 * MAX_ALLOCATION_RECORDS {
+            self.keep_latest_records();
+        }
+    }
+
+    /// Drops every record at or before the time that leaves at most
+    /// [`MAX_ALLOCATION_RECORDS`] later ones (fewer when several share that time), in
+    /// linear time; the kept ones stay in scan order.
+    pub(super) fn keep_latest_records(&mut self) {
+        let times = self.records.iter().map(|r| r.time_ps);
+        if let Some(through) = cutoff(times, MAX_ALLOCATION_RECORDS) {
+            self.drop_records_through(through);
+        }
+    }
+
+    /// Drops the records at or before `through`.
+    pub(super) fn drop_records_through(&mut self, through: i64) {
+        let n = self.records.len();
+        self.records.retain(|r| r.time_ps > through);
+        self.records_dropped += (n - self.records.len()) as u64;
+        // `None` is before every time.
+        self.records_dropped_through_ps = self.records_dropped_through_ps.max(Some(through));
+    }
+
+    /// Keeps a new launch unless it starts before the launches kept; returns its index.
+    /// Once twice the cap is held the older half is dropped: `remap` is then called
+    /// with each old index's new one (`None` for dropped launches), for the indices
+    /// the caller holds.
+    pub(super) fn keep_execution(
+        &mut self,
+        e: ExecutionRecord,
+        remap: impl FnOnce(&dyn Fn(u32) -> Option<u32>),
+    ) -> Option<u32> {
+        if self
+            .executions_dropped_through_ps
+            .is_some_and(|t| e.start_ps <= t)
+        {
+            self.count_dropped_launch(self.dropped_launch_key(&e));
+            return None;
+        }
+        let mut index = Some(self.executions.len() as u32);
+        self.executions.push(e);
+        if self.executions.len() >= 2 * MAX_EXECUTIONS {
+            if let Some(new_index) = self.keep_latest_executions() {
+                let renumber = |i: u32| new_index.get(i as usize).copied().flatten();
+                // The new launch itself may be among the oldest, and go.
+                index = index.and_then(renumber);
+                remap(&renumber);
+            }
+        }
+        index
+    }
+
+    /// Drops every launch starting at or before the time that leaves at most
+    /// [`MAX_EXECUTIONS`] later ones, renumbering what points at launches; returns the
+    /// new index of each old one, if any were dropped.
+    pub(super) fn keep_latest_executions(&mut self) -> Option<Vec<Option<u32>>> {
+        let starts = self.executions.iter().map(|e| e.start_ps);
+        let through = cutoff(starts, MAX_EXECUTIONS)?;
+        Some(self.drop_executions_through(through))
+    }
+
+    /// Counts a launch that is not kept, under the module and program known for it
+    /// ([`RuntimeScan::dropped_launch_key`]).
+    pub(super) fn count_dropped_launch(&mut self, key: (Option<u32>, Option<u64>)) {
+        self.executions_dropped += 1;
+        self.add_dropped_launches(key, 1);
+    }
+
+    pub(super) fn dropped_launch_key(&self, e: &ExecutionRecord) -> (Option<u32>, Option<u64>) {
+        let run = e.run_id;
+        let module = e
+            .module
+            .or_else(|| run.and_then(|r| self.runs.module(r)))
+            .or(e.module_hint);
+        let program = e
+            .program_id
+            .or_else(|| run.and_then(|r| self.runs.program(r)));
+        (module, program)
+    }
+
+    /// Drops the launches starting at or before `through`, renumbering what points at
+    /// launches; returns the new index of each old one.
+    pub(super) fn drop_executions_through(&mut self, through: i64) -> Vec<Option<u32>> {
+        let dropped: Vec<_> = self
+            .executions
+            .iter()
+            .filter(|e| e.start_ps <= through)
+            .map(|e| self.dropped_launch_key(e))
+            .collect();
+        for key in dropped {
+            self.count_dropped_launch(key);
+        }
+        let mut next = 0u32;
+        let new_index: Vec<Option<u32>> = self
+            .executions
+            .iter()
+            .map(|e| {
+                (e.start_ps > through).then(|| {
+                    next += 1;
+                    next - 1
+                })
+            })
+            .collect();
+        self.executions.retain(|e| e.start_ps > through);
+        self.executions_dropped_through_ps = self.executions_dropped_through_ps.max(Some(through));
+        let remap = |i: u32| new_index.get(i as usize).copied().flatten();
+        for r in &mut self.records {
+            if let Origin::Execution(i) = r.origin {
+                r.origin = remap(i).map_or(Origin::Unknown, Origin::Execution);
+            }
+        }
+        for r in &mut self.retries {
+            r.execution = r.execution.and_then(remap);
+        }
+        // A run's work starts with its launch: runs seen by then were dropped with it.
+        self.runs.forget_through(through);
+        new_index
+    }
+}
+
+/// The time at or before which everything goes so that at most `keep` of `times`
+/// remain (fewer when several share that time), found in linear time; `None` when
+/// all fit.
+pub(super) fn cutoff(times: impl ExactSizeIterator<Item = i64>, keep: usize) -> Option<i64> {
+    let last_dropped = times.len().checked_sub(keep + 1)?;
+    let mut times: Vec<i64> = times.collect();
+    let (_, &mut through, _) = times.select_nth_unstable(last_dropped);
+    Some(through)
+}
+
+#[cfg(test)]
+pub(super) mod tests {
+    use super::*;
+
+    /// Times in a scrambled but reproducible order (a permutation of `0..n`).
+    pub(crate) fn scrambled(n: usize) -> impl Iterator<Item = i64> {
+        (0..n as u64).map(move |i| ((i * 7919) % n as u64) as i64)
+    }
+
+    pub(crate) fn record(time_ps: i64, origin: Origin) -> AllocationRecord {
+        AllocationRecord {
+            time_ps,
+            in_use: time_ps as u64,
+            reserved: 0,
+            addr: time_ps as u64,
+            size: 1,
+            requested: 1,
+            allocator: 0,
+            is_allocation: true,
+            origin,
+        }
+    }
+
+    pub(crate) fn execution(start_ps: i64) -> ExecutionRecord {
+        ExecutionRecord {
+            start_ps,
+            end_ps: start_ps + 1,
+            run_id: Some(start_ps),
+            module: None,
+            program_id: None,
+            launched_kernels: false,
+            waited_for_memory: false,
+            module_hint: None,
+            link: None,
+            device_run: None,
+        }
+    }
+
+    /// Whatever order events arrive in, and however the scan is split, the history kept
+    /// is the latest events in time, in arrival order, and every event is counted.
+    #[test]
+    fn the_latest_allocator_events_are_kept_and_the_rest_counted() {
+        let n = 3 * MAX_ALLOCATION_RECORDS + 123;
+        let mut whole = RuntimeScan::default();
+        for t in scrambled(n) {
+            whole.keep_record(record(t, Origin::Unknown));
+        }
+        whole.finish_host();
+        let through = (n - MAX_ALLOCATION_RECORDS - 1) as i64;
+        assert_eq!(whole.records.len(), MAX_ALLOCATION_RECORDS);
+        assert_eq!(whole.records_dropped as usize, n - MAX_ALLOCATION_RECORDS);
+        assert_eq!(whole.records_dropped_through_ps, Some(through));
+        assert!(whole.records.iter().all(|r| r.time_ps > through));
+        assert!(whole
+            .records
+            .windows(2)
+            .all(|w| w[0].time_ps < w[1].time_ps));
+
+        // The same events in two parts, merged: the same history.
+        let (mut first, mut second) = (RuntimeScan::default(), RuntimeScan::default());
+        for (i, t) in scrambled(n).enumerate() {
+            let part = if i < n / 3 { &mut first } else { &mut second };
+            part.keep_record(record(t, Origin::Unknown));
+        }
+        first.absorb(second);
+        first.finish_host();
+        assert_eq!(first.records_dropped, whole.records_dropped);
+        assert_eq!(first.records_dropped_through_ps, Some(through));
+        let times = |s: &RuntimeScan| s.records.iter().map(|r| r.time_ps).collect::<Vec<_>>();
+        assert_eq!(times(&first), times(&whole));
+    }
+
+    /// A launch older than all the others, arriving when the older half goes, goes
+    /// with it: it gets no index (so nothing is attributed to another launch).
+    #[test]
+    fn a_launch_dropped_on_arrival_gets_no_index() {
+        let mut scan = RuntimeScan::default();
+        for start in 1..2 * MAX_EXECUTIONS as i64 {
+            assert!(scan
+                .keep_execution(execution(1000 + start), |_| {})
+                .is_some());
+        }
+        let mut renumbered = false;
+        let index = scan.keep_execution(execution(0), |_| renumbered = true);
+        assert!(renumbered, "the older half was not dropped");
+        assert_eq!(index, None);
+        assert_eq!(scan.executions.len(), MAX_EXECUTIONS);
+    }
+
+    /// Dropping old launches renumbers what points at the kept ones, and what pointed
+    /// at a dropped one no longer names a launch.
+    #[test]
+    fn dropping_old_launches_renumbers_what_points_at_them() {
+        let n = 2 * MAX_EXECUTIONS + 10;
+        let mut scan = RuntimeScan::default();
+        // The indices a caller holds, as the host visitor holds its open launches.
+        let mut held: Vec<(i64, Option<u32>)> = Vec::new();
+        for start in scrambled(n) {
+            let start = start * 10;
+            let index = scan.keep_execution(execution(start), |remap| {
+                for (_, h) in held.iter_mut() {
+                    *h = h.and_then(remap);
+                }
+            });
+            held.push((start, index));
+            if let Some(i) = index {
+                // An allocation inside the launch, and a wait.
+                scan.records.push(record(start + 1, Origin::Execution(i)));
+                scan.retries.push(RetryRecord {
+                    start_ps: start + 1,
+                    duration_ps: 1,
+                    execution: Some(i),
+                    run: None,
+                });
+            }
+        }
+        assert!(scan.executions_dropped > 0, "no launch was dropped yet");
+        for &(start, index) in &held {
+            if let Some(i) = index {
+                assert_eq!(scan.executions[i as usize].start_ps, start);
+            }
+        }
+        scan.keep_latest_executions();
+        assert_eq!(scan.executions.len(), MAX_EXECUTIONS);
+        assert_eq!(scan.executions_dropped as usize, n - MAX_EXECUTIONS);
+        let through = scan
+            .executions_dropped_through_ps
+            .expect("launches dropped");
+        assert!(scan.executions.iter().all(|e| e.start_ps > through));
+        for r in &scan.records {
+            match r.origin {
+                Origin::Execution(i) => {
+                    assert_eq!(scan.executions[i as usize].start_ps, r.time_ps - 1)
+                }
+                _ => assert!(r.time_ps - 1 <= through),
+            }
+        }
+        for w in &scan.retries {
+            match w.execution {
+                Some(i) => assert_eq!(scan.executions[i as usize].start_ps, w.start_ps - 1),
+                None => assert!(w.start_ps - 1 <= through),
+            }
+        }
+    }
+}

@@ -1,0 +1,233 @@
+//! The stats the runtime scan reads, resolved once per plane: stat metadata ids by
+//! name ([`StatIds`]), the dense table that decodes an allocator event's stats in one
+//! lookup each ([`MemoryStat`]), and small sets of ids told apart in one step
+//! ([`StatSet`]), so that a walk over an event's stats decodes only the values asked for.
+
+// Fx hashing: these maps are keyed by small integers and looked up per event.
+use rustc_hash::FxHashMap as HashMap;
+
+use super::records::RuntimeScan;
+use crate::capture::{Event, Plane, StatRef};
+
+/// Stat metadata ids of the stats we read, resolved once per plane.
+#[derive(Debug, Default, Clone, Copy)]
+pub(super) struct StatIds {
+    pub(super) allocator_name: Option<u64>,
+    pub(super) bytes_reserved: Option<u64>,
+    pub(super) bytes_allocated: Option<u64>,
+    pub(super) bytes_available: Option<u64>,
+    pub(super) fragmentation: Option<u64>,
+    pub(super) peak_bytes_in_use: Option<u64>,
+    pub(super) requested_bytes: Option<u64>,
+    pub(super) allocation_bytes: Option<u64>,
+    pub(super) addr: Option<u64>,
+    pub(super) index_on_host: Option<u64>,
+    pub(super) device_ordinal: Option<u64>,
+    pub(super) run_id: Option<u64>,
+    pub(super) producer_id: Option<u64>,
+    pub(super) producer_type: Option<u64>,
+    pub(super) consumer_id: Option<u64>,
+    pub(super) consumer_type: Option<u64>,
+    pub(super) module_name: Option<u64>,
+    pub(super) hlo_module: Option<u64>,
+    pub(super) program_id: Option<u64>,
+    pub(super) shape: Option<u64>,
+}
+
+/// What a stat of an allocator event is, by stat metadata id: a dense table, so that
+/// decoding an allocator event costs one lookup per stat.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum MemoryStat {
+    Ignored,
+    BytesAllocated,
+    BytesReserved,
+    BytesAvailable,
+    Fragmentation,
+    PeakBytesInUse,
+    Addr,
+    AllocationBytes,
+    RequestedBytes,
+    AllocatorName,
+    Device,
+}
+
+/// Stat metadata ids at or above this are looked up by comparison instead.
+const DENSE_STAT_IDS: u64 = 1 << 16;
+
+pub(super) fn memory_stat_table(ids: &StatIds) -> Vec<MemoryStat> {
+    let mut table = Vec::new();
+    for (id, what) in ids.memory_stats() {
+        if let Some(i) = id.filter(|&i| i < DENSE_STAT_IDS) {
+            let i = i as usize;
+            if table.len() <= i {
+                table.resize(i + 1, MemoryStat::Ignored);
+            }
+            // The first name wins, as in the lookup by comparison.
+            if table[i] == MemoryStat::Ignored {
+                table[i] = what;
+            }
+        }
+    }
+    table
+}
+
+impl StatIds {
+    /// The stats an allocator event carries, by id.
+    fn memory_stats(&self) -> [(Option<u64>, MemoryStat); 11] {
+        [
+            (self.bytes_allocated, MemoryStat::BytesAllocated),
+            (self.bytes_reserved, MemoryStat::BytesReserved),
+            (self.bytes_available, MemoryStat::BytesAvailable),
+            (self.fragmentation, MemoryStat::Fragmentation),
+            (self.peak_bytes_in_use, MemoryStat::PeakBytesInUse),
+            (self.addr, MemoryStat::Addr),
+            (self.allocation_bytes, MemoryStat::AllocationBytes),
+            (self.requested_bytes, MemoryStat::RequestedBytes),
+            (self.allocator_name, MemoryStat::AllocatorName),
+            (self.index_on_host, MemoryStat::Device),
+            (self.device_ordinal, MemoryStat::Device),
+        ]
+    }
+
+    /// What stat `id` is to an allocator event: by the dense table, or (for ids past
+    /// it) by comparison.
+    #[inline]
+    pub(super) fn memory_stat(&self, table: &[MemoryStat], id: u64) -> MemoryStat {
+        if id < DENSE_STAT_IDS {
+            return table
+                .get(id as usize)
+                .copied()
+                .unwrap_or(MemoryStat::Ignored);
+        }
+        self.memory_stats()
+            .into_iter()
+            .find(|(i, _)| *i == Some(id))
+            .map_or(MemoryStat::Ignored, |(_, what)| what)
+    }
+
+    pub(super) fn resolve(plane: &Plane) -> Self {
+        let mut ids = StatIds::default();
+        for (&id, name) in &plane.stat_names {
+            let slot = match name.as_str() {
+                "allocator_name" => &mut ids.allocator_name,
+                "bytes_reserved" => &mut ids.bytes_reserved,
+                "bytes_allocated" => &mut ids.bytes_allocated,
+                "bytes_available" => &mut ids.bytes_available,
+                "fragmentation" => &mut ids.fragmentation,
+                "peak_bytes_in_use" => &mut ids.peak_bytes_in_use,
+                "requested_bytes" => &mut ids.requested_bytes,
+                "allocation_bytes" => &mut ids.allocation_bytes,
+                "addr" => &mut ids.addr,
+                "index_on_host" => &mut ids.index_on_host,
+                "device_ordinal" => &mut ids.device_ordinal,
+                "run_id" => &mut ids.run_id,
+                "_p" => &mut ids.producer_id,
+                "_pt" => &mut ids.producer_type,
+                "_c" => &mut ids.consumer_id,
+                "_ct" => &mut ids.consumer_type,
+                "module_name" => &mut ids.module_name,
+                "hlo_module" => &mut ids.hlo_module,
+                "program_id" => &mut ids.program_id,
+                "shape" => &mut ids.shape,
+                _ => continue,
+            };
+            // Interned values can share a name with a stat; the lowest id is the stat
+            // in practice, but either works for lookups by id.
+            if slot.is_none() {
+                *slot = Some(id);
+            }
+        }
+        ids
+    }
+}
+
+/// A few stat ids, told apart from the rest in one step for ids below 128 (nearly
+/// all: encoders number stat metadata from 1), so that a walk over an event's stats
+/// decodes only the values asked for.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct StatSet<const N: usize> {
+    low: u128,
+    ids: [Option<u64>; N],
+}
+
+impl<const N: usize> StatSet<N> {
+    pub(super) fn new(ids: [Option<u64>; N]) -> Self {
+        let low = ids
+            .iter()
+            .flatten()
+            .filter(|&&id| id < 128)
+            .fold(0u128, |low, &id| low | 1u128.wrapping_shl(id as u32));
+        StatSet { low, ids }
+    }
+
+    #[inline(always)]
+    pub(super) fn contains(&self, id: u64) -> bool {
+        if id < 128 {
+            self.low.wrapping_shr(id as u32) & 1 == 1
+        } else {
+            self.ids.contains(&Some(id))
+        }
+    }
+
+    /// The event's value of each stat in the set, in the set's order (the last when
+    /// one repeats); the others are not decoded.
+    #[inline]
+    pub(super) fn read<'a>(&self, event: &Event<'a>) -> [Option<StatRef<'a>>; N] {
+        let mut values = [None; N];
+        event.for_each_stat_of(
+            |id| self.contains(id),
+            |id, v| {
+                let slot = self.ids.iter().position(|&i| i == Some(id));
+                if let Some(value) = slot.and_then(|i| values.get_mut(i)) {
+                    *value = Some(v);
+                }
+            },
+        );
+        values
+    }
+}
+
+impl StatIds {
+    /// What names a launch's run id: `run_id`, or a producer or consumer context.
+    pub(super) fn run_stats(&self) -> StatSet<5> {
+        StatSet::new([
+            self.run_id,
+            self.producer_id,
+            self.producer_type,
+            self.consumer_id,
+            self.consumer_type,
+        ])
+    }
+
+    /// What a CPU thunk names.
+    pub(super) fn thunk_stats(&self) -> StatSet<3> {
+        StatSet::new([self.run_id, self.hlo_module, self.program_id])
+    }
+
+    /// What a kernel names.
+    pub(super) fn kernel_stats(&self) -> StatSet<2> {
+        StatSet::new([self.hlo_module, self.program_id])
+    }
+}
+
+/// The module a `hlo_module` or `module_name` stat names, interned; a reference to an
+/// interned string is resolved once per plane (cached in `by_ref`).
+pub(super) fn intern_module_stat(
+    scan: &mut RuntimeScan,
+    plane: &Plane,
+    by_ref: &mut HashMap<u64, u32>,
+    value: &StatRef<'_>,
+) -> Option<u32> {
+    match *value {
+        StatRef::Ref(r) => {
+            if let Some(&m) = by_ref.get(&r) {
+                return Some(m);
+            }
+            let m = scan.intern_module(plane.stat_name(r)?);
+            by_ref.insert(r, m);
+            Some(m)
+        }
+        StatRef::Str(s) => Some(scan.intern_module(&String::from_utf8_lossy(s))),
+        _ => None,
+    }
+}

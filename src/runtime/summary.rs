@@ -1,0 +1,354 @@
+//! The runtime section of the report: allocators and their timelines, launches with
+//! the memory in use at each, `AllocatorRetry` waits, growth across the selected
+//! module's launches, then the live arrays ([`super::live`]) and the host's activity
+//! between its last two launches ([`super::window`]).
+
+use std::collections::HashMap;
+
+use super::live::live_groups;
+use super::records::{AllocationRecord, RetryRecord, RuntimeScan};
+use super::window::host_events_between;
+use crate::capture::Plane;
+use crate::error::Error;
+use crate::report::model::{AllocatorKind, AllocatorSummary, Execution, Retry, RetryWait, Runtime};
+use crate::source::ByteSource;
+
+/// Points kept per allocator timeline.
+const TIMELINE_POINTS: usize = 2000;
+/// Launches listed in the report (all are counted).
+const EXECUTIONS_LISTED: usize = 500;
+/// `AllocatorRetry` waits listed for the timeline (the longest).
+const RETRY_WAITS_LISTED: usize = 200;
+
+/// The device pool's capacity: the main device allocator's, when it recorded events.
+pub(crate) fn pool_capacity(scan: &RuntimeScan) -> Option<u64> {
+    let main = DevicePool::of(scan).main?;
+    scan.allocators
+        .get(main as usize)
+        .map(|a| a.capacity)
+        .filter(|&c| c > 0)
+}
+
+/// Bytes in use in the device pool when launch `index` started, when known.
+pub(crate) fn in_use_at_launch(scan: &RuntimeScan, index: usize) -> Option<u64> {
+    let start = scan.executions.get(index)?.start_ps;
+    DevicePool::of(scan).in_use_at(start)
+}
+
+/// Sort key that puts `GPU_2_bfc` before `GPU_10_bfc`.
+fn natural(name: &str) -> (String, u64) {
+    let digits: String = name.chars().filter(|c| c.is_ascii_digit()).collect();
+    (
+        name.chars().filter(|c| !c.is_ascii_digit()).collect(),
+        digits.parse().unwrap_or(0),
+    )
+}
+
+/// The device pool's history: the events of the device allocator that matters, the
+/// largest peak among non-host allocators (`main`).
+struct DevicePool<'s> {
+    scan: &'s RuntimeScan,
+    main: Option<u16>,
+}
+
+impl<'s> DevicePool<'s> {
+    fn of(scan: &'s RuntimeScan) -> Self {
+        let main = scan
+            .allocators
+            .iter()
+            .enumerate()
+            .filter(|(_, a)| AllocatorKind::of_name(&a.name) == AllocatorKind::Device)
+            .min_by(|(_, a), (_, b)| {
+                b.peak_in_use
+                    .cmp(&a.peak_in_use)
+                    .then_with(|| natural(&a.name).cmp(&natural(&b.name)))
+            })
+            .map(|(i, _)| i as u16);
+        DevicePool { scan, main }
+    }
+
+    /// The main allocator's last event before `t`.
+    fn last_record_before(&self, t: i64) -> Option<&'s AllocationRecord> {
+        let main = self.main?;
+        let records = &self.scan.records;
+        let upto = records.partition_point(|r| r.time_ps < t);
+        records[..upto].iter().rev().find(|r| r.allocator == main)
+    }
+
+    /// Whether the history kept reaches back to `t` (see `MAX_ALLOCATION_RECORDS`):
+    /// before it, nothing is known.
+    fn kept_at(&self, t: i64) -> bool {
+        self.scan
+            .records_dropped_through_ps
+            .is_none_or(|through| t > through)
+    }
+
+    /// Bytes in use in the main allocator at `t`: after its last event before `t`;
+    /// before any event, what the first event's own figures say was in use before it.
+    fn in_use_at(&self, t: i64) -> Option<u64> {
+        if !self.kept_at(t) {
+            return None;
+        }
+        if let Some(r) = self.last_record_before(t) {
+            return Some(r.in_use);
+        }
+        let main = self.main?;
+        let first = self.scan.records.iter().find(|r| r.allocator == main)?;
+        Some(if first.is_allocation {
+            first.in_use.saturating_sub(first.size)
+        } else {
+            first.in_use.saturating_add(first.size)
+        })
+    }
+}
+
+/// What the runtime section needs to know about the selected module's plan.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct SelectedPlan<'a> {
+    pub label: Option<&'a str>,
+    /// Outputs not aliased to a parameter (the bytes one execution adds if kept).
+    pub non_aliased_outputs: u64,
+    /// Byte sizes of its device-memory parameters (its arguments at each launch).
+    pub parameter_sizes: Vec<u64>,
+}
+
+/// The median of the differences between consecutive values: the growth per step
+/// that most steps show (one jump — a dataset loaded once — is not a per-step growth).
+fn median_step(values: &[u64]) -> Option<i64> {
+    if values.len() < 2 {
+        return None;
+    }
+    let mut steps: Vec<i64> = values
+        .windows(2)
+        .map(|w| (w[1] as i64).saturating_sub(w[0] as i64))
+        .collect();
+    steps.sort_unstable();
+    // The lower median: with as many flat steps as growing ones, no steady growth.
+    Some(steps[(steps.len() - 1) / 2])
+}
+
+/// Builds the runtime section for the selected module (by label).
+pub(crate) fn summarize(
+    src: &dyn ByteSource,
+    planes: &[Plane],
+    scan: &RuntimeScan,
+    labels: &[Option<String>],
+    plan: &SelectedPlan<'_>,
+) -> Result<Runtime, Error> {
+    let pool = DevicePool::of(scan);
+    let ordinals = execution_ordinals(labels);
+    let mut runtime = Runtime {
+        execution_count: scan.executions.len() as u64 + scan.executions_dropped,
+        transfers: scan.transfer_count,
+        kernels: scan.kernels,
+        device_memory_bytes: scan.device_memory_bytes,
+        allocators: allocator_summaries(scan),
+        executions: listed_executions(scan, labels, plan.label, &pool),
+        retry: retry_summary(scan, labels, &ordinals),
+        ..Default::default()
+    };
+
+    // Growth across the selected module's launches.
+    let starts = selected_starts(scan, labels, plan.label);
+    runtime.in_use_at_selected_starts = starts.iter().filter_map(|&t| pool.in_use_at(t)).collect();
+    runtime.in_use_at_end_bytes = pool.last_record_before(i64::MAX).map(|r| r.in_use);
+    if let Some(growth) = median_step(&runtime.in_use_at_selected_starts) {
+        runtime.growth_per_execution_bytes = Some(growth);
+        if plan.non_aliased_outputs > 0 {
+            runtime.growth_ratio_to_outputs = Some(growth as f64 / plan.non_aliased_outputs as f64);
+        }
+    }
+
+    // Live arrays at the last launch, grouped by who allocated them.
+    let last = starts.last().copied().filter(|&t| pool.kept_at(t));
+    if let (Some(last), Some(main)) = (last, pool.main) {
+        // Arrays only: what the runtime reserved for itself is not an array.
+        let arrays = pool
+            .last_record_before(last)
+            .map(|r| r.in_use.saturating_sub(r.reserved));
+        runtime.live_at_last_execution =
+            live_groups(scan, labels, &ordinals, main, last, arrays, plan);
+    }
+    // Host activity between the last two launches.
+    if let [.., from, to] = starts[..] {
+        runtime.host_events_between_last_executions =
+            host_events_between(src, planes, &scan.line_marks, from, to)?;
+    }
+    Ok(runtime)
+}
+
+/// Every allocator, largest pools first, so the device allocator leads.
+fn allocator_summaries(scan: &RuntimeScan) -> Vec<AllocatorSummary> {
+    let mut allocators: Vec<AllocatorSummary> = scan
+        .allocators
+        .iter()
+        .enumerate()
+        .map(|(i, a)| AllocatorSummary {
+            name: a.name.clone(),
+            kind: AllocatorKind::of_name(&a.name),
+            capacity_bytes: a.capacity,
+            peak_in_use_bytes: a.peak_in_use,
+            peak_time_ps: a.peak_time_ps,
+            fragmentation_at_peak: a.fragmentation_at_peak,
+            lifetime_peak_bytes: a.lifetime_peak,
+            allocations: a.allocations,
+            deallocations: a.deallocations,
+            timeline: allocator_timeline(scan, i as u16),
+        })
+        .collect();
+    allocators.sort_by(|a, b| {
+        b.peak_in_use_bytes
+            .cmp(&a.peak_in_use_bytes)
+            .then_with(|| natural(&a.name).cmp(&natural(&b.name)))
+    });
+    allocators
+}
+
+/// The launches listed: the first [`EXECUTIONS_LISTED`], and every launch of the
+/// selected module.
+fn listed_executions(
+    scan: &RuntimeScan,
+    labels: &[Option<String>],
+    selected: Option<&str>,
+    pool: &DevicePool<'_>,
+) -> Vec<Execution> {
+    let mut listed = Vec::new();
+    for (i, e) in scan.executions.iter().enumerate() {
+        let label = labels.get(i).and_then(|l| l.as_deref());
+        let is_selected = selected.is_some() && label == selected;
+        if i >= EXECUTIONS_LISTED && !is_selected {
+            continue;
+        }
+        listed.push(Execution {
+            module: label.unwrap_or("?").to_owned(),
+            run_id: e.run_id,
+            start_ns: e.start_ps as f64 / 1000.0,
+            duration_ns: e.end_ps.saturating_sub(e.start_ps) as f64 / 1000.0,
+            in_use_at_start_bytes: pool.in_use_at(e.start_ps),
+            launched_kernels: (scan.kernels > 0).then_some(e.launched_kernels),
+        });
+    }
+    listed
+}
+
+/// The starts of the selected module's launches, in time order.
+fn selected_starts(
+    scan: &RuntimeScan,
+    labels: &[Option<String>],
+    selected: Option<&str>,
+) -> Vec<i64> {
+    labels
+        .iter()
+        .enumerate()
+        .filter(|(_, l)| l.as_deref() == selected && selected.is_some())
+        .filter_map(|(i, _)| scan.executions.get(i))
+        .map(|e| e.start_ps)
+        .collect()
+}
+
+/// The `AllocatorRetry` waits: all counted and timed, the launches that waited named,
+/// and the longest listed in time order for the timeline.
+fn retry_summary(scan: &RuntimeScan, labels: &[Option<String>], ordinals: &[usize]) -> Retry {
+    let execution_name = |i: u32| {
+        let i = i as usize;
+        let label = labels.get(i).and_then(|l| l.as_deref()).unwrap_or("?");
+        format!(
+            "{label} execution {}",
+            ordinals.get(i).copied().unwrap_or(0)
+        )
+    };
+    let mut waiting: Vec<String> = Vec::new();
+    for r in &scan.retries {
+        let Some(i) = r.execution else { continue };
+        let name = execution_name(i);
+        if !waiting.contains(&name) {
+            waiting.push(name);
+        }
+    }
+    let mut longest: Vec<&RetryRecord> = scan.retries.iter().collect();
+    longest.sort_by_key(|r| std::cmp::Reverse(r.duration_ps));
+    longest.truncate(RETRY_WAITS_LISTED);
+    longest.sort_by_key(|r| r.start_ps);
+    let totals = scan.retry_totals;
+    Retry {
+        waiting_executions: waiting,
+        count: totals.count,
+        longest_ns: totals.longest_ps as f64 / 1000.0,
+        total_ns: totals.total_ps as f64 / 1000.0,
+        any_execution_started_after: scan.retries.iter().any(|r| {
+            r.execution
+                .and_then(|i| scan.executions.get(i as usize))
+                .is_some_and(|e| e.launched_kernels)
+        }),
+        waits: longest
+            .into_iter()
+            .map(|r| RetryWait {
+                start_ns: r.start_ps as f64 / 1000.0,
+                duration_ns: r.duration_ps as f64 / 1000.0,
+                execution: r.execution.map(execution_name),
+            })
+            .collect(),
+    }
+}
+
+fn allocator_timeline(scan: &RuntimeScan, allocator: u16) -> Vec<(i64, u64)> {
+    let points: Vec<(i64, u64)> = scan
+        .records
+        .iter()
+        .filter(|r| r.allocator == allocator)
+        .map(|r| (r.time_ps, r.in_use))
+        .collect();
+    if points.len() <= TIMELINE_POINTS {
+        return points;
+    }
+    let width = points.len().div_ceil(TIMELINE_POINTS);
+    points
+        .chunks(width)
+        .filter_map(|c| c.iter().max_by_key(|p| p.1).copied())
+        .collect()
+}
+
+/// Each launch's number among its module's launches, in time order (1-based).
+pub(crate) fn execution_ordinals(labels: &[Option<String>]) -> Vec<usize> {
+    let mut seen: HashMap<&str, usize> = HashMap::new();
+    labels
+        .iter()
+        .map(|l| {
+            let n = seen.entry(l.as_deref().unwrap_or("?")).or_insert(0);
+            *n += 1;
+            *n
+        })
+        .collect()
+}
+
+/// XProf's `get_memory_profile` reports the largest capacity and the largest peak of
+/// any allocator, host pools included; says so when that differs from the device pool.
+pub(crate) fn xprof_capacity_note(runtime: &Runtime) -> Option<String> {
+    let device = runtime
+        .allocators
+        .iter()
+        .find(|a| a.kind == AllocatorKind::Device)?;
+    let largest = runtime.allocators.iter().max_by_key(|a| a.capacity_bytes)?;
+    (largest.capacity_bytes != device.capacity_bytes).then(|| {
+        format!(
+            "XProf's memory profile shows a capacity of {:.2} GiB: the largest of any allocator ({}); the device pool {} holds {:.2} GiB",
+            largest.capacity_bytes as f64 / (1u64 << 30) as f64,
+            largest.name,
+            device.name,
+            device.capacity_bytes as f64 / (1u64 << 30) as f64
+        )
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn growth_is_the_step_most_executions_show() {
+        assert_eq!(median_step(&[316, 420, 524, 628]), Some(104));
+        assert_eq!(median_step(&[5, 20_000, 20_000, 20_000]), Some(0));
+        assert_eq!(median_step(&[10, 14, 14]), Some(0));
+        assert_eq!(median_step(&[10]), None);
+    }
+}

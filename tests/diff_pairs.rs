@@ -1,0 +1,506 @@
+//! `oomlens diff` on the recorded pairs (`tests/fixtures/pairs/<pair>/{before,after}`):
+//! each pair's plan deltas against the two runs' `compiled.memory_analysis()`
+//! (`oracle.json`), the buffers adding up to the change of the peak exactly, the
+//! diagnosis lines resolved, new and remaining, and each resolved line's estimate beside
+//! the saving measured now. Multi-host folders are compared host by host.
+
+use std::path::{Path, PathBuf};
+
+use oomlens::diff::model::{Basis, Change, Diff, DiffReport, MatchTier};
+use oomlens::diff::{compare_paths, DiffOptions};
+use oomlens::report::model::{DiagnosisId, HostReport};
+use serde_json::Value;
+
+use DiagnosisId::*;
+
+const MIB: u64 = 1 << 20;
+
+fn pair_dir(pair: &str, side: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/pairs")
+        .join(pair)
+        .join(side)
+}
+
+fn oracle(pair: &str, side: &str) -> Value {
+    let text = std::fs::read_to_string(pair_dir(pair, side).join("oracle.json")).unwrap();
+    serde_json::from_str(&text).unwrap()
+}
+
+/// The oracle's `memory_analysis()` of the module labelled `label`.
+fn analysis<'v>(oracle: &'v Value, label: &str) -> &'v Value {
+    oracle["modules"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| format!("{}({})", m["name"].as_str().unwrap(), m["program_id"]) == label)
+        .unwrap_or_else(|| panic!("no module {label} in the oracle"))
+}
+
+fn field(m: &Value, key: &str) -> i64 {
+    m[key].as_i64().unwrap()
+}
+
+/// One side's report, as `oomlens PATH` makes it.
+fn host_report(pair: &str, side: &str) -> HostReport {
+    let r = oomlens::analyze_path(&pair_dir(pair, side), &oomlens::Options::default()).unwrap();
+    r.hosts.into_iter().next().unwrap()
+}
+
+fn diff(pair: &str) -> Diff {
+    let d = compare_paths(
+        &pair_dir(pair, "before"),
+        &pair_dir(pair, "after"),
+        &DiffOptions::default(),
+    )
+    .unwrap();
+    assert_eq!(d.hosts.len(), 1);
+    assert!(d.hosts_only_before.is_empty() && d.hosts_only_after.is_empty());
+    d.hosts.into_iter().next().unwrap()
+}
+
+/// What every pair must satisfy: deltas as `memory_analysis()`, and the buffers adding
+/// up to the change of the peak, exactly.
+fn check_figures(pair: &str, d: &Diff) {
+    let (bp, ap) = (
+        d.before.plan.as_ref().unwrap(),
+        d.after.plan.as_ref().unwrap(),
+    );
+    let delta = d.delta.as_ref().unwrap();
+    let ob = analysis(&oracle(pair, "before"), d.before.module.as_deref().unwrap()).clone();
+    let oa = analysis(&oracle(pair, "after"), d.after.module.as_deref().unwrap()).clone();
+    for (got, key) in [
+        (delta.argument_bytes, "argument_size_in_bytes"),
+        (delta.output_bytes, "output_size_in_bytes"),
+        (delta.alias_bytes, "alias_size_in_bytes"),
+        (delta.temp_bytes, "temp_size_in_bytes"),
+    ] {
+        assert_eq!(got, field(&oa, key) - field(&ob, key), "{pair}: Δ {key}");
+    }
+    assert_eq!(
+        delta.peak_bytes,
+        ap.peak_bytes as i64 - bp.peak_bytes as i64
+    );
+    assert_eq!(
+        delta.heap_peak_bytes,
+        ap.heap_peak_bytes as i64 - bp.heap_peak_bytes as i64
+    );
+    let roles = |p: &oomlens::report::model::Plan| p.roles_at_peak;
+    assert_eq!(
+        delta.roles_at_peak.forward,
+        roles(ap).forward as i64 - roles(bp).forward as i64
+    );
+
+    // Every buffer of both lists is in the rows exactly once.
+    let count = |before: bool| {
+        d.buffers
+            .iter()
+            .filter(|r| {
+                if before {
+                    r.instruction_before.is_some()
+                } else {
+                    r.instruction_after.is_some()
+                }
+            })
+            .count()
+    };
+    assert_eq!(count(true), bp.live_at_peak.len(), "{pair}: before rows");
+    assert_eq!(count(false), ap.live_at_peak.len(), "{pair}: after rows");
+
+    // The reconciliation: the list holds the memory held for the whole program too,
+    // so it adds up to the peak (heap peak + held memory), and its temporaries to the
+    // heap peak.
+    let r = d.reconciliation.as_ref().unwrap();
+    assert_eq!(r.basis, Basis::Peak, "{pair}");
+    assert!(r.exact, "{pair}: nothing unlisted: {r:?}");
+    let sum =
+        d.matched_delta_bytes + d.unmatched_after_bytes as i64 - d.unmatched_before_bytes as i64;
+    assert_eq!(
+        sum, delta.peak_bytes,
+        "{pair}: matched + appeared − went away = Δ peak"
+    );
+    assert_eq!(r.listed_delta_bytes, sum);
+    assert_eq!(r.basis_delta_bytes, delta.peak_bytes);
+    assert_eq!(
+        r.heap_delta_bytes, delta.heap_peak_bytes,
+        "{pair}: the heap's part"
+    );
+    let rows: i64 = d.buffers.iter().map(|r| r.delta_bytes).sum();
+    assert_eq!(rows, delta.peak_bytes, "{pair}: the rows' deltas add up");
+    let matched: i64 = d
+        .buffers
+        .iter()
+        .filter(|r| r.matched_by.is_some())
+        .map(|r| r.delta_bytes)
+        .sum();
+    assert_eq!(matched, d.matched_delta_bytes);
+
+    // Rows lead with the largest change.
+    for w in d.buffers.windows(2) {
+        assert!(w[0].delta_bytes.unsigned_abs() >= w[1].delta_bytes.unsigned_abs());
+    }
+    // The peak the headline quotes, and no pool on CPU captures.
+    assert_eq!(d.headline.peak_before_bytes, Some(bp.peak_bytes));
+    assert!(d.headline.pool_bytes.is_none());
+    assert!(d.runtime.is_none(), "CPU captures have no allocator events");
+    assert!(d.notes.iter().any(|n| n.id == "no_runtime"));
+    assert_eq!(
+        d.module_choice,
+        oomlens::diff::model::ModuleChoice::Selected
+    );
+    assert!(d.before.selected && d.after.selected && d.diagnosis.compared);
+}
+
+fn check_lines(d: &Diff, resolved: &[DiagnosisId], new: &[DiagnosisId], remaining: &[DiagnosisId]) {
+    assert_eq!(d.diagnosis.resolved, resolved, "resolved");
+    assert_eq!(d.diagnosis.new, new, "new");
+    assert_eq!(d.diagnosis.remaining, remaining, "remaining");
+}
+
+/// The before run's estimate for `id`, from its own report.
+fn estimate(before: &HostReport, id: DiagnosisId) -> u64 {
+    before
+        .diagnosis
+        .iter()
+        .filter(|l| l.id == id)
+        .filter_map(|l| l.saving_bytes)
+        .sum()
+}
+
+fn peak_drop(d: &Diff) -> i64 {
+    -d.delta.as_ref().unwrap().peak_bytes
+}
+
+#[test]
+fn checkpoint_resolves_the_forward_activations_and_saves_less_than_estimated() {
+    let d = diff("checkpoint");
+    check_figures("checkpoint", &d);
+    check_lines(&d, &[RoleForward], &[RoleBackward], &[NoAllocatorEvents]);
+    let before = host_report("checkpoint", "before");
+    assert_eq!(d.predicted_vs_actual.len(), 1);
+    let p = &d.predicted_vs_actual[0];
+    assert_eq!(p.id, RoleForward);
+    assert_eq!(p.estimated_saving_bytes, estimate(&before, RoleForward));
+    // memory_analysis(): the temp block drops by 54,444,032 − 39,485,440 bytes; the
+    // parameters and outputs do not change, so the peak drops by as much.
+    assert_eq!(p.actual_saving_bytes, 54_444_032 - 39_485_440);
+    assert_eq!(p.actual_saving_bytes, peak_drop(&d));
+    assert!(
+        p.estimated_saving_bytes > p.actual_saving_bytes as u64,
+        "{p:?}"
+    );
+    // The forward-kept S×S buffers of the attention went away; rematerialized ones
+    // appeared in the backward pass.
+    let gone: u64 = d
+        .buffers
+        .iter()
+        .filter(|r| {
+            r.change == Change::OnlyBefore
+                && r.shape == "f32[4,4,256,256]"
+                && r.op_name.starts_with("jit(train_step)/jvp()/")
+        })
+        .map(|r| r.before_bytes)
+        .sum();
+    assert_eq!(gone, 6 * 4 * MIB);
+    assert!(d
+        .buffers
+        .iter()
+        .any(|r| r.change == Change::OnlyAfter && r.op_name.contains("rematted_computation")));
+    assert!(
+        d.headline
+            .text
+            .starts_with("peak 54.4 MiB → 40.2 MiB (−26.2%)"),
+        "{}",
+        d.headline.text
+    );
+}
+
+#[test]
+fn donation_resolves_no_donation_and_the_outputs_stop_needing_buffers() {
+    let d = diff("donation");
+    check_figures("donation", &d);
+    let before = host_report("donation", "before");
+    assert!(
+        before.diagnosis.iter().any(|l| l.id == NoDonation),
+        "the before report says no_donation"
+    );
+    check_lines(&d, &[NoDonation], &[], &[RoleForward, NoAllocatorEvents]);
+    let p = &d.predicted_vs_actual[0];
+    assert_eq!(
+        (p.id, p.estimated_saving_bytes),
+        (NoDonation, estimate(&before, NoDonation))
+    );
+    assert_eq!(d.delta.as_ref().unwrap().alias_bytes, 1_572_864);
+    assert_eq!(p.actual_saving_bytes, peak_drop(&d));
+    assert!(p.actual_saving_bytes > 0 && (p.actual_saving_bytes as u64) < p.estimated_saving_bytes);
+    // The parameters are the same parameters (the donated ones are listed under the
+    // outputs that reuse them); the outputs' own buffers went away.
+    assert!(d
+        .buffers
+        .iter()
+        .filter(|r| r.matched_by == Some(MatchTier::Parameter))
+        .all(|r| r.change == Change::Unchanged));
+    let outputs_gone: u64 = d
+        .buffers
+        .iter()
+        .filter(|r| {
+            r.change == Change::OnlyBefore
+                && r.category_before == Some(oomlens::report::model::Category::Output)
+        })
+        .map(|r| r.before_bytes)
+        .sum();
+    assert!(outputs_gone > MIB, "{outputs_gone}");
+}
+
+#[test]
+fn leak_fix_moves_the_grads_from_outputs_to_temporaries_at_the_same_peak() {
+    let d = diff("leak");
+    check_figures("leak", &d);
+    check_lines(&d, &[], &[], &[RoleBackward, NoAllocatorEvents]);
+    assert!(d.predicted_vs_actual.is_empty());
+    let delta = d.delta.as_ref().unwrap();
+    assert_eq!(delta.output_bytes, 2_097_192 - 4_194_348);
+    assert_eq!(delta.temp_bytes, 2_424_832 - 327_680);
+    assert_eq!(delta.peak_bytes, 0);
+    assert!(
+        d.headline.text.contains("(unchanged)"),
+        "{}",
+        d.headline.text
+    );
+}
+
+#[test]
+fn scan_remat_drops_the_stacked_activations() {
+    let d = diff("scan_remat");
+    check_figures("scan_remat", &d);
+    check_lines(
+        &d,
+        &[RoleForward],
+        &[RoleBackward],
+        &[ScanStack, NoAllocatorEvents],
+    );
+    let gone: Vec<_> = d
+        .scan_stacks
+        .iter()
+        .filter(|s| s.change == Change::OnlyBefore)
+        .collect();
+    assert_eq!(gone.len(), 1);
+    assert_eq!(
+        (gone[0].shape.as_str(), gone[0].count_before),
+        ("f32[6,8,128,512]", 2)
+    );
+    assert_eq!(gone[0].before_bytes, 24 * MIB);
+    // The other stacks stay, one of them in a renumbered loop.
+    assert!(d
+        .scan_stacks
+        .iter()
+        .any(|s| s.change == Change::Unchanged && s.while_before != s.while_after));
+    let before = host_report("scan_remat", "before");
+    let ids: Vec<_> = d.predicted_vs_actual.iter().map(|p| p.id).collect();
+    assert_eq!(ids, [RoleForward, ScanStack]);
+    let stack = &d.predicted_vs_actual[1];
+    assert_eq!(
+        stack.subject.as_deref(),
+        Some("f32[6,8,128,512] ×2 via while.14")
+    );
+    assert_eq!(stack.estimated_saving_bytes, 24 * MIB);
+    assert_eq!(
+        d.predicted_vs_actual[0].estimated_saving_bytes,
+        estimate(&before, RoleForward)
+    );
+    assert_eq!(stack.actual_saving_bytes, peak_drop(&d));
+    // XProf's Memory Viewer: peakHeapMib 41.50006 → 19.50006.
+    assert_eq!(peak_drop(&d), 22 * MIB as i64);
+}
+
+#[test]
+fn batch_half_shrinks_the_activations_with_their_shapes() {
+    let d = diff("batch_half");
+    check_figures("batch_half", &d);
+    check_lines(&d, &[], &[], &[RoleForward, NoAllocatorEvents]);
+    // The same op on the same line, at half the batch: matched across shapes.
+    let halved: Vec<_> = d
+        .buffers
+        .iter()
+        .filter(|r| r.matched_by == Some(MatchTier::OpNameSource))
+        .collect();
+    assert!(!halved.is_empty());
+    for r in &halved {
+        assert_eq!(r.change, Change::Shrank, "{r:?}");
+        assert_ne!(r.shape_after.as_deref(), Some(r.shape.as_str()), "{r:?}");
+    }
+    assert!(halved
+        .iter()
+        .any(|r| r.shape == "f32[4,4,256,256]"
+            && r.shape_after.as_deref() == Some("f32[2,4,256,256]")));
+    assert!(d.delta.as_ref().unwrap().peak_bytes < 0);
+}
+
+/// The JSON carries every key of the contract, and its figures are the model's.
+#[test]
+fn the_json_is_the_contract() {
+    let report: DiffReport = compare_paths(
+        &pair_dir("checkpoint", "before"),
+        &pair_dir("checkpoint", "after"),
+        &DiffOptions::default(),
+    )
+    .unwrap();
+    let v = oomlens::report::diff_json::to_value(&report);
+    assert_eq!(v["schema"], "oomlens-diff/1");
+    for side in ["before", "after"] {
+        for key in ["file", "module", "plan"] {
+            assert!(!v[side][key].is_null(), "{side}.{key}");
+        }
+    }
+    for key in [
+        "argument_bytes",
+        "output_bytes",
+        "alias_bytes",
+        "temp_bytes",
+        "heap_peak_bytes",
+        "peak_bytes",
+    ] {
+        assert!(v["delta"][key].is_i64(), "delta.{key}");
+    }
+    for role in ["forward", "backward", "workspace", "other"] {
+        assert!(v["delta"]["roles_at_peak"][role].is_i64());
+    }
+    let row = &v["buffers"][0];
+    for key in [
+        "op_name",
+        "source",
+        "shape",
+        "before_bytes",
+        "after_bytes",
+        "delta_bytes",
+        "change",
+    ] {
+        assert!(!row[key].is_null(), "buffers[].{key}");
+    }
+    assert!(v["unmatched_before_bytes"].is_u64() && v["unmatched_after_bytes"].is_u64());
+    assert_eq!(
+        v["diagnosis"]["resolved"],
+        serde_json::json!(["role_forward"])
+    );
+    assert_eq!(v["diagnosis"]["new"], serde_json::json!(["role_backward"]));
+    assert_eq!(
+        v["diagnosis"]["remaining"],
+        serde_json::json!(["no_allocator_events"])
+    );
+    let p = &v["predicted_vs_actual"][0];
+    assert_eq!(p["id"], "role_forward");
+    assert!(p["estimated_saving_bytes"].is_u64());
+    assert_eq!(p["actual_saving_bytes"], 54_444_032 - 39_485_440);
+}
+
+/// A module named by label is found in the other run by its name, and the text and
+/// Markdown say the same things.
+#[test]
+fn a_module_asked_by_label_and_the_renderers() {
+    let report = compare_paths(
+        &pair_dir("checkpoint", "before"),
+        &pair_dir("checkpoint", "after"),
+        &DiffOptions {
+            module: Some("jit_train_step(10)".into()),
+            ..DiffOptions::default()
+        },
+    )
+    .unwrap();
+    assert_eq!(
+        report.hosts[0].module_choice,
+        oomlens::diff::model::ModuleChoice::Asked
+    );
+    let text = oomlens::report::diff_text::render(&report, 5);
+    let md = oomlens::report::diff_markdown::render(&report, 5);
+    for needle in [
+        "peak 54.4 MiB → 40.2 MiB (−26.2%)",
+        "was estimated to save 41.0 MiB; it saved 14.3 MiB",
+        "resolved",
+        "role_forward",
+    ] {
+        assert!(text.contains(needle), "text lacks {needle:?}:\n{text}");
+    }
+    assert!(
+        md.contains("was estimated to save 41.0 MiB; it saved 14.3 MiB"),
+        "{md}"
+    );
+    assert!(
+        md.contains("| temporary block | 51.9 MiB | 37.7 MiB | −14.3 MiB | −27.5% |"),
+        "{md}"
+    );
+
+    // A module in one run only is an error naming the run.
+    let err = compare_paths(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/train_eval"),
+        &pair_dir("checkpoint", "after"),
+        &DiffOptions {
+            module: Some("jit_eval_step".into()),
+            ..DiffOptions::default()
+        },
+    )
+    .unwrap_err();
+    assert_eq!(err.kind(), "unknown_module");
+    assert!(err.to_string().contains("after run"), "{err}");
+}
+
+/// A throwaway folder removed on drop.
+struct TempDir(PathBuf);
+
+impl TempDir {
+    fn new(tag: &str) -> Self {
+        let n = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_nanos();
+        let p = std::env::temp_dir().join(format!("oomlens-diff-{tag}-{}-{n}", std::process::id()));
+        std::fs::create_dir_all(&p).unwrap();
+        TempDir(p)
+    }
+
+    /// Copies `<pair>/<side>`'s capture in as `<host>.xplane.pb`.
+    fn host(&self, host: &str, pair: &str, side: &str) {
+        let from = pair_dir(pair, side).join(format!("{pair}_{side}.xplane.pb"));
+        std::fs::copy(from, self.0.join(format!("{host}.xplane.pb"))).unwrap();
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+#[test]
+fn capture_folders_are_compared_host_by_host() {
+    let (before, after) = (TempDir::new("before"), TempDir::new("after"));
+    before.host("host_a", "checkpoint", "before");
+    before.host("host_b", "donation", "before");
+    after.host("host_a", "checkpoint", "after");
+    after.host("host_c", "donation", "after");
+    let d = compare_paths(&before.0, &after.0, &DiffOptions::default()).unwrap();
+    assert_eq!(d.hosts.len(), 1);
+    assert_eq!(d.hosts[0].host, "host_a");
+    assert_eq!(d.hosts[0].diagnosis.resolved, [RoleForward]);
+    assert_eq!(d.hosts_only_before, ["host_b"]);
+    assert_eq!(d.hosts_only_after, ["host_c"]);
+    let text = oomlens::report::diff_text::render(&d, 3);
+    assert!(
+        text.contains("hosts only in the before run (not compared): host_b"),
+        "{text}"
+    );
+
+    after.host("host_b", "donation", "after");
+    let d = compare_paths(&before.0, &after.0, &DiffOptions::default()).unwrap();
+    assert_eq!(d.hosts.len(), 2);
+    assert_eq!(d.hosts[1].diagnosis.resolved, [NoDonation]);
+    let v = oomlens::report::diff_json::to_value(&d);
+    assert_eq!(v["hosts"].as_array().unwrap().len(), 2);
+
+    // No host in common: said, not guessed.
+    let other = TempDir::new("other");
+    other.host("host_x", "checkpoint", "after");
+    other.host("host_y", "donation", "after");
+    let err = compare_paths(&before.0, &other.0, &DiffOptions::default()).unwrap_err();
+    assert_eq!(err.kind(), "no_common_host");
+    assert!(err.to_string().contains("host_a, host_b"), "{err}");
+}
