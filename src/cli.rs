@@ -3,7 +3,7 @@
 //! the two are the same program. Native only.
 
 use std::ffi::OsString;
-use std::io::{Read, Write};
+use std::io::Write;
 use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
@@ -27,8 +27,10 @@ enum DiffFormat {
     Json,
 }
 
-/// Explains why a JAX/XLA program ran out of accelerator memory, from its profiler
-/// capture (*.xplane.pb written by jax.profiler.trace).
+/// Explains why a JAX/XLA program ran out of accelerator memory, from whatever you
+/// have: a profiler capture (*.xplane.pb written by jax.profiler.trace), the error
+/// message or the whole log around it, an XLA dump (XLA_FLAGS=--xla_dump_to=DIR),
+/// device memory profiles (jax.profiler.save_device_memory_profile) — alone or together.
 #[derive(Debug, Parser)]
 #[command(
     name = "oomlens",
@@ -44,12 +46,16 @@ struct Cli {
     report: ReportArgs,
 }
 
-/// `oomlens PATH …`: the report on one run.
+/// `oomlens PATH…`: the report on one run (or on the evidence given).
 #[derive(Debug, Args)]
 struct ReportArgs {
-    /// A .xplane.pb file, or a capture directory (the log dir, plugins/profile, or a run folder).
-    #[arg(required = true)]
-    path: Option<PathBuf>,
+    /// What you have, joined into one report: a .xplane.pb file or a capture directory
+    /// (the log dir, plugins/profile, or a run folder of one host or many); a log or
+    /// error message (any text file); an XLA dump folder, the folder above it, or its
+    /// module_NNNN.… files; device memory profiles (*.prof, in the order given); or a
+    /// folder holding several of them. Optional with --error-text.
+    #[arg(value_name = "PATH")]
+    paths: Vec<PathBuf>,
     /// Report on this module (a label like jit_step(12), or a name like jit_step).
     #[arg(long)]
     module: Option<String>,
@@ -62,7 +68,8 @@ struct ReportArgs {
     /// Also write the JSON report to FILE; with -, standard output gets the JSON alone.
     #[arg(long, value_name = "FILE")]
     json: Option<PathBuf>,
-    /// The out-of-memory error text you got, from FILE (or - for standard input).
+    /// The out-of-memory error text you got (the whole log is fine), from FILE (or - for
+    /// standard input); alone, or with the other inputs.
     #[arg(long, value_name = "FILE")]
     error_text: Option<PathBuf>,
     /// In a folder of several host files: report on this host alone (its file name
@@ -169,34 +176,25 @@ fn diff(args: DiffArgs) -> u8 {
 
 /// `oomlens PATH …`.
 fn report(cli: ReportArgs) -> u8 {
-    let Some(path) = cli.path.clone() else {
-        return fail("pass a capture file or directory");
-    };
-    let error_text = match &cli.error_text {
-        None => None,
-        Some(p) if p.as_os_str() == "-" => {
-            let mut s = String::new();
-            if let Err(e) = std::io::stdin().take(1 << 20).read_to_string(&mut s) {
-                return fail(format!(
-                    "cannot read the error text from standard input: {e}"
-                ));
-            }
-            Some(s)
-        }
-        Some(p) => match std::fs::read(p) {
-            Ok(b) => Some(String::from_utf8_lossy(&b[..b.len().min(1 << 20)]).into_owned()),
-            Err(e) => {
-                return fail(format!(
-                    "cannot read the error text from {}: {e}",
-                    p.display()
-                ))
-            }
-        },
-    };
+    let mut inputs: Vec<crate::inputs::Input> =
+        cli.paths.iter().map(crate::inputs::Input::path).collect();
+    if let Some(text) = &cli.error_text {
+        inputs.push(crate::inputs::Input {
+            path: text.clone(),
+            text: true,
+        });
+    }
+    // No input at all: one line, as for every unusable input, with the usage in it.
+    if inputs.is_empty() {
+        return fail(format!(
+            "{} (usage: oomlens <PATH>... [--error-text FILE|-])",
+            crate::Error::NoInput
+        ));
+    }
     let options = crate::Options {
         module: cli.module.clone(),
-        error_text,
         scan: scan_strategy(),
+        ..Default::default()
     };
     // OOMLENS_TIMING=1 prints how long each phase took, for benchmarks.
     let timing = std::env::var_os("OOMLENS_TIMING").is_some();
@@ -212,36 +210,34 @@ fn report(cli: ReportArgs) -> u8 {
         }
         last = Some((phase.to_owned(), now));
     };
-    let files = match crate::input::resolve(&path) {
-        Ok(files) => files,
-        Err(e) => return fail(e),
+    // A capture folder of several hosts (or `--host`): the hosts' captures alone,
+    // analyzed in parallel with the summary first (docs/hosts.md). Everything else is
+    // gathered and joined into one report (docs/inputs.md).
+    let host_files = match (cli.paths.as_slice(), &cli.error_text) {
+        ([path], None) => crate::input::resolve(path)
+            .ok()
+            .filter(|files| files.len() > 1 || cli.host.is_some()),
+        _ => None,
     };
-    let files = match &cli.host {
-        Some(wanted) => match files.iter().find(|f| &f.host == wanted) {
-            Some(f) => vec![f.clone()],
-            None => {
-                let mut available: Vec<&str> =
-                    files.iter().take(20).map(|f| f.host.as_str()).collect();
-                if files.len() > 20 {
-                    available.push("…");
-                }
-                return fail(crate::Error::UnknownHost {
-                    wanted: wanted.clone(),
-                    available: available.join(", "),
-                });
+    let result = match host_files {
+        Some(files) => {
+            let files = match pick_host(files, cli.host.as_deref()) {
+                Ok(files) => files,
+                Err(e) => return fail(e),
+            };
+            if files.len() > 1 {
+                return folder(&cli, &files, &options, started, timing);
             }
-        },
-        None => files,
+            crate::analyze_file_with_progress(&files[0], &options, &mut on_phase)
+                .map(|r| crate::report(vec![r]))
+        }
+        None => crate::analyze_inputs_with_progress(&inputs, &options, &mut on_phase),
     };
-    if files.len() > 1 {
-        return folder(&cli, &files, &options, started, timing);
-    }
-    let result = crate::analyze_file_with_progress(&files[0], &options, &mut on_phase);
     if timing {
         eprintln!("oomlens: total: {:.3} s", started.elapsed().as_secs_f64());
     }
     let report = match result {
-        Ok(r) => crate::report(vec![r]),
+        Ok(r) => r,
         Err(e) => return fail(e),
     };
     // `--json -` puts the JSON alone on standard output, so that it parses; `--json
@@ -420,4 +416,25 @@ fn scan_strategy() -> crate::runtime::Scan {
         Ok(v) if v.trim() == "1" => crate::runtime::Scan::OneThread,
         _ => crate::runtime::Scan::default(),
     }
+}
+
+/// The host `--host` names, or every host when it names none.
+fn pick_host(
+    files: Vec<crate::input::HostFile>,
+    wanted: Option<&str>,
+) -> Result<Vec<crate::input::HostFile>, crate::Error> {
+    let Some(wanted) = wanted else {
+        return Ok(files);
+    };
+    if let Some(f) = files.iter().find(|f| f.host == wanted) {
+        return Ok(vec![f.clone()]);
+    }
+    let mut available: Vec<&str> = files.iter().take(20).map(|f| f.host.as_str()).collect();
+    if files.len() > 20 {
+        available.push("…");
+    }
+    Err(crate::Error::UnknownHost {
+        wanted: wanted.to_owned(),
+        available: available.join(", "),
+    })
 }

@@ -4,6 +4,12 @@
 
 use std::path::PathBuf;
 
+use crate::evidence::device_profile::ProfileError;
+use crate::evidence::dump::DumpError;
+
+/// What every input error suggests passing instead.
+const WHAT_TO_PASS: &str = "pass a profiler capture (*.xplane.pb), a log or the error message (text), an XLA dump (a --xla_dump_to folder or its module_NNNN.… files) or a device memory profile (*.prof)";
+
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
     #[error("cannot open {path}: {message}; check the path and that you may read it")]
@@ -37,6 +43,28 @@ pub enum Error {
 
     #[error("none of the {hosts} host files could be analyzed; the first one: {first}")]
     NoHostReadable { hosts: usize, first: String },
+    /// Text (a log, a pasted error) without an out-of-memory message, and nothing else
+    /// usable given.
+    #[error("no out-of-memory message found: paste the lines from RESOURCE_EXHAUSTED on")]
+    NoOomMessage,
+
+    #[error("{0} is empty: {WHAT_TO_PASS}")]
+    EmptyInput(String),
+
+    #[error("cannot tell what {path} is ({why}): {WHAT_TO_PASS}")]
+    UnknownInput { path: String, why: String },
+
+    #[error("nothing oomlens reads in {0}: {WHAT_TO_PASS}, or the folder that holds them")]
+    NothingInDir(PathBuf),
+
+    #[error("nothing to analyze: {WHAT_TO_PASS}; --error-text FILE (or - for standard input) takes the error message alone")]
+    NoInput,
+
+    #[error(transparent)]
+    Dump(#[from] DumpError),
+
+    #[error(transparent)]
+    Profile(#[from] ProfileError),
 
     #[error("no module named {wanted:?} in the {side} run; its modules: {available}")]
     UnknownModuleIn {
@@ -63,6 +91,18 @@ impl Error {
             Error::NoCaptureInDir(_) => "no_capture_in_dir",
             Error::UnknownModule { .. } => "unknown_module",
             Error::UnknownHost { .. } => "unknown_host",
+            Error::NoOomMessage => "no_oom_message",
+            Error::EmptyInput(_) => "empty_input",
+            Error::UnknownInput { .. } => "unknown_input",
+            Error::NothingInDir(_) => "nothing_in_dir",
+            Error::NoInput => "no_input",
+            Error::Dump(e) => e.kind(),
+            Error::Profile(e) => match e {
+                ProfileError::NotADeviceProfile { .. } => "not_a_device_profile",
+                ProfileError::TooLarge { .. } => "profile_too_large",
+                ProfileError::Truncated { .. } => "profile_truncated",
+                ProfileError::Corrupt { .. } => "profile_corrupt",
+            },
             Error::UnknownModuleIn { .. } => "unknown_module",
             Error::NoCommonHost { .. } => "no_common_host",
             Error::NoHostReadable { .. } => "no_host_readable",

@@ -1,5 +1,6 @@
 //! oomlens: why a JAX/XLA program ran out of accelerator memory, from its profiler
-//! capture (`*.xplane.pb`).
+//! capture (`*.xplane.pb`), the error message, an XLA dump or device memory profiles —
+//! alone or joined ([`analyze_inputs`], [`analyze_input_bytes`]; see [`inputs`]).
 //!
 //! Data flows one way: bytes ([`source`]) → capture index ([`capture`]) → plan analysis
 //! ([`plan`]) and runtime analysis ([`runtime`]) → [`diagnosis`] → report model
@@ -17,6 +18,7 @@ pub mod evidence;
 pub mod hosts;
 #[cfg(not(target_arch = "wasm32"))]
 pub mod input;
+pub mod inputs;
 pub mod plan;
 pub mod proto;
 pub mod report;
@@ -138,4 +140,74 @@ pub fn analyze_file_with_progress(
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
     analyze(&src, &f.host, &name, options, progress)
+}
+
+/// Analyzes whatever was given — captures, logs or error messages, XLA dumps (folders
+/// or files), device memory profiles, folders holding several of them — joined into
+/// one report (see [`inputs`] and [`analysis::join`]). `options.error_text` is text
+/// pasted beside them. Each capture host gets its report, with the other evidence
+/// joined to it; without a capture, one report is built from the evidence alone.
+#[cfg(not(target_arch = "wasm32"))]
+pub fn analyze_inputs(paths: &[std::path::PathBuf], options: &Options) -> Result<Report, Error> {
+    let inputs: Vec<inputs::Input> = paths.iter().map(inputs::Input::path).collect();
+    analyze_inputs_with_progress(&inputs, options, &mut |_, _, _| {})
+}
+
+/// [`analyze_inputs`] with inputs as the command line gives them (`-` for standard
+/// input, text given with `--error-text`), reporting each phase as it starts.
+#[cfg(not(target_arch = "wasm32"))]
+pub fn analyze_inputs_with_progress(
+    inputs: &[inputs::Input],
+    options: &Options,
+    progress: analysis::Progress<'_>,
+) -> Result<Report, Error> {
+    let gathered = inputs::gather(inputs, options.error_text.as_deref())?;
+    let options = Options {
+        error_text: None,
+        ..options.clone()
+    };
+    let mut hosts = Vec::with_capacity(gathered.captures.len().max(1));
+    for c in &gathered.captures {
+        let src = source::FileSource::open(&c.at).map_err(|e| Error::Open {
+            path: c.at.clone(),
+            message: e.to_string(),
+        })?;
+        hosts.push(analysis::analyze_joined(
+            &src,
+            &c.host,
+            &c.file,
+            &options,
+            &gathered.joined,
+            &mut *progress,
+        )?);
+    }
+    if hosts.is_empty() {
+        hosts.push(analysis::join::without_capture(&gathered.joined, &options)?);
+    }
+    Ok(report(hosts))
+}
+
+/// [`analyze_inputs`] for files handed in as bytes (`(name, bytes)`; the page does
+/// this), with `options.error_text` as text pasted beside them. Runs anywhere.
+pub fn analyze_input_bytes(files: &[(&str, &[u8])], options: &Options) -> Result<Report, Error> {
+    let gathered = inputs::gather_bytes(files, options.error_text.as_deref())?;
+    let options = Options {
+        error_text: None,
+        ..options.clone()
+    };
+    let mut hosts = Vec::with_capacity(gathered.captures.len().max(1));
+    for c in &gathered.captures {
+        hosts.push(analysis::analyze_joined(
+            &c.at,
+            &c.host,
+            &c.file,
+            &options,
+            &gathered.joined,
+            &mut |_, _, _| {},
+        )?);
+    }
+    if hosts.is_empty() {
+        hosts.push(analysis::join::without_capture(&gathered.joined, &options)?);
+    }
+    Ok(report(hosts))
 }

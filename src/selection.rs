@@ -81,7 +81,7 @@ pub fn select(
         return chosen(report, wanted, pasted);
     }
     if let Some(m) = pasted {
-        let reason = format!("the failed request in the pasted error is {}", m.part);
+        let reason = format!("the failed request in the error message is {}", m.part);
         return Ok(Selection::of(
             &m.module,
             reason,
@@ -130,6 +130,42 @@ pub fn select(
     })
 }
 
+/// What the module line says when no plan was given at all.
+pub const NO_PLAN_GIVEN: &str = "no plan was given: pass the XLA dump (XLA_FLAGS=--xla_dump_to=DIR) or a profiler capture to see which module ran out and what fills it";
+
+/// Chooses the module when no capture was given (the plans of an XLA dump, or none):
+/// the user's choice; the module the failed request belongs to; the largest module. A
+/// dump records no executions, so nothing else says where memory ran out.
+pub fn select_from_plans(
+    report: &HostReport,
+    wanted: Option<&str>,
+    pasted: Option<&RequestMatch>,
+) -> Result<Selection, Error> {
+    if let Some(wanted) = wanted {
+        return chosen(report, wanted, pasted);
+    }
+    if let Some(m) = pasted {
+        let reason = format!("the failed request in the error message is {}", m.part);
+        return Ok(Selection::of(
+            &m.module,
+            reason,
+            Some(Failure::PastedRequest(m.clone())),
+        ));
+    }
+    Ok(match report.modules.first() {
+        Some(m) => Selection::of(
+            &m.label,
+            "the largest module of the XLA dump (a dump records no executions)",
+            None,
+        ),
+        None => Selection {
+            module: None,
+            reason: NO_PLAN_GIVEN.into(),
+            failure: None,
+        },
+    })
+}
+
 fn chosen(
     report: &HostReport,
     wanted: &str,
@@ -147,6 +183,10 @@ fn chosen(
                 .map(|p| Failure::PastedRequest(p.clone()));
             Ok(Selection::of(&m.label, "chosen by the user", failure))
         }
+        None if report.modules.is_empty() => Err(Error::UnknownModule {
+            wanted: wanted.to_owned(),
+            available: "none (no plan was given: pass a capture or an XLA dump)".into(),
+        }),
         None => Err(Error::UnknownModule {
             wanted: wanted.to_owned(),
             available: report

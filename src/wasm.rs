@@ -485,6 +485,58 @@ pub fn scan_host_part(blob: Blob, work: Vec<u8>, options: JsValue) -> Result<Vec
     part.scan(&src).map_err(|e| JsValue::from_str(&e))
 }
 
+/// Analyzes several inputs together, handed in as bytes: `files` is an array of
+/// `{name, bytes}` (`bytes` a `Uint8Array`) — captures, logs or error messages, XLA
+/// dump files (`module_NNNN.…`), device memory profiles — told apart by content (see
+/// `inputs`); `options`: `{module, error_text}`, `error_text` being text pasted beside
+/// them (or alone, with `files` empty). Returns `{report, view, markdown}`: the report
+/// model (as `analyzeBytes`), the views the page shows (as `Analysis.view()`), and the
+/// report as Markdown. Errors carry a `kind` (`no_oom_message`, `unknown_input`, …).
+/// Every file is held in memory: a large capture is better read with `Analysis`.
+#[wasm_bindgen(js_name = analyzeFiles)]
+pub fn analyze_files(files: js_sys::Array, options: JsValue) -> Result<JsValue, JsValue> {
+    let options = JsOptions::from_js(options)?;
+    let mut owned: Vec<(String, Vec<u8>)> = Vec::with_capacity(files.length() as usize);
+    for file in files.iter() {
+        let name = js_sys::Reflect::get(&file, &JsValue::from_str("name"))?
+            .as_string()
+            .unwrap_or_default();
+        let bytes = js_sys::Reflect::get(&file, &JsValue::from_str("bytes"))?;
+        let bytes = js_sys::Uint8Array::new(&bytes).to_vec();
+        owned.push((name, bytes));
+    }
+    let borrowed: Vec<(&str, &[u8])> = owned
+        .iter()
+        .map(|(n, b)| (n.as_str(), b.as_slice()))
+        .collect();
+    let report = crate::analyze_input_bytes(&borrowed, &options.analysis()).map_err(js_error)?;
+    let out = js_sys::Object::new();
+    js_sys::Reflect::set(&out, &JsValue::from_str("view"), &js_views(&report)?)?;
+    js_sys::Reflect::set(
+        &out,
+        &JsValue::from_str("markdown"),
+        &JsValue::from_str(&crate::report::markdown::render(&report, MARKDOWN_TOP)),
+    )?;
+    js_sys::Reflect::set(&out, &JsValue::from_str("report"), &js_report(report)?)?;
+    Ok(out.into())
+}
+
+/// What an input is, from its name and first bytes (see `inputs::classify`):
+/// `capture`, `device_profile`, `dump_file`, `text`, `empty` or `unknown`, so that the
+/// page can say what it was given before analyzing it.
+#[wasm_bindgen(js_name = classifyInput)]
+pub fn classify_input(name: &str, head: &[u8]) -> String {
+    match crate::inputs::classify(name, head) {
+        crate::inputs::Kind::Capture => "capture",
+        crate::inputs::Kind::DeviceProfile => "device_profile",
+        crate::inputs::Kind::DumpFile => "dump_file",
+        crate::inputs::Kind::Text => "text",
+        crate::inputs::Kind::Empty => "empty",
+        crate::inputs::Kind::Unknown(_) => "unknown",
+    }
+    .into()
+}
+
 /// Host planes at least this large are worth a second worker (the engine's default
 /// for the `parallel_from_bytes` option).
 #[wasm_bindgen(js_name = parallelFromBytes)]

@@ -81,7 +81,7 @@ fn the_pasted_error_names_the_module_that_never_ran() {
             report.headline.text
         );
         let error = report.error.as_ref().expect("the error section");
-        assert_eq!(error.requested_bytes, Some(requested), "{name}");
+        assert_eq!(error.message.requested_bytes, Some(requested), "{name}");
         assert!(
             error
                 .matched

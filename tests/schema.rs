@@ -32,7 +32,26 @@ fn reports_use_only_keys_the_schema_names() {
     let file = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests/fixtures/attention_train/attention_train.xplane.pb");
     let report = oomlens::analyze_path(&file, &oomlens::Options::default()).unwrap();
-    let value = oomlens::report::json::to_value(&report);
+    // A report joining every kind of input: a capture, its XLA dump, an error message
+    // (whose listing and allocator fill every part of `error`), device memory profiles.
+    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
+    let joined = oomlens::analyze_inputs(
+        &[
+            fixtures.join("dump_attention_train"),
+            fixtures.join("errors/22-jax-13428-gpu-peak-buffers-cut.txt"),
+            fixtures.join("profiles_leak"),
+        ],
+        &oomlens::Options {
+            error_text: Some(
+                std::fs::read_to_string(fixtures.join("errors/29-posecnn-79-bfc-stats.txt"))
+                    .unwrap(),
+            ),
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    let mut value = oomlens::report::json::to_value(&report);
+    value["joined"] = oomlens::report::json::to_value(&joined);
     fn keys(v: &Value, out: &mut Vec<String>) {
         match v {
             Value::Object(m) => {
@@ -49,7 +68,13 @@ fn reports_use_only_keys_the_schema_names() {
     keys(&value, &mut all);
     all.sort();
     all.dedup();
-    let provenance_keys = ["plan", "runtime", "saving_bytes", "growth_ratio_to_outputs"];
+    let provenance_keys = [
+        "plan",
+        "runtime",
+        "saving_bytes",
+        "growth_ratio_to_outputs",
+        "joined",
+    ];
     for k in all
         .iter()
         .filter(|k| !provenance_keys.contains(&k.as_str()))
@@ -67,6 +92,12 @@ fn reports_use_only_keys_the_schema_names() {
         "argument_bytes",
         "peak_bytes",
         "live_at_peak",
+        "plan_source",
+        "profiles",
+        "growth",
+        "inputs",
+        "matched_part",
+        "allocations",
     ] {
         assert!(
             all.contains(&required.to_owned()),

@@ -6,7 +6,8 @@ export type Label = 'measured' | 'read' | 'estimated';
 export interface AnalyzeOptions {
   /** Report on this module: a label like `jit_step(12)` or a name like `jit_step`. */
   module?: string;
-  /** The out-of-memory error text the user got, matched to the plan. */
+  /** The out-of-memory error text the user got (the whole log is fine), matched to the
+   * plan; with the engine's `analyzeFiles`, it may be given alone. */
   error_text?: string;
   /** The host name to record (default: the file name without `.xplane.pb`). */
   host?: string;
@@ -65,6 +66,12 @@ export interface Report {
   error: Record<string, unknown> | null;
   notes: { id: string; text: string }[];
   planes: { name: string; bytes: number; lines: number }[];
+  /** Device memory profiles given (measured); absent when none. */
+  profiles?: { file: string; device: string | null; total_bytes: number; groups: { frame: string; kind: string; bytes: number; count: number }[]; [key: string]: unknown }[];
+  /** With two profiles or more: bytes and arrays per Python frame, signed, first to last. */
+  growth?: { frame: string; kind: string; bytes: number; count: number; [key: string]: unknown }[];
+  /** What a joined report was built from (absent for a capture alone). */
+  inputs?: { file: string; kind: 'capture' | 'error_text' | 'xla_dump' | 'device_profile'; bytes: number }[];
   [key: string]: unknown;
 }
 
@@ -313,3 +320,31 @@ export class Comparer {
   cancel(): void;
   terminate(): void;
 }
+
+// Engine exports of the WebAssembly module (`oomlens.js`, typed in `oomlens.d.ts`), for
+// the page's worker; index.js does not wrap them yet.
+//
+// `analyzeFiles(files: InputBytes[], options: AnalyzeOptions): AnalyzeFilesResult`
+//   analyzes several inputs together (captures, logs or error messages, XLA dump files
+//   `module_NNNN.…`, device memory profiles), told apart by content; `files` may be empty
+//   when `options.error_text` holds pasted text. Throws an error with a `kind`
+//   (`no_oom_message`, `unknown_input`, `empty_input`, …).
+// `classifyInput(name: string, head: Uint8Array): InputClass`
+//   what a file is from its name and first 64 KiB, before analyzing it.
+
+/** One file handed to `analyzeFiles`. */
+export interface InputBytes {
+  name: string;
+  bytes: Uint8Array;
+}
+
+/** What `analyzeFiles` returns: the report model, the views the page shows, Markdown. */
+export interface AnalyzeFilesResult {
+  /** One host's report as `oomlens --format json` prints it; several hosts under `hosts`. */
+  report: Report | { schema: string; hosts: Report[]; [key: string]: unknown };
+  view: unknown;
+  markdown: string;
+}
+
+/** What `classifyInput` says a file is. */
+export type InputClass = 'capture' | 'device_profile' | 'dump_file' | 'text' | 'empty' | 'unknown';

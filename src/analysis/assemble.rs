@@ -2,10 +2,12 @@
 //! the module chosen, the runtime section, what the trace lacks, the pasted error
 //! matched, the diagnosis lines and the verdict.
 
+use super::join::{self, Joined, Message};
 use super::{Options, Progress, Slot};
 use crate::capture::{CaptureIndex, Plane};
-use crate::diagnosis::{self, error_text, verdict};
+use crate::diagnosis::error_text;
 use crate::error::Error;
+use crate::evidence::message;
 use crate::report::model::{Category, HostReport, Note, PlaneSummary};
 use crate::runtime::{self, LaunchModule, ModuleKey, SelectedPlan};
 use crate::selection::{self, Failure};
@@ -20,9 +22,15 @@ pub(super) fn report(
     slots: &[Slot],
     scan: runtime::scan::RuntimeScan,
     options: &Options,
+    joined: &Joined,
     progress: Progress<'_>,
 ) -> Result<HostReport, Error> {
     let total = src.len();
+    // A dump's plans stand in for the modules the capture lacks, before launches are
+    // counted and a module is chosen.
+    if let Some(dump) = &joined.dump {
+        join::merge_dump(&mut report, dump);
+    }
     let mut device_lines = scan.device_line_counts.iter();
     for (p, slot) in capture.planes.iter().zip(slots) {
         let lines = match *slot {
@@ -88,10 +96,29 @@ pub(super) fn report(
     });
 
     progress("runtime summary", 0, total);
-    let pasted = options.error_text.as_deref().map(error_text::read);
-    let request = pasted
-        .as_ref()
-        .and_then(|p| error_text::find_request(p, &report.modules, options.module.as_deref()));
+    let (pasted, no_message) = match (&joined.message, options.error_text.as_deref()) {
+        (Some(m), _) => (Some(m.clone()), None),
+        (None, Some(text)) => match message::parse(text) {
+            Ok(message) => (
+                Some(Message {
+                    message,
+                    file: "pasted text".into(),
+                }),
+                None,
+            ),
+            Err(e) => (
+                None,
+                Some(Note {
+                    id: "no_oom_message".into(),
+                    text: format!("the pasted text: {e}"),
+                }),
+            ),
+        },
+        (None, None) => (None, None),
+    };
+    let request = pasted.as_ref().and_then(|p| {
+        error_text::find_request(&p.message, &report.modules, options.module.as_deref())
+    });
     let launches = selection::Launches {
         scan: &scan,
         labels: &labels,
@@ -191,12 +218,10 @@ pub(super) fn report(
         chosen.failure.as_ref(),
         pasted.is_some(),
     ));
-    report.error = pasted
-        .as_ref()
-        .map(|p| error_text::describe(p, request.as_ref(), &report));
-    report.capacity_bytes = diagnosis::capacity(&report);
-    report.diagnosis = diagnosis::diagnose(&report, chosen.failure.as_ref());
-    report.headline = verdict::headline(&report, chosen.failure.as_ref());
+    join::describe_message(&mut report, pasted.as_ref(), request.as_ref());
+    report.notes.extend(no_message);
+    join::attach(&mut report, joined);
+    join::conclude(&mut report, chosen.failure.as_ref());
     progress("done", total, total);
     Ok(report)
 }

@@ -2,6 +2,7 @@
 //! selection → diagnosis → [`HostReport`]. Renderers only read what this returns.
 
 mod assemble;
+pub mod join;
 
 use crate::capture::{CaptureIndex, Plane, PlaneRef};
 use crate::diagnosis;
@@ -10,6 +11,7 @@ use crate::plan::{self, METADATA_PLANE};
 use crate::report::model::{HostReport, ModuleReport, Note};
 use crate::runtime;
 use crate::source::ByteSource;
+use join::Joined;
 
 /// What the user asked for.
 #[derive(Debug, Clone, Default)]
@@ -38,10 +40,23 @@ pub fn analyze(
     options: &Options,
     progress: Progress<'_>,
 ) -> Result<HostReport, Error> {
+    analyze_joined(src, host, file, options, &Joined::default(), progress)
+}
+
+/// [`analyze`], with evidence given beside the capture (an error message, an XLA dump,
+/// device memory profiles) joined to its report (see [`join`]).
+pub fn analyze_joined(
+    src: &dyn ByteSource,
+    host: &str,
+    file: &str,
+    options: &Options,
+    joined: &Joined,
+    progress: Progress<'_>,
+) -> Result<HostReport, Error> {
     // Natively two threads share a large host plane without an index of its lines
     // (see `runtime::Scan`): nothing is walked ahead.
     let prepared = prepare(src, host, file, None, progress)?;
-    prepared.finish(src, None, options, progress)
+    prepared.finish_joined(src, None, options, joined, progress)
 }
 
 /// A capture indexed and its plans read: everything before the runtime scan. It
@@ -87,6 +102,18 @@ impl Prepared {
         options: &Options,
         progress: Progress<'_>,
     ) -> Result<HostReport, Error> {
+        self.finish_joined(src, host_parts, options, &Joined::default(), progress)
+    }
+
+    /// [`Prepared::finish`], with evidence joined to the report (see [`join`]).
+    pub fn finish_joined(
+        self,
+        src: &dyn ByteSource,
+        host_parts: Option<runtime::HostParts>,
+        options: &Options,
+        joined: &Joined,
+        progress: Progress<'_>,
+    ) -> Result<HostReport, Error> {
         let Prepared {
             capture,
             report,
@@ -103,7 +130,7 @@ impl Prepared {
             }
         };
         assemble::report(
-            src, &capture, report, &planes, &slots, scan, options, progress,
+            src, &capture, report, &planes, &slots, scan, options, joined, progress,
         )
     }
 }
@@ -196,6 +223,7 @@ pub fn prepare(
                     program_id: entry.program_id,
                     executions: 0,
                     plan: plan::analyze(&hlo),
+                    plan_source: None,
                 });
             }
             Err(why) => report.notes.push(Note {

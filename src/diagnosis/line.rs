@@ -1,6 +1,7 @@
 //! What every rule reads (the [`Context`]) and the one way a rule builds its line
 //! ([`Line`]).
 
+use crate::evidence::message::OomMessage;
 use crate::report::model::{
     AllocatorKind, Diagnosis, DiagnosisId, DiagnosisItem, HostReport, Label, ModuleReport, Plan,
     Runtime,
@@ -26,6 +27,11 @@ pub struct Context<'r> {
     /// ran out there (see `selection`), the allocator waited, or the pool peaked above
     /// 90% — true when no capacity is known, since nothing says it was not.
     pub pressure: bool,
+    /// The out-of-memory message given (pasted, or found in a log), if any.
+    pub message: Option<&'r OomMessage>,
+    /// Whether the report comes from a profiler capture (else from an error message,
+    /// an XLA dump or device memory profiles alone).
+    pub capture: bool,
 }
 
 impl<'r> Context<'r> {
@@ -41,6 +47,8 @@ impl<'r> Context<'r> {
             runtime: report.runtime.as_ref(),
             capacity,
             pressure: true,
+            message: report.error.as_ref().map(|e| &e.message),
+            capture: report.has_capture(),
         };
         cx.pressure = cx.memory_pressure(failure);
         cx
@@ -182,6 +190,11 @@ impl Line {
 
     pub fn build(self) -> Diagnosis {
         self.0
+    }
+
+    /// The bytes the line's fix saves (estimated), when it says.
+    pub fn saving_bytes(&self) -> Option<u64> {
+        self.0.saving_bytes
     }
 }
 

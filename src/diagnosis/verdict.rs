@@ -4,6 +4,8 @@
 //! reason the module was selected for: a module said to be where memory ran out gets
 //! `does_not_fit` or `ran_out`.
 
+use crate::diagnosis::{error_text::close, oom};
+use crate::evidence::message::{OomKind, OomMessage};
 use crate::report::model::{
     AllocatorKind, DiagnosisId, Headline, HeadlineFigure, HostReport, Label, ModuleReport, Verdict,
 };
@@ -44,7 +46,7 @@ fn pool(report: &HostReport) -> Option<(u64, Label)> {
         None => report
             .error
             .as_ref()
-            .and_then(|e| e.capacity_bytes)
+            .and_then(|e| oom::capacity(&e.message))
             .map(|c| (c, Label::Read)),
     }
 }
@@ -55,6 +57,9 @@ pub fn headline(report: &HostReport, failure: Option<&Failure>) -> Headline {
         .selected_module
         .as_deref()
         .and_then(|s| report.modules.iter().find(|m| m.label == s));
+    if module.is_none() && !report.has_capture() {
+        return without_plan(report);
+    }
     let pool = pool(report);
     let capacity = pool.map(|(c, label)| figure("capacity", c, label));
     if let (Some(m), Some((cap, _))) = (module, pool) {
@@ -74,6 +79,9 @@ pub fn headline(report: &HostReport, failure: Option<&Failure>) -> Headline {
         };
         return make(Verdict::Leak, text, vec![g]);
     }
+    if let Some(leak) = profile_leak(report) {
+        return leak;
+    }
     match (module, capacity) {
         (Some(m), Some(capacity)) if allocator_ran_out(report) => {
             let needs = figure("needs", m.plan.total_bytes, Label::Read);
@@ -91,10 +99,12 @@ pub fn headline(report: &HostReport, failure: Option<&Failure>) -> Headline {
         }
         (Some(m), None) => {
             let needs = figure("needs", m.plan.total_bytes, Label::Read);
-            let text = format!(
-                "Needs {}; the capture has no allocator events, so the capacity is unknown",
-                needs.shown
-            );
+            let why = if report.has_capture() {
+                "the capture has no allocator events"
+            } else {
+                "an XLA dump records no memory pool"
+            };
+            let text = format!("Needs {}; {why}, so the capacity is unknown", needs.shown);
             make(Verdict::PlanOnly, text, vec![needs])
         }
         (None, Some(capacity)) => runtime_only(report, capacity),
@@ -204,31 +214,276 @@ fn ran_out(
     make(Verdict::RanOut, text, figures)
 }
 
-/// Whether the pasted error is an out-of-memory message.
+/// Whether an out-of-memory failure (not a warning alone) was given.
 fn pasted_oom(report: &HostReport) -> bool {
-    report
-        .error
-        .as_ref()
-        .is_some_and(|e| e.kind != "unrecognized")
+    report.error.as_ref().is_some_and(|e| !e.message.advisory)
 }
 
-/// The verdict from a pasted error that matched no module of the capture.
+/// The verdict from an error message that matched no module of the plans: its request
+/// matches no buffer, or it states what it needs without a request to match.
 fn pasted(report: &HostReport) -> Headline {
-    match report.error.as_ref().and_then(|e| e.requested_bytes) {
+    let Some(e) = report.error.as_ref() else {
+        return without_plan(report);
+    };
+    match e.message.requested_bytes {
         Some(bytes) => {
             let request = figure("failed_request", bytes, Label::Read);
+            let place = if report.has_capture() {
+                "in the capture"
+            } else {
+                "of the XLA dump"
+            };
             let text = format!(
-                "Ran out of memory: the pasted error's request of {} matches no buffer of the plans in the capture",
+                "Ran out of memory: the error's request of {} matches no buffer of the plans {place}",
                 request.shown
             );
             make(Verdict::RanOut, text, vec![request])
         }
-        None => make(
-            Verdict::RanOut,
-            "Ran out of memory, as the pasted error says; it names no size to match to the plans in the capture".into(),
-            Vec::new(),
-        ),
+        None => message_headline(&e.message),
     }
+}
+
+/// Any size as a message figure: `41.74 GiB`, `129.5 MiB`, `3.47 EiB`.
+fn read(name: &str, bytes: u64, label: Label) -> HeadlineFigure {
+    HeadlineFigure {
+        name: name.into(),
+        bytes,
+        shown: crate::units::size(bytes),
+        label,
+    }
+}
+
+/// The verdict without a plan: from the error message, else from device memory
+/// profiles, else nothing to compare.
+fn without_plan(report: &HostReport) -> Headline {
+    if let Some(e) = &report.error {
+        return message_headline(&e.message);
+    }
+    if let Some(leak) = profile_leak(report) {
+        return leak;
+    }
+    if let Some(last) = report.profiles.last() {
+        let held = read("held", last.total_bytes, Label::Measured);
+        let text = if report.profiles.len() > 1 {
+            format!(
+                "No compiled plan: the latest profile ({}) holds {} on {}, and nothing grew at every profile",
+                last.file, held.shown, last.device
+            )
+        } else {
+            format!(
+                "No compiled plan: the profile holds {} on {}; pass two profiles taken at different steps to see what grows",
+                held.shown, last.device
+            )
+        };
+        return make(Verdict::RuntimeOnly, text, vec![held]);
+    }
+    make(
+        Verdict::Empty,
+        "Nothing to compare: no plan, no error message and no device memory profile".into(),
+        Vec::new(),
+    )
+}
+
+/// The growth between device memory profiles, when the growth line names a leak.
+fn profile_leak(report: &HostReport) -> Option<Headline> {
+    if report.runtime.is_some()
+        || !report
+            .diagnosis
+            .iter()
+            .any(|d| d.id == DiagnosisId::GrowthPerExecution)
+    {
+        return None;
+    }
+    let g = report
+        .growth
+        .iter()
+        .filter(|g| g.bytes > 0 && g.rose_every_step)
+        .max_by_key(|g| g.bytes)?;
+    let (first, last) = (report.profiles.first()?, report.profiles.last()?);
+    let grew = read("growth", g.bytes as u64, Label::Measured);
+    let text = format!(
+        "Grows {} from {} to {}: a leak at {}",
+        grew.shown, first.file, last.file, g.frame
+    );
+    Some(make(Verdict::Leak, text, vec![grew]))
+}
+
+/// The verdict an out-of-memory message gives on its own (never contradicting the
+/// triage's lines: a plan that cannot fit, one allocation over the memory, are
+/// `does_not_fit`; a request that failed among others, `ran_out`).
+pub fn message_headline(m: &OomMessage) -> Headline {
+    let space = oom::of_space(m);
+    let capacity = oom::capacity(m);
+    if m.advisory {
+        return warning(m);
+    }
+    if let (Some(tc), Some(sc), Some(cap)) = (m.tensorcore_bytes, m.sparsecore_bytes, capacity) {
+        let (tc, sc, cap) = (
+            read("tensorcore", tc, Label::Read),
+            read("sparsecore", sc, Label::Read),
+            read("capacity", cap, Label::Read),
+        );
+        let total = tc.bytes.saturating_add(sc.bytes);
+        let mut figures = vec![tc, sc, cap];
+        let mut text = format!(
+            "Does not fit: TensorCore {} + SparseCore {} = {} of {}{space}",
+            figures[0].shown,
+            figures[1].shown,
+            crate::units::size(total),
+            figures[2].shown
+        );
+        if total > figures[2].bytes {
+            let over = read("exceeded_by", total - figures[2].bytes, Label::Estimated);
+            text.push_str(&format!(" (exceeded by {})", over.shown));
+            figures.push(over);
+        }
+        return make(Verdict::DoesNotFit, text, figures);
+    }
+    if let (Some(need), Some(cap)) = (oom::needs(m), capacity) {
+        if need > cap {
+            let (need, cap) = (
+                read("needs", need, Label::Read),
+                read("capacity", cap, Label::Read),
+            );
+            let mut text = format!("Does not fit: needs {} of {}{space}", need.shown, cap.shown);
+            let mut figures = vec![need, cap];
+            if let Some(e) = m.exceeded_by_bytes {
+                let over = read("exceeded_by", e, Label::Read);
+                text.push_str(&format!(" (exceeded by {})", over.shown));
+                figures.push(over);
+            }
+            if m.kind == OomKind::TpuEarlyAbort {
+                text.push_str("; XLA aborted compilation early");
+            }
+            return make(Verdict::DoesNotFit, text, figures);
+        }
+    }
+    if let Some(request) = m.requested_bytes {
+        let req = read("failed_request", request, Label::Read);
+        if let Some(cap) = capacity.filter(|&c| request > c) {
+            let cap = read("capacity", cap, Label::Read);
+            let text = format!(
+                "Does not fit: one allocation of {} exceeds the {}{space}",
+                req.shown, cap.shown
+            );
+            return make(Verdict::DoesNotFit, text, vec![req, cap]);
+        }
+        let gpu = m.kind == OomKind::GpuBufferAssignment;
+        if let Some(temp) = m.temp_bytes.filter(|&t| gpu && t > 0 && close(request, t)) {
+            let temp = read("temp", temp, Label::Read);
+            let mut text = format!(
+                "Does not fit: the program's {} temporary block could not be allocated",
+                temp.shown
+            );
+            let mut figures = vec![temp];
+            if let Some(u) = m.used_bytes {
+                let needs = read("needs", u, Label::Read);
+                text.push_str(&format!(" (it needs {} in all)", needs.shown));
+                figures.push(needs);
+            }
+            return make(Verdict::DoesNotFit, text, figures);
+        }
+        let mut text = format!(
+            "Ran out of memory: a request of {} could not be allocated",
+            req.shown
+        );
+        let mut figures = vec![req];
+        if let Some(f) = m.free_bytes {
+            let free = read("free", f, Label::Read);
+            text.push_str(&format!("; {} were free", free.shown));
+            figures.push(free);
+        } else if let Some((in_use, limit, name)) = m
+            .allocator
+            .as_ref()
+            .and_then(|a| Some((a.in_use_bytes?, a.limit_bytes?, a.name.as_str())))
+        {
+            let (in_use, limit) = (
+                read("in_use", in_use, Label::Read),
+                read("capacity", limit, Label::Read),
+            );
+            let name = if name.is_empty() {
+                "the allocator"
+            } else {
+                name
+            };
+            text.push_str(&format!(
+                "; {} of {} in use in {name}",
+                in_use.shown, limit.shown
+            ));
+            figures.extend([in_use, limit]);
+        }
+        return make(Verdict::RanOut, text, figures);
+    }
+    if let Some(p) = m.program_bytes.or(oom::needs(m)) {
+        let needs = read("needs", p, Label::Read);
+        let text = format!(
+            "Ran out of {}: the program needs {}; the message states no capacity",
+            oom::space(m),
+            needs.shown
+        );
+        return make(Verdict::RanOut, text, vec![needs]);
+    }
+    if let Some(a) = &m.allocator {
+        if let (Some(in_use), Some(limit)) = (a.in_use_bytes, a.limit_bytes) {
+            let (in_use, limit) = (
+                read("in_use", in_use, Label::Read),
+                read("capacity", limit, Label::Read),
+            );
+            let name = if a.name.is_empty() {
+                "the allocator"
+            } else {
+                a.name.as_str()
+            };
+            let text = format!(
+                "Ran out of memory with {} of {} in use in {name}; the message states no request size",
+                in_use.shown, limit.shown
+            );
+            return make(Verdict::RanOut, text, vec![in_use, limit]);
+        }
+    }
+    let text = if m.allocations.is_empty() {
+        "Ran out of memory, as the message says; it states no size".to_owned()
+    } else {
+        format!(
+            "Ran out of {}, as the message says; it lists {} allocations but states no total",
+            oom::space(m),
+            m.allocations.len()
+        )
+    };
+    make(Verdict::RanOut, text, Vec::new())
+}
+
+/// The verdict of a warning alone: nothing says memory ran out.
+fn warning(m: &OomMessage) -> Headline {
+    if let Some((limit, reached)) = m
+        .remat
+        .as_ref()
+        .and_then(|r| Some((r.limit_bytes?, r.reduced_to_bytes?)))
+    {
+        let (reached, limit) = (
+            read("reduced_to", reached, Label::Read),
+            read("limit", limit, Label::Read),
+        );
+        let text = format!(
+            "A warning, not a failure: XLA's rematerialization only reduced memory to {}, above its {} limit",
+            reached.shown, limit.shown
+        );
+        return make(Verdict::Warning, text, vec![reached, limit]);
+    }
+    let mut figures = Vec::new();
+    let text = match m.requested_bytes {
+        Some(r) => {
+            let req = read("request", r, Label::Read);
+            let t = format!(
+                "A warning, not a failure: the allocator could not allocate {} at once and says the caller goes on",
+                req.shown
+            );
+            figures.push(req);
+            t
+        }
+        None => "A warning, not a failure: nothing in the text says memory ran out".to_owned(),
+    };
+    make(Verdict::Warning, text, figures)
 }
 
 #[cfg(test)]

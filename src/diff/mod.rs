@@ -69,7 +69,7 @@ fn pool(report: &HostReport) -> Option<(u64, Label)> {
         None => report
             .error
             .as_ref()
-            .and_then(|e| e.capacity_bytes)
+            .and_then(|e| e.message.capacity_bytes)
             .map(|c| (c, Label::Read)),
     }
 }

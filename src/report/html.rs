@@ -101,7 +101,7 @@ fn verdict_class(v: Verdict) -> &'static str {
     match v {
         Verdict::DoesNotFit | Verdict::Leak | Verdict::RanOut => "bad",
         Verdict::Fits => "good",
-        Verdict::PlanOnly | Verdict::RuntimeOnly | Verdict::Empty => "info",
+        Verdict::PlanOnly | Verdict::RuntimeOnly | Verdict::Empty | Verdict::Warning => "info",
     }
 }
 

@@ -6,7 +6,7 @@ use std::fmt::Write;
 
 use super::clean;
 use super::model::Report;
-use super::view::{self, Card, PlanView, RuntimeView, Table, View};
+use super::view::{self, Card, ErrorView, PlanView, ProfilesView, RuntimeView, Table, View};
 
 /// Escapes Markdown and HTML metacharacters in untrusted text.
 pub fn escape(s: &str, max: usize) -> String {
@@ -64,16 +64,23 @@ fn render_host(out: &mut String, v: &View) {
     match &v.module.label {
         Some(label) => line!(
             out,
-            "**Module** `{}` — {}; executions: {} (measured)\n",
+            "**Module** `{}` — {}{}\n",
             clean(label, 200).replace('`', "'"),
             escape(&v.module.reason, 400),
-            v.module.executions.unwrap_or(0)
+            v.module
+                .executions
+                .map(|n| format!("; executions: {n} (measured)"))
+                .unwrap_or_default()
         ),
         None => line!(
             out,
             "**Module**: none — {}\n",
             escape(&v.module.reason, 400)
         ),
+    }
+    if !v.inputs.is_empty() {
+        let inputs: Vec<String> = v.inputs.iter().map(|i| escape(i, 300)).collect();
+        line!(out, "**Inputs**: {}\n", inputs.join(" · "));
     }
     if let Some(plan) = &v.plan {
         render_plan(out, plan);
@@ -99,6 +106,9 @@ fn render_host(out: &mut String, v: &View) {
 }
 
 fn render_plan(out: &mut String, p: &PlanView) {
+    if let Some(source) = p.source {
+        line!(out, "Plan from {source}:\n");
+    }
     line!(out, "| plan (read) | bytes | |\n|---|---:|---|");
     for row in &p.rows {
         line!(
@@ -199,17 +209,57 @@ fn render_runtime(out: &mut String, rt: &RuntimeView) {
 
 fn render_error_and_notes(out: &mut String, v: &View) {
     if let Some(e) = &v.error {
-        line!(out, "{}:\n", escape(&e.title, 200));
-        for row in &e.rows {
-            line!(out, "- {} {}", row.name, escape(&row.value, 300));
-        }
-        if !e.reading.is_empty() {
-            line!(out, "\n{}", escape(&e.reading, 800));
-        }
-        line!(out);
+        render_error(out, e);
+    }
+    if let Some(p) = &v.profiles {
+        render_profiles(out, p);
     }
     for n in &v.notes {
         line!(out, "> {}\n", escape(&n.text, 600));
+    }
+}
+
+fn render_error(out: &mut String, e: &ErrorView) {
+    line!(out, "{}:\n", escape(&e.title, 300));
+    for row in &e.rows {
+        if row.note.is_empty() {
+            line!(out, "- {} {}", row.name, escape(&row.value, 300));
+        } else {
+            line!(
+                out,
+                "- {} {} \\({}\\)",
+                row.name,
+                escape(&row.value, 300),
+                escape(&row.note, 200)
+            );
+        }
+    }
+    for extra in [&e.split, &e.allocator, &e.remat].into_iter().flatten() {
+        line!(out, "- {}", escape(extra, 400));
+    }
+    if let Some(matched) = &e.matched {
+        line!(out, "- matches {}", escape(matched, 300));
+    }
+    line!(out);
+    if let Some(t) = &e.allocations {
+        render_table(out, t);
+    }
+    if !e.reading.is_empty() {
+        line!(out, "Reading: {}\n", escape(&e.reading, 800));
+    }
+}
+
+fn render_profiles(out: &mut String, p: &ProfilesView) {
+    line!(out, "{}:\n", p.title);
+    for r in &p.rows {
+        line!(out, "- {}", escape(r, 300));
+    }
+    if let Some(d) = &p.devices {
+        line!(out, "- {}", escape(d, 600));
+    }
+    line!(out);
+    for t in [&p.groups, &p.growth].into_iter().flatten() {
+        render_table(out, t);
     }
 }
 

@@ -9,6 +9,9 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+use crate::evidence::device_profile::{DeviceProfile, FrameGrowth};
+use crate::evidence::message::OomMessage;
+
 /// The report format's name and version, written as `schema`.
 pub const SCHEMA: &str = "oomlens/1";
 
@@ -207,8 +210,18 @@ pub struct HostReport {
     pub capacity_bytes: Option<u64>,
     /// The diagnosis lines, the most useful first: cause, fix, saving, cost.
     pub diagnosis: Vec<Diagnosis>,
-    /// The pasted error text, parsed, when given.
-    pub error: Option<ErrorMatch>,
+    /// The out-of-memory message given (pasted, or found in a log), parsed, with the plan
+    /// part its failed request matched.
+    pub error: Option<ErrorReport>,
+    /// Device memory profiles given beside (or instead of) a capture, in the order read
+    /// (**measured**: what the program held when each was saved).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub profiles: Vec<DeviceProfile>,
+    /// With two profiles or more: how the bytes made at each Python frame changed from
+    /// the first profile to the last, largest change first (**measured**). Signed; they
+    /// add up to the change of `total_bytes`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub growth: Vec<FrameGrowth>,
     /// What the capture lacked or what could not be read, and how to get it.
     pub notes: Vec<Note>,
     /// Planes seen, for the reader's orientation.
@@ -219,6 +232,42 @@ pub struct HostReport {
     /// whose times stay relative to the start of the profile.
     #[serde(skip)]
     pub profile_start_ns: Option<u64>,
+    /// The inputs the report joins, when it was given more than a capture (an error
+    /// message, an XLA dump, device memory profiles), or no capture at all.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub inputs: Vec<InputFile>,
+}
+
+impl HostReport {
+    /// Whether the report comes from a profiler capture (a capture always has planes,
+    /// and only a capture has runtime events).
+    pub fn has_capture(&self) -> bool {
+        !self.planes.is_empty() || self.runtime.is_some()
+    }
+}
+
+/// One input a joined report was built from.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct InputFile {
+    /// The file's name as given (`-` for standard input, `pasted text` for text handed
+    /// in without a file).
+    pub file: String,
+    pub kind: InputKind,
+    pub bytes: u64,
+}
+
+/// What an input is, decided from its content (see `inputs`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum InputKind {
+    /// A profiler capture (`*.xplane.pb`, an XSpace protobuf).
+    Capture,
+    /// Text holding an out-of-memory message (a log, a pasted error).
+    ErrorText,
+    /// An XLA dump (`--xla_dump_to`): a folder, or its `module_NNNN.…` files.
+    XlaDump,
+    /// A JAX device memory profile (gzip'd pprof).
+    DeviceProfile,
 }
 
 /// The verdict in one sentence, with the figures it quotes and their labels.
@@ -281,6 +330,22 @@ pub struct ModuleReport {
     pub executions: u64,
     /// Its compiled memory plan (**read**).
     pub plan: Plan,
+    /// Where the plan was read, when the report joins an XLA dump (absent when every
+    /// plan comes from the capture).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub plan_source: Option<PlanFrom>,
+}
+
+/// Where a module's plan was read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum PlanFrom {
+    /// The capture's `/host:metadata` plane.
+    Capture,
+    /// The XLA dump's `*after_optimizations.hlo.pb`: exactly the capture's analysis.
+    DumpProto,
+    /// Rebuilt from the XLA dump's text files (totals exact, the peak rebuilt).
+    DumpText,
 }
 
 /// One module's compiled memory plan. All figures **read** from the plan.
@@ -672,17 +737,35 @@ pub struct DiagnosisItem {
     pub op_name: String,
 }
 
-/// A pasted OOM message, parsed and matched to the plan.
+/// The out-of-memory message, as `evidence::message::parse` read it (every figure
+/// **read**, in bytes, converted 1024-based), and what matching it to the plans adds.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
-pub struct ErrorMatch {
-    pub kind: String,
-    pub requested_bytes: Option<u64>,
-    pub capacity_bytes: Option<u64>,
-    pub used_bytes: Option<u64>,
-    pub tensorcore_bytes: Option<u64>,
-    pub sparsecore_bytes: Option<u64>,
+pub struct ErrorReport {
+    /// The message's figures, allocations, allocator statistics and remat warning.
+    #[serde(flatten)]
+    pub message: OomMessage,
+    /// The file the message was read from (`-` for standard input, `pasted text`).
+    pub file: String,
+    /// The plan part the failed request is, in words: `the temporary block of jit_f(6)
+    /// (46,159 MiB)`, `add.3 f32[…] (4.0 MiB) of jit_f(6)`.
     pub matched: Option<String>,
+    /// The label of the module whose plan holds that part.
+    pub matched_module: Option<String>,
+    /// Which part: the module's temporary block, or one of its outputs.
+    pub matched_part: Option<MatchedPart>,
+    /// Whether the request equals the part's size exactly (else within rounding).
+    pub matched_exactly: Option<bool>,
+    /// What the message points to, in one sentence (the triage's reading).
     pub scenario: String,
+}
+
+/// The part of a plan a failed request matched: an execution allocates its temporary
+/// block and its outputs, never its parameters.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum MatchedPart {
+    TempBlock,
+    Output,
 }
 
 /// Which pool an allocator is.
@@ -768,6 +851,9 @@ pub enum Verdict {
     /// Neither a plan nor allocator events.
     #[default]
     Empty,
+    /// Only a warning: the text given holds no failure (XLA's rematerialization
+    /// warning, the allocator's "not a failure").
+    Warning,
 }
 
 impl Verdict {
@@ -781,6 +867,7 @@ impl Verdict {
             Verdict::PlanOnly => "plan_only",
             Verdict::RuntimeOnly => "runtime_only",
             Verdict::Empty => "empty",
+            Verdict::Warning => "warning",
         }
     }
 }
@@ -823,6 +910,14 @@ pub enum DiagnosisId {
     NoAllocatorEvents,
     /// The capture has no compiled plans.
     NoPlanInCapture,
+    /// SparseCore programs take more HBM than the TensorCore program (TPU).
+    SparsecoreDominates,
+    /// The program's arguments (state and batch) are larger than the program itself.
+    ArgumentsDominate,
+    /// No single cause: the aggregate is too big; the fixes ranked.
+    AggregateTooBig,
+    /// Free memory exceeds the request, but no free block is large enough.
+    Fragmentation,
 }
 
 impl std::fmt::Display for DiagnosisId {
@@ -852,6 +947,10 @@ impl DiagnosisId {
             DiagnosisId::MemFractionSet => "mem_fraction_set",
             DiagnosisId::NoAllocatorEvents => "no_allocator_events",
             DiagnosisId::NoPlanInCapture => "no_plan_in_capture",
+            DiagnosisId::SparsecoreDominates => "sparsecore_dominates",
+            DiagnosisId::ArgumentsDominate => "arguments_dominate",
+            DiagnosisId::AggregateTooBig => "aggregate_too_big",
+            DiagnosisId::Fragmentation => "fragmentation",
         }
     }
 }

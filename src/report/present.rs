@@ -3,8 +3,9 @@
 //! CLI and the page say the same thing the same way.
 
 use super::model::Note;
-use super::model::{Category, DiagnosisId, Label, LiveOrigin, Role};
+use super::model::{Category, DiagnosisId, InputKind, Label, LiveOrigin, MatchedPart, Role};
 use crate::diff::model::{Basis, Change, DiffHeadline, DiffNote, Fit, ModuleChoice, Prediction};
+use crate::evidence::message::OomKind;
 use crate::units::{gib, mib};
 
 /// How many entries each list shows; the rest are counted.
@@ -23,6 +24,16 @@ pub mod limits {
     pub const IN_USE_EDGE: usize = 3;
     /// Live buffers at the peak, unless the reader asks for another number.
     pub const LIVE_BUFFERS: usize = 10;
+    /// Allocations of the error message's listing.
+    pub const MESSAGE_ALLOCATIONS: usize = 10;
+    /// Allocations padded far beyond their data, named in the padding line.
+    pub const PADDED_ALLOCATIONS: usize = 3;
+    /// Frames of the latest device memory profile.
+    pub const PROFILE_GROUPS: usize = 10;
+    /// Frames whose bytes changed between the first and last profile.
+    pub const GROWTH: usize = 10;
+    /// Devices listed per profile.
+    pub const PROFILE_DEVICES: usize = 8;
     /// Executions the page lists (the latest), of those the report keeps.
     pub const EXECUTIONS: usize = 1000;
 }
@@ -30,8 +41,10 @@ pub mod limits {
 /// What a label says about where a figure comes from (the page's label tooltips).
 pub fn label_meaning(label: Label) -> &'static str {
     match label {
-        Label::Measured => "measured: from runtime events (allocator, executions)",
-        Label::Read => "read: from the compiled plan in the capture",
+        Label::Measured => {
+            "measured: from runtime events (allocator, executions) or device memory profiles"
+        }
+        Label::Read => "read: from the compiled plan (capture or XLA dump) or the error message",
         Label::Estimated => "estimated: derived by oomlens",
     }
 }
@@ -56,6 +69,80 @@ pub fn title(id: DiagnosisId) -> &'static str {
         DiagnosisId::MemFractionSet => "A memory fraction was set",
         DiagnosisId::NoAllocatorEvents => "No allocator events",
         DiagnosisId::NoPlanInCapture => "No compiled plan in the capture",
+        DiagnosisId::SparsecoreDominates => "SparseCore takes most of HBM",
+        DiagnosisId::ArgumentsDominate => "Arguments larger than the program",
+        DiagnosisId::AggregateTooBig => "The aggregate is too big",
+        DiagnosisId::Fragmentation => "The pool is fragmented",
+    }
+}
+
+/// What a diagnosis line means for the error message, in one sentence: the error's
+/// `scenario` is the reading of the report's first line that has one.
+pub fn reading(id: DiagnosisId) -> Option<&'static str> {
+    Some(match id {
+        DiagnosisId::PlanExceedsCapacity => "the plan itself does not fit: shrink the program (batch, remat, sharding)",
+        DiagnosisId::SparsecoreDominates => "SparseCore dominates: its embedding tables, not the TensorCore program, exceed HBM",
+        DiagnosisId::LargeReplicated => "configuration, not capacity: one allocation takes over half the memory (a leftover jax.debug.print, a missing sharding annotation)",
+        DiagnosisId::TpuPadding => "layout padding: allocations take far more than their data",
+        DiagnosisId::ArgumentsDominate => "state and batch: the arguments are larger than the program (donation, sharding, dtype)",
+        DiagnosisId::OtherLiveArrays => "other arrays held on the device leave the program no room",
+        DiagnosisId::Fragmentation => "fragmentation: free memory exceeds the request, but no free block is that large",
+        DiagnosisId::GrowthPerExecution => "a leak: memory grows every step",
+        DiagnosisId::XlaRemat => "XLA's rematerialization gave up: the fix must come from the program",
+        DiagnosisId::DebugCallback => "a host callback materializes whole tensors",
+        DiagnosisId::RoleForward => "activations kept for the backward pass dominate: remat (jax.checkpoint) or a smaller micro-batch",
+        DiagnosisId::RoleBackward => "gradients and their temporaries dominate: sharding or gradient accumulation",
+        DiagnosisId::NoDonation => "old and new state are live together: donate_argnums",
+        DiagnosisId::AggregateTooBig => "the aggregate is too big: smaller batch, donate_argnums, bf16, sharding, host offload, remat (jax.checkpoint)",
+        _ => return None,
+    })
+}
+
+/// The reading of a failed request matched to a plan when no line says more.
+pub fn matched_reading(part: MatchedPart) -> &'static str {
+    match part {
+        MatchedPart::TempBlock => {
+            "the module's temporary block could not be allocated: the plan above says what fills it"
+        }
+        MatchedPart::Output => {
+            "one of the module's outputs could not be allocated: memory was full when it ran"
+        }
+    }
+}
+
+/// The format of an out-of-memory message, in words.
+pub fn message_kind(kind: OomKind) -> &'static str {
+    match kind {
+        OomKind::TpuCompileHbm => "XLA:TPU compile-time check",
+        OomKind::TpuTcSc => "TPU TensorCore and SparseCore usage",
+        OomKind::TpuEarlyAbort => "XLA:TPU early abort",
+        OomKind::GpuBufferAssignment => "XLA:GPU buffer assignment",
+        OomKind::BfcRuntime => "BFC allocator",
+        OomKind::TpuRuntime => "TPU runtime",
+        OomKind::Short => "one-line message",
+    }
+}
+
+/// The format's name as the JSON writes it (`tpu_compile_hbm`).
+pub fn message_kind_id(kind: OomKind) -> &'static str {
+    match kind {
+        OomKind::TpuCompileHbm => "tpu_compile_hbm",
+        OomKind::TpuTcSc => "tpu_tc_sc",
+        OomKind::TpuEarlyAbort => "tpu_early_abort",
+        OomKind::GpuBufferAssignment => "gpu_buffer_assignment",
+        OomKind::BfcRuntime => "bfc_runtime",
+        OomKind::TpuRuntime => "tpu_runtime",
+        OomKind::Short => "short",
+    }
+}
+
+/// What an input is, in words.
+pub fn input_kind(kind: InputKind) -> &'static str {
+    match kind {
+        InputKind::Capture => "profiler capture",
+        InputKind::ErrorText => "error message",
+        InputKind::XlaDump => "XLA dump",
+        InputKind::DeviceProfile => "device memory profile",
     }
 }
 
@@ -259,7 +346,11 @@ pub fn fix_words(id: DiagnosisId) -> &'static str {
         DiagnosisId::GrowthPerExecution => "dropping the leaked references",
         DiagnosisId::OtherLiveArrays => "freeing the other live arrays",
         DiagnosisId::MemFractionSet => "the default memory fraction",
+        DiagnosisId::SparsecoreDominates => "serializing the SparseCore tables",
+        DiagnosisId::ArgumentsDominate => "sharding or narrowing the state",
+        DiagnosisId::Fragmentation => "a less fragmented pool",
         DiagnosisId::PlanExceedsCapacity
+        | DiagnosisId::AggregateTooBig
         | DiagnosisId::XlaRemat
         | DiagnosisId::HostOffload
         | DiagnosisId::AllocatorRetry
@@ -413,6 +504,7 @@ pub fn verdict_words(v: super::model::Verdict) -> &'static str {
         Verdict::PlanOnly => "plan only",
         Verdict::RuntimeOnly => "runtime only",
         Verdict::Empty => "empty",
+        Verdict::Warning => "warning only",
     }
 }
 

@@ -6,7 +6,7 @@ use std::fmt::Write;
 
 use super::clean;
 use super::model::Report;
-use super::view::{self, words, Card, PlanView, RuntimeView, Table, View};
+use super::view::{self, words, Card, ErrorView, PlanView, ProfilesView, RuntimeView, Table, View};
 
 /// The report as plain text, listing at most `top` live buffers.
 pub fn render(report: &Report, top: usize) -> String {
@@ -46,6 +46,10 @@ pub fn brief(report: &Report, lines: usize) -> String {
 
 fn render_host(out: &mut String, v: &View) {
     render_head(out, v);
+    if !v.inputs.is_empty() {
+        let inputs: Vec<String> = v.inputs.iter().map(|i| clean(i, 300)).collect();
+        line!(out, "inputs: {}", inputs.join(" · "));
+    }
     if let Some(plan) = &v.plan {
         render_plan(out, plan);
     }
@@ -120,6 +124,9 @@ fn render_rest(out: &mut String, v: &View) {
 
 fn render_plan(out: &mut String, p: &PlanView) {
     line!(out, "\n{}:", words::PLAN);
+    if let Some(source) = p.source {
+        line!(out, "  from {source}");
+    }
     for row in &p.rows {
         if row.note.is_empty() {
             line!(out, "  {:<16} {:>12}", row.name, row.value);
@@ -175,19 +182,26 @@ fn render_live(out: &mut String, t: &Table) {
 
 fn render_modules(out: &mut String, t: &Table) {
     line!(out, "\n{}:", t.title);
+    let sources = t.columns.len() > 5;
     line!(
         out,
-        "  {:>12}  {:>12}  {:>12}  {:>5}  module",
+        "  {:>12}  {:>12}  {:>12}  {:>5}  module{}",
         "peak",
         "temp",
         "params",
-        "runs"
+        "runs",
+        if sources { "  (plan)" } else { "" }
     );
     for r in &t.rows {
         let cell = |i: usize| r.get(i).map(|c| c.text.as_str()).unwrap_or("");
+        let source = if sources {
+            format!("  ({})", cell(5))
+        } else {
+            String::new()
+        };
         line!(
             out,
-            "  {:>12}  {:>12}  {:>12}  {:>5}  {}",
+            "  {:>12}  {:>12}  {:>12}  {:>5}  {}{source}",
             cell(0),
             cell(1),
             cell(2),
@@ -256,19 +270,88 @@ fn render_runtime(out: &mut String, rt: &RuntimeView) {
 
 fn render_error_and_notes(out: &mut String, v: &View) {
     if let Some(e) = &v.error {
-        line!(out, "\n{}:", clean(&e.title, 200));
-        for row in &e.rows {
-            line!(out, "  {} {}", row.name, clean(&row.value, 300));
-        }
-        if !e.reading.is_empty() {
-            line!(out, "  {}", clean(&e.reading, 800));
-        }
+        render_error(out, e);
+    }
+    if let Some(p) = &v.profiles {
+        render_profiles(out, p);
     }
     if !v.notes.is_empty() {
         line!(out, "\n{}:", words::NOTES);
         for n in &v.notes {
             line!(out, "  - {}", clean(&n.text, 600));
         }
+    }
+}
+
+fn render_error(out: &mut String, e: &ErrorView) {
+    line!(out, "\n{}:", clean(&e.title, 300));
+    for row in &e.rows {
+        if row.note.is_empty() {
+            line!(out, "  {:<18} {:>12}", row.name, clean(&row.value, 300));
+        } else {
+            line!(
+                out,
+                "  {:<18} {:>12}  ({})",
+                row.name,
+                clean(&row.value, 300),
+                row.note
+            );
+        }
+    }
+    for extra in [&e.split, &e.allocator, &e.remat].into_iter().flatten() {
+        line!(out, "  {}", clean(extra, 400));
+    }
+    if let Some(matched) = &e.matched {
+        line!(out, "  matches {}", clean(matched, 300));
+    }
+    if let Some(t) = &e.allocations {
+        render_table(out, t, &[12, 12, 7, 34, 10, 24]);
+    }
+    if !e.reading.is_empty() {
+        line!(out, "  reading: {}", clean(&e.reading, 800));
+    }
+}
+
+fn render_profiles(out: &mut String, p: &ProfilesView) {
+    line!(out, "\n{}:", p.title);
+    for r in &p.rows {
+        line!(out, "  {}", clean(r, 300));
+    }
+    if let Some(d) = &p.devices {
+        line!(out, "  {}", clean(d, 600));
+    }
+    for t in [&p.groups, &p.growth].into_iter().flatten() {
+        render_table(out, t, &[12, 6, 11, 8]);
+    }
+}
+
+/// A table with its columns at the given widths (numeric ones right-aligned); the last
+/// column takes the rest of the line.
+fn render_table(out: &mut String, t: &Table, widths: &[usize]) {
+    line!(out, "  {}:", clean(&t.title, 300));
+    let cells = |row: Vec<(&str, bool)>| -> String {
+        let mut line = String::from("   ");
+        for (i, (text, numeric)) in row.iter().enumerate() {
+            match widths.get(i) {
+                Some(&w) if *numeric => line.push_str(&format!(" {:>w$}", clean(text, w))),
+                Some(&w) => line.push_str(&format!(" {:<w$}", clean(text, w))),
+                None => line.push_str(&format!(" {}", clean(text, 160))),
+            }
+        }
+        line.trim_end().to_owned()
+    };
+    let header = t.columns.iter().map(|c| (c.name, c.numeric)).collect();
+    line!(out, "{}", cells(header));
+    for r in &t.rows {
+        let row = r
+            .iter()
+            .zip(&t.columns)
+            .map(|(c, col)| (c.text.as_str(), col.numeric))
+            .collect();
+        line!(out, "{}", cells(row));
+    }
+    if let Some(more) = &t.more {
+        line!(out, "    {more}");
     }
 }
 

@@ -9,11 +9,12 @@
 use serde::Serialize;
 
 use super::model::{
-    DiagnosisId, Execution, HostReport, Label, LiveBuffer, ModuleReport, Plan, Role, Runtime,
-    Verdict,
+    DiagnosisId, ErrorReport, Execution, HostReport, Label, LiveBuffer, ModuleReport, Plan,
+    PlanFrom, Role, Runtime, Verdict,
 };
 use super::present::{self, limits};
-use crate::units::{gib, mib, thousands};
+use crate::evidence::device_profile::DeviceProfile;
+use crate::units::{gib, mib, size, thousands};
 
 /// The words around the view's figures that every renderer writes the same way:
 /// section titles and the names of lines. The text report writes them as they are;
@@ -91,6 +92,11 @@ pub struct View {
     /// The pasted error, parsed.
     pub error: Option<ErrorView>,
     /// What the capture lacked or what could not be read.
+    /// Device memory profiles, and what grew between them.
+    pub profiles: Option<ProfilesView>,
+    /// `error message error.txt (1,234 bytes)`, one per input, when the report joins
+    /// more than a capture.
+    pub inputs: Vec<String>,
     pub notes: Vec<NoteView>,
     /// The diagnosis lines, as cards.
     pub diagnosis: Vec<Card>,
@@ -197,6 +203,9 @@ pub struct PlanView {
     pub note: Option<String>,
     /// Memory along program order, when the plan has a heap timeline.
     pub chart: Option<MemoryChart>,
+    /// Where the plan was read, when not from the capture: `the XLA dump's HloProto
+    /// (exact)`.
+    pub source: Option<&'static str>,
 }
 
 /// The plan's memory along program order, ready to draw: the series, its scale, the
@@ -369,15 +378,41 @@ pub struct HostEventRow {
 /// The pasted error, laid out.
 #[derive(Debug, Clone, Serialize)]
 pub struct ErrorView {
-    /// `The pasted error (allocate)`.
+    /// `The error message (read): XLA:TPU compile-time check (tpu_compile_hbm), error.txt`.
     pub title: String,
-    /// Its figures, one row each.
+    /// Where its figures come from.
+    pub label: Label,
+    /// The message's figures: `used 49.34 GiB`, each with what it is.
     pub rows: Vec<Row>,
+    /// `TensorCore 34.82 GiB (16.7%) · SparseCore 174.10 GiB (83.3%)`, when stated.
+    pub split: Option<String>,
+    /// `GPU_0_bfc: limit 9.27 GiB, in use 4.02 GiB, …`, when stated.
+    pub allocator: Option<String>,
+    /// XLA's rematerialization warning, in words.
+    pub remat: Option<String>,
+    /// The allocations the message lists, as a table.
+    pub allocations: Option<Table>,
+    /// The plan part the failed request is, when it matched one.
+    pub matched: Option<String>,
     /// What the message points to (the scenario of the triage).
     pub reading: String,
 }
 
 /// A note, laid out.
+#[derive(Debug, Clone, Serialize)]
+pub struct ProfilesView {
+    /// `Device memory profiles (measured)`.
+    pub title: String,
+    /// One line per profile: `step1.prof: 4.0 MiB on cpu:0 (2 buffers 4.0 MiB, 1 executable 0 B)`.
+    pub rows: Vec<String>,
+    /// The latest profile's bytes per device, when on several.
+    pub devices: Option<String>,
+    /// The latest profile's bytes by the Python line that made them.
+    pub groups: Option<Table>,
+    /// With two profiles or more: what changed from the first to the last.
+    pub growth: Option<Table>,
+}
+
 #[derive(Debug, Clone, Serialize)]
 pub struct NoteView {
     /// Stable identifier.
@@ -424,22 +459,39 @@ pub fn host(h: &HostReport, top: usize) -> View {
         .and_then(|s| h.modules.iter().find(|m| m.label == s));
     View {
         file: h.file.clone(),
-        host: h.host.clone(),
+        host: if h.host.is_empty() && !h.has_capture() {
+            evidence_words(h)
+        } else {
+            h.host.clone()
+        },
         size: format!("{} bytes", thousands(h.file_bytes)),
         headline: headline(h),
         module: ModuleLine {
             label: module.map(|m| m.label.clone()),
             reason: h.selection_reason.clone(),
-            executions: module.map(|m| m.executions),
+            executions: module.filter(|_| h.has_capture()).map(|m| m.executions),
         },
-        plan: module.map(|m| plan(&m.plan, h.capacity_bytes)),
+        plan: module.map(|m| plan(&m.plan, h.capacity_bytes, m.plan_source)),
         live: module.and_then(|m| live(&m.plan, top)),
         modules: modules(&h.modules, h.selected_module.as_deref()),
         runtime: h
             .runtime
             .as_ref()
             .map(|rt| runtime(rt, h.selected_module.as_deref())),
-        error: error(h),
+        error: h.error.as_ref().map(error),
+        profiles: profiles(h),
+        inputs: h
+            .inputs
+            .iter()
+            .map(|i| {
+                format!(
+                    "{} {} ({} bytes)",
+                    present::input_kind(i.kind),
+                    i.file,
+                    thousands(i.bytes)
+                )
+            })
+            .collect(),
         notes: h
             .notes
             .iter()
@@ -448,10 +500,16 @@ pub fn host(h: &HostReport, top: usize) -> View {
                 text: n.text.clone(),
             })
             .collect(),
-        diagnosis: h.diagnosis.iter().map(card).collect(),
-        nothing_stands_out: h.diagnosis.is_empty().then_some(
-            "nothing stands out: the plan fits and memory does not grow across executions",
-        ),
+        diagnosis: h
+            .diagnosis
+            .iter()
+            .map(|d| card(d, h.has_capture()))
+            .collect(),
+        nothing_stands_out: h.diagnosis.is_empty().then_some(if h.has_capture() {
+            "nothing stands out: the plan fits and memory does not grow across executions"
+        } else {
+            "nothing stands out in what was given"
+        }),
         check: module.map(|_| crate::diagnosis::line::CHECK),
         labels: [Label::Measured, Label::Read, Label::Estimated]
             .into_iter()
@@ -498,6 +556,22 @@ fn buffer(b: &LiveBuffer) -> BufferDetail {
     }
 }
 
+/// `error message + XLA dump`: what a report without a capture was built from.
+fn evidence_words(h: &HostReport) -> String {
+    let mut kinds: Vec<&str> = Vec::new();
+    for i in &h.inputs {
+        let word = present::input_kind(i.kind);
+        if !kinds.contains(&word) {
+            kinds.push(word);
+        }
+    }
+    if kinds.is_empty() {
+        "no capture".into()
+    } else {
+        kinds.join(" + ")
+    }
+}
+
 fn headline(h: &HostReport) -> HeadlineView {
     let figures: Vec<Figure> = h
         .headline
@@ -534,7 +608,7 @@ fn row(name: &str, value: String, note: impl Into<String>) -> Row {
     }
 }
 
-fn plan(p: &Plan, capacity: Option<u64>) -> PlanView {
+fn plan(p: &Plan, capacity: Option<u64>, source: Option<PlanFrom>) -> PlanView {
     let rows = vec![
         row(
             "parameters",
@@ -614,6 +688,13 @@ fn plan(p: &Plan, capacity: Option<u64>) -> PlanView {
         host_callbacks: p.host_callbacks.clone(),
         note: p.replay_note.clone(),
         chart: memory_chart(p, capacity),
+        source: match source {
+            Some(PlanFrom::DumpProto) => Some("the XLA dump's HloProto (exact, as a capture's)"),
+            Some(PlanFrom::DumpText) => {
+                Some("the XLA dump's text files (totals exact, the peak rebuilt)")
+            }
+            Some(PlanFrom::Capture) | None => None,
+        },
     }
 }
 
@@ -813,29 +894,38 @@ fn modules(modules: &[ModuleReport], selected: Option<&str>) -> Option<Table> {
     if modules.len() < 2 {
         return None;
     }
+    let sources = modules.iter().any(|m| m.plan_source.is_some());
     let rows = modules
         .iter()
         .take(limits::MODULES)
         .map(|m| {
-            vec![
+            let mut row = vec![
                 Cell::new(mib(m.plan.peak_bytes)),
                 Cell::new(mib(m.plan.temp_bytes)),
                 Cell::new(mib(m.plan.parameter_bytes)),
                 Cell::new(m.executions.to_string()),
                 Cell::new(m.label.clone()),
-            ]
+            ];
+            if sources {
+                row.push(Cell::new(plan_from(m.plan_source)));
+            }
+            row
         })
         .collect();
+    let mut columns = vec![
+        column("peak", true),
+        column("temp", true),
+        column("params", true),
+        column("runs", true),
+        column("module", false),
+    ];
+    if sources {
+        columns.push(column("plan", false));
+    }
     Some(Table {
         title: "Modules (read; executions measured), largest peak first".into(),
         label: Label::Read,
-        columns: vec![
-            column("peak", true),
-            column("temp", true),
-            column("params", true),
-            column("runs", true),
-            column("module", false),
-        ],
+        columns,
         rows,
         more: (modules.len() > limits::MODULES)
             .then(|| format!("… and {} more", modules.len() - limits::MODULES)),
@@ -845,6 +935,15 @@ fn modules(modules: &[ModuleReport], selected: Option<&str>) -> Option<Table> {
             .map(|m| (Some(m.label.as_str()) == selected).then_some(RowMark::Selected))
             .collect(),
     })
+}
+
+/// Where a module's plan was read, in a word.
+fn plan_from(source: Option<PlanFrom>) -> &'static str {
+    match source {
+        Some(PlanFrom::Capture) | None => "capture",
+        Some(PlanFrom::DumpProto) => "dump (proto)",
+        Some(PlanFrom::DumpText) => "dump (text)",
+    }
 }
 
 fn runtime(rt: &Runtime, selected: Option<&str>) -> RuntimeView {
@@ -1024,28 +1123,302 @@ fn longest_waits(rt: &Runtime) -> Vec<String> {
         .collect()
 }
 
-fn error(h: &HostReport) -> Option<ErrorView> {
-    let e = h.error.as_ref()?;
+fn error(e: &ErrorReport) -> ErrorView {
+    let m = &e.message;
     let mut rows = Vec::new();
-    let mut add = |name: &str, value: Option<String>| {
+    let mut add = |name: &str, value: Option<u64>, note: &str| {
         if let Some(value) = value {
-            rows.push(row(name, value, ""));
+            rows.push(row(name, size(value), note));
         }
     };
-    add("requested", e.requested_bytes.map(mib));
-    add("capacity", e.capacity_bytes.map(gib));
-    add("used", e.used_bytes.map(gib));
-    add("TensorCore", e.tensorcore_bytes.map(gib));
-    add("SparseCore", e.sparsecore_bytes.map(gib));
-    add("matches", e.matched.clone());
-    Some(ErrorView {
-        title: format!("The pasted error ({})", e.kind),
+    add("requested", m.requested_bytes, "the allocation that failed");
+    add(
+        "used",
+        m.used_bytes,
+        if m.kind == crate::evidence::message::OomKind::TpuRuntime {
+            "already allocated when it failed"
+        } else {
+            "what the program needs there"
+        },
+    );
+    add("capacity", m.capacity_bytes, "the memory's size");
+    add("exceeded by", m.exceeded_by_bytes, "");
+    add("free", m.free_bytes, "free when it failed");
+    add(
+        "total",
+        m.total_bytes,
+        "reserved + program + arguments, at least",
+    );
+    add("reserved", m.reserved_bytes, "kept by the runtime");
+    add("program", m.program_bytes, "");
+    add("arguments", m.arguments_bytes, "parameters");
+    add("outputs", m.output_bytes, "");
+    add("constants", m.constant_bytes, "");
+    add("temporary", m.temp_bytes, "");
+    add(
+        "padding",
+        m.padding_bytes,
+        "of the temporaries: padded − unpadded",
+    );
+    add("fragmentation", m.fragmentation_bytes, "");
+    add("temp fragmentation", m.temp_fragmentation_bytes, "");
+    let mut named = |name: &str, value: Option<&String>| {
+        if let Some(v) = value.filter(|v| !v.is_empty()) {
+            rows.push(row(name, v.clone(), ""));
+        }
+    };
+    named("requested shape", m.requested_shape.as_ref());
+    named("requested type", m.requested_dtype.as_ref());
+    named("requested by op", m.requested_op.as_ref());
+    named("memory space", m.memory_space.as_ref());
+    named("error code", m.error_code.as_ref());
+    if let Some(d) = m.device_ordinal {
+        rows.push(row("device", d.to_string(), "ordinal"));
+    }
+    let split = m.tensorcore_bytes.zip(m.sparsecore_bytes).map(|(tc, sc)| {
+        let total = tc.saturating_add(sc).max(1);
+        format!(
+            "TensorCore {} ({:.1}%) · SparseCore {} ({:.1}%)",
+            size(tc),
+            100.0 * tc as f64 / total as f64,
+            size(sc),
+            100.0 * sc as f64 / total as f64
+        )
+    });
+    let allocator = m.allocator.as_ref().map(|a| {
+        let mut parts: Vec<String> = Vec::new();
+        let mut add = |name: &str, v: Option<u64>| {
+            if let Some(v) = v {
+                parts.push(format!("{name} {}", size(v)));
+            }
+        };
+        add("limit", a.limit_bytes);
+        add("in use", a.in_use_bytes);
+        add("max in use", a.max_in_use_bytes);
+        add("largest free block", a.largest_free_block_bytes);
+        add("reserved", a.reserved_bytes);
+        add("largest allocation", a.max_alloc_size_bytes);
+        if let Some(n) = a.num_allocs {
+            parts.push(format!("{n} allocations"));
+        }
+        let name = if a.name.is_empty() {
+            "allocator"
+        } else {
+            a.name.as_str()
+        };
+        if parts.is_empty() {
+            name.to_owned()
+        } else {
+            format!("{name}: {}", parts.join(", "))
+        }
+    });
+    let remat = m.remat.as_ref().map(|r| {
+        let show = |b: Option<u64>| b.map(size).unwrap_or_else(|| "?".into());
+        let from = r
+            .original_bytes
+            .map(|o| format!(", down from {}", size(o)))
+            .unwrap_or_default();
+        format!(
+            "rematerialization: could not reduce memory below {}; only reduced to {}{from}",
+            show(r.limit_bytes),
+            show(r.reduced_to_bytes)
+        )
+    });
+    let from = if e.file.is_empty() {
+        String::new()
+    } else {
+        format!(", {}", e.file)
+    };
+    let warning = if m.advisory { ", a warning only" } else { "" };
+    ErrorView {
+        title: format!(
+            "The error message (read): {} ({}){from}{warning}",
+            present::message_kind(m.kind),
+            present::message_kind_id(m.kind)
+        ),
+        label: Label::Read,
         rows,
+        split,
+        allocator,
+        remat,
+        allocations: message_allocations(m),
+        matched: e.matched.clone(),
         reading: e.scenario.clone(),
+    }
+}
+
+fn message_allocations(m: &crate::evidence::message::OomMessage) -> Option<Table> {
+    if m.allocations.is_empty() {
+        return None;
+    }
+    let top = limits::MESSAGE_ALLOCATIONS;
+    let rows = m
+        .allocations
+        .iter()
+        .take(top)
+        .map(|a| {
+            let short = present::short_source(&a.source);
+            let expansion = crate::diagnosis::oom::expansion(a)
+                .map(|x| format!("{x:.1}×"))
+                .unwrap_or_default();
+            let what = if a.op_name.is_empty() {
+                a.xla_label.clone()
+            } else {
+                a.op_name.clone()
+            };
+            vec![
+                Cell::new(size(a.size_bytes)),
+                Cell::new(a.unpadded_bytes.map(size).unwrap_or_default()),
+                Cell::new(expansion),
+                Cell::new(a.shape.clone()),
+                Cell::new(a.allocation_type.clone()),
+                Cell {
+                    text: short.to_owned(),
+                    full: (short != a.source).then(|| a.source.clone()),
+                },
+                Cell::new(what),
+            ]
+        })
+        .collect();
+    let left = m.allocations.len().saturating_sub(top) as u64 + m.omitted_allocations;
+    let more = (left > 0).then(|| format!("… {left} more allocations listed"));
+    Some(Table {
+        title: "Largest allocations the message lists (read)".into(),
+        label: Label::Read,
+        columns: vec![
+            column("size", true),
+            column("unpadded", true),
+            column("×", true),
+            column("shape", false),
+            column("type", false),
+            column("source", false),
+            column("op_name / XLA label", false),
+        ],
+        rows,
+        more,
+        marks: Vec::new(),
     })
 }
 
-fn card(d: &crate::report::model::Diagnosis) -> Card {
+fn profiles(h: &HostReport) -> Option<ProfilesView> {
+    let last = h.profiles.last()?;
+    let rows = h.profiles.iter().map(profile_line).collect();
+    let devices = (last.devices.len() > 1).then(|| {
+        let mut list: Vec<String> = last
+            .devices
+            .iter()
+            .take(limits::PROFILE_DEVICES)
+            .map(|d| format!("{} {} ({} buffers)", d.device, size(d.bytes), d.count))
+            .collect();
+        if last.devices.len() > limits::PROFILE_DEVICES {
+            list.push(format!(
+                "… and {} more devices",
+                last.devices.len() - limits::PROFILE_DEVICES
+            ));
+        }
+        format!("{} by device: {}", last.file, list.join(" · "))
+    });
+    let groups = (!last.groups.is_empty()).then(|| {
+        let top = limits::PROFILE_GROUPS;
+        let rows = last
+            .groups
+            .iter()
+            .take(top)
+            .map(|g| {
+                vec![
+                    Cell::new(size(g.bytes)),
+                    Cell::new(g.count.to_string()),
+                    Cell::new(g.kind.clone()),
+                    Cell::new(g.devices.to_string()),
+                    Cell {
+                        text: g.frame.clone(),
+                        full: (!g.path.is_empty()).then(|| format!("{}:{}", g.path, g.line)),
+                    },
+                ]
+            })
+            .collect();
+        Table {
+            title: "Held at the latest profile (measured), by the Python line that made it".into(),
+            label: Label::Measured,
+            columns: vec![
+                column("bytes", true),
+                column("count", true),
+                column("kind", false),
+                column("devices", true),
+                column("frame", false),
+            ],
+            rows,
+            more: (last.groups.len() > top)
+                .then(|| format!("… and {} more lines", last.groups.len() - top)),
+            marks: Vec::new(),
+        }
+    });
+    let growth = (h.profiles.len() > 1).then(|| {
+        let top = limits::GROWTH;
+        let rows = h
+            .growth
+            .iter()
+            .take(top)
+            .map(|g| {
+                let sign = if g.bytes < 0 { "−" } else { "+" };
+                vec![
+                    Cell::new(format!("{sign}{}", size(g.bytes.unsigned_abs()))),
+                    Cell::new(format!("{:+}", g.count)),
+                    Cell::new(g.kind.clone()),
+                    Cell::new(if g.rose_every_step { "yes" } else { "no" }),
+                    Cell {
+                        text: g.frame.clone(),
+                        full: (!g.path.is_empty()).then(|| format!("{}:{}", g.path, g.line)),
+                    },
+                ]
+            })
+            .collect();
+        Table {
+            title: "Growth from the first profile to the last (measured), largest change first"
+                .into(),
+            label: Label::Measured,
+            columns: vec![
+                column("bytes", true),
+                column("count", true),
+                column("kind", false),
+                column("rising", false),
+                column("frame", false),
+            ],
+            rows,
+            more: if h.growth.is_empty() {
+                Some("nothing changed".into())
+            } else {
+                (h.growth.len() > top).then(|| format!("… and {} more lines", h.growth.len() - top))
+            },
+            marks: Vec::new(),
+        }
+    });
+    Some(ProfilesView {
+        title: "Device memory profiles (measured)".into(),
+        rows,
+        devices,
+        groups,
+        growth,
+    })
+}
+
+/// `step1.prof: 4.0 MiB on cpu:0 (2 buffers 4.0 MiB, 1 executable 0 B)`.
+fn profile_line(p: &DeviceProfile) -> String {
+    format!(
+        "{}: {} on {} ({} buffers {}, {} executables {})",
+        p.file,
+        size(p.total_bytes),
+        p.device,
+        p.buffer_count,
+        size(p.buffer_bytes),
+        p.executable_count,
+        size(p.executable_bytes)
+    )
+}
+
+/// A line as a card; savings in MiB as a capture's report has always shown them, in the
+/// unit that reads best without a capture (an error message's range from KiB to EiB).
+fn card(d: &crate::report::model::Diagnosis, capture: bool) -> Card {
     Card {
         id: d.id,
         title: present::title(d.id),
@@ -1053,7 +1426,9 @@ fn card(d: &crate::report::model::Diagnosis) -> Card {
         text: d.text.clone(),
         cause: d.cause.clone(),
         fix: d.fix.clone(),
-        saving: d.saving_bytes.map(|s| format!("~{}", mib(s))),
+        saving: d
+            .saving_bytes
+            .map(|s| format!("~{}", if capture { mib(s) } else { size(s) })),
         cost: d.cost.clone(),
         then: d
             .fits_after

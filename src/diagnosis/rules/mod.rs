@@ -1,10 +1,17 @@
-//! The diagnosis rules: one small function per diagnosis id, grouped by what they
-//! read. Each returns its line (or lines) or nothing; [`RULES`] runs them in the order
-//! the report lists them. Adding a rule means adding one function, one entry here, one
-//! title in `report::present`, and one test.
+//! The diagnosis rules: one small function per diagnosis id and evidence, grouped by
+//! what they read — the plan (`plan`), the runtime events (`runtime`), the error
+//! message (`message`, `tpu`), device memory profiles (`profiles`). Each returns its
+//! line (or lines) or nothing; [`RULES`] runs them in the order the report lists them,
+//! one entry per id: where several kinds of evidence can show the same finding, the
+//! entry takes the first that does (a capture's plan before the message). Adding a rule
+//! means adding one function, one entry here, one title in `report::present`, and one
+//! test.
 
+pub mod message;
 pub mod plan;
+pub mod profiles;
 pub mod runtime;
+pub mod tpu;
 
 use super::line::{Context, Line};
 use crate::report::model::{DiagnosisId, Label};
@@ -15,25 +22,32 @@ pub enum Rule {
     Each(fn(&Context<'_>) -> Vec<Line>),
 }
 
-/// Every rule, in report order: what the capture lacks, the plan, then the runtime.
+/// Every rule, in report order: what the capture lacks, the plan (or what the message
+/// says of it), then the runtime, and last the aggregate when nothing explains it.
 pub const RULES: &[Rule] = &[
     Rule::One(no_plan_in_capture),
-    Rule::One(plan::plan_exceeds_capacity),
+    Rule::One(|cx| plan::plan_exceeds_capacity(cx).or_else(|| message::plan_exceeds_capacity(cx))),
+    Rule::One(tpu::sparsecore_dominates),
     Rule::One(plan::role_forward),
     Rule::One(plan::role_backward),
     Rule::One(plan::role_workspace),
     Rule::One(plan::no_donation),
-    Rule::One(plan::xla_remat),
+    Rule::One(|cx| plan::xla_remat(cx).or_else(|| message::xla_remat(cx))),
     Rule::Each(plan::scan_stack),
-    Rule::One(plan::debug_callback),
-    Rule::One(plan::large_replicated),
-    Rule::One(plan::tpu_padding),
+    Rule::One(|cx| plan::debug_callback(cx).or_else(|| message::debug_callback(cx))),
+    Rule::One(|cx| plan::large_replicated(cx).or_else(|| tpu::large_replicated(cx))),
+    Rule::One(|cx| plan::tpu_padding(cx).or_else(|| tpu::tpu_padding(cx))),
+    Rule::One(message::arguments_dominate),
     Rule::One(plan::host_offload),
     Rule::One(runtime::no_allocator_events),
-    Rule::One(runtime::growth_per_execution),
-    Rule::One(runtime::other_live_arrays),
+    Rule::One(|cx| {
+        runtime::growth_per_execution(cx).or_else(|| profiles::growth_between_profiles(cx))
+    }),
+    Rule::One(|cx| runtime::other_live_arrays(cx).or_else(|| message::other_live_arrays(cx))),
+    Rule::One(message::fragmentation),
     Rule::One(runtime::allocator_retry),
     Rule::One(runtime::mem_fraction_set),
+    Rule::One(message::aggregate_too_big),
 ];
 
 /// What the report says when a capture has no compiled plans, and how to get them.
@@ -44,7 +58,7 @@ XLA_FLAGS=--xla_gpu_executable_embed_debug_info=true (the default)";
 
 /// No compiled plan in the capture: plan figures are unavailable, and how to get them.
 fn no_plan_in_capture(cx: &Context<'_>) -> Option<Line> {
-    cx.report.modules.is_empty().then(|| {
+    (cx.capture && cx.report.modules.is_empty()).then(|| {
         Line::new(
             DiagnosisId::NoPlanInCapture,
             Label::Read,

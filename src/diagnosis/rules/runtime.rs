@@ -23,7 +23,7 @@ const OTHER_ARRAYS_OF_NEEDS: u64 = 4;
 
 /// No allocator events: runtime figures are unavailable, and why.
 pub fn no_allocator_events(cx: &Context<'_>) -> Option<Line> {
-    if cx.runtime.is_some_and(|rt| !rt.allocators.is_empty()) {
+    if !cx.capture || cx.runtime.is_some_and(|rt| !rt.allocators.is_empty()) {
         return None;
     }
     let has_device = cx

@@ -226,5 +226,6 @@ fn text_report(
         program_id: key.number,
         executions: 0,
         plan,
+        plan_source: None,
     }
 }

@@ -48,5 +48,6 @@ pub fn read_module(key: &ModuleKey, bytes: &[u8]) -> Outcome {
         program_id,
         executions: 0,
         plan: plan::analyze(&hlo),
+        plan_source: None,
     }))
 }

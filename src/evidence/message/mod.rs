@@ -43,3 +43,85 @@ pub fn parse(text: &str) -> Result<OomMessage, NoOomMessage> {
     clean::for_each_line(text, |line| scanner.physical(line, &mut buf));
     scanner.finish().ok_or(NoOomMessage)
 }
+
+/// [`parse`] over bytes that need not be UTF-8 (a log file as read): each line is read
+/// as UTF-8 with invalid bytes replaced, one line at a time, so a large log is never
+/// copied whole.
+pub fn parse_bytes(bytes: &[u8]) -> Result<OomMessage, NoOomMessage> {
+    let mut lines = Lines::default();
+    lines.feed(bytes);
+    lines.finish()
+}
+
+/// [`parse`] over a reader (a file, standard input), read in blocks: time is linear in
+/// its length and memory bounded whatever that length (a line longer than
+/// 64 KiB is read in pieces, as [`parse`] reads it).
+pub fn parse_reader(
+    mut reader: impl std::io::Read,
+) -> std::io::Result<Result<OomMessage, NoOomMessage>> {
+    let mut lines = Lines::default();
+    let mut block = vec![0u8; 64 * 1024];
+    loop {
+        let n = match reader.read(&mut block) {
+            Ok(0) => break,
+            Ok(n) => n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        lines.feed(block.get(..n).unwrap_or(&[]));
+    }
+    Ok(lines.finish())
+}
+
+/// Bytes cut into lines for the scanner, keeping at most one unfinished line.
+#[derive(Default)]
+struct Lines {
+    scanner: scan::Scanner,
+    buf: String,
+    /// The line read so far (no `\n` yet), at most about twice the longest line read as one.
+    partial: Vec<u8>,
+}
+
+impl Lines {
+    fn feed(&mut self, mut bytes: &[u8]) {
+        while let Some(end) = bytes.iter().position(|&b| b == b'\n') {
+            let (line, rest) = bytes.split_at(end);
+            self.partial.extend_from_slice(line);
+            self.line();
+            bytes = rest.get(1..).unwrap_or(&[]);
+        }
+        self.partial.extend_from_slice(bytes);
+        // A line without an end in sight: its first pieces go now, as `for_each_line`
+        // would cut them, ending on a character boundary.
+        while self.partial.len() > 2 * clean::MAX_LINE {
+            let mut cut = clean::MAX_LINE;
+            while cut > 0 && self.partial.get(cut).is_some_and(|b| b & 0xC0 == 0x80) {
+                cut -= 1;
+            }
+            let cut = if cut == 0 { clean::MAX_LINE } else { cut };
+            let head: Vec<u8> = self.partial.drain(..cut).collect();
+            self.text(&head);
+        }
+    }
+
+    /// The line in `partial` is complete.
+    fn line(&mut self) {
+        let line = std::mem::take(&mut self.partial);
+        self.text(&line);
+        self.partial = line;
+        self.partial.clear();
+    }
+
+    fn text(&mut self, bytes: &[u8]) {
+        let text = String::from_utf8_lossy(bytes);
+        let (scanner, buf) = (&mut self.scanner, &mut self.buf);
+        clean::for_each_line(&text, |line| scanner.physical(line, buf));
+    }
+
+    fn finish(mut self) -> Result<OomMessage, NoOomMessage> {
+        if !self.partial.is_empty() {
+            self.line();
+        }
+        self.scanner.finish().ok_or(NoOomMessage)
+    }
+}

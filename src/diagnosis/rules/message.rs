@@ -1,0 +1,546 @@
+//! The triage of an out-of-memory message on what any runtime states (figures read):
+//! a failed request that is the program's own temporary block (the plan does not fit),
+//! arguments larger than the program, memory held by other arrays, a fragmented pool,
+//! XLA's rematerialization giving up, a host callback in the listing, and — when none
+//! of the causes explains the overflow — the aggregate with its fixes ranked.
+
+use crate::diagnosis::error_text::close;
+use crate::diagnosis::line::{pct, Context, Line};
+use crate::diagnosis::oom;
+use crate::evidence::message::{MessageAllocation, OomKind, OomMessage};
+use crate::report::model::{DiagnosisId, Label};
+use crate::units::size;
+
+use super::plan::NOTEWORTHY;
+use super::tpu;
+
+/// Arguments weigh more than the program from this ratio up: then state and batch, not
+/// the computation, fill memory.
+pub const ARGUMENTS_OVER_PROGRAM: f64 = 1.0;
+/// A pool in use to this share of its limit is full: the request failed for capacity.
+pub const FULL_POOL: f64 = 0.9;
+/// A need this many times the memory is no matter of batch size or dtype: a shape or a
+/// sharding is wrong.
+pub const ABSURD_OVER_CAPACITY: f64 = 100.0;
+
+/// XLA:GPU's failed request is the program's preallocated temporary block: the plan
+/// itself does not fit. (A capture's or dump's plan over the pool is `plan::`'s.)
+pub fn plan_exceeds_capacity(cx: &Context<'_>) -> Option<Line> {
+    let m = failure(cx).filter(|m| m.kind == OomKind::GpuBufferAssignment)?;
+    let (request, temp) = (m.requested_bytes?, m.temp_bytes?);
+    if temp == 0 || !close(request, temp) {
+        return None;
+    }
+    let parts = [
+        (m.arguments_bytes, "parameters"),
+        (m.output_bytes, "outputs"),
+        (m.constant_bytes, "constants"),
+        (m.temp_bytes, "temporary"),
+    ];
+    let listed: Vec<String> = parts
+        .iter()
+        .filter_map(|(b, name)| b.map(|b| format!("{} {name}", size(b))))
+        .collect();
+    let needs = match m.used_bytes {
+        Some(u) => format!(
+            ": it needs {} in all ({}, read)",
+            size(u),
+            listed.join(" + ")
+        ),
+        None => String::new(),
+    };
+    let text = format!(
+        "the failed request of {} is the program's preallocated temporary block ({}, read): the plan itself does not fit{needs}",
+        size(request),
+        size(temp)
+    );
+    Some(Line::new(
+        DiagnosisId::PlanExceedsCapacity,
+        Label::Read,
+        text,
+        "XLA allocates a program's temporaries as one block when it runs; that block alone did not fit beside what was live",
+    ))
+}
+
+/// The program's arguments (state and batch) weigh more than the program itself.
+pub fn arguments_dominate(cx: &Context<'_>) -> Option<Line> {
+    let m = failure(cx)?;
+    let (args, program) = (m.arguments_bytes?, oom::program_part(m)?);
+    if args < NOTEWORTHY || (args as f64) <= ARGUMENTS_OVER_PROGRAM * program as f64 {
+        return None;
+    }
+    let text = format!(
+        "the program's arguments take {}, more than the program itself ({}, read): the state (parameters, optimizer state) and the batch fill memory, not the computation",
+        size(args),
+        size(program)
+    );
+    let saving = args / 2;
+    let line = Line::new(
+        DiagnosisId::ArgumentsDominate,
+        Label::Read,
+        text,
+        "parameters and optimizer state replicated on every device, kept in 32 bits, or passed twice (old and new state)",
+    );
+    Some(
+        line.fix(format!(
+            "1. shard parameters and optimizer state over the devices (FSDP: a mesh axis in in_shardings) instead of replicating them; \
+             2. keep them in bf16 (or the optimizer state in 8 bits): halving their width saves about {} (estimated); \
+             3. donate the state (donate_argnums) so that the new state reuses the old one's memory; \
+             4. a smaller batch, if the batch is among the arguments",
+            size(saving)
+        ))
+        .saving(Some(saving))
+        .cost("sharding adds collectives; 16-bit state needs care (f32 master weights, loss scaling)")
+        .fits_after(oom::excess(m).map(|e| saving >= e)),
+    )
+}
+
+/// The TPU runtime failed to place a program or buffer while more than the request was
+/// already held by arrays beside the program's own arguments.
+pub fn other_live_arrays(cx: &Context<'_>) -> Option<Line> {
+    let m = failure(cx)?;
+    if m.kind != OomKind::TpuRuntime {
+        return None;
+    }
+    let (held, request) = (m.used_bytes?, m.requested_bytes?);
+    let others = held.saturating_sub(m.arguments_bytes.unwrap_or(0));
+    if others <= request || others < NOTEWORTHY {
+        return None;
+    }
+    let free = m
+        .free_bytes
+        .map(|f| format!(", {} free", size(f)))
+        .unwrap_or_default();
+    let args = m
+        .arguments_bytes
+        .map(|a| format!(" beyond the program's {} of arguments", size(a)))
+        .unwrap_or_default();
+    let text = format!(
+        "{} was already allocated when the {} request failed (read{free}): arrays held outside this program take about {} (estimated){args}, more than it asks for",
+        size(held),
+        size(request),
+        size(others),
+    );
+    let fits = m.free_bytes.map(|f| f.saturating_add(others) >= request);
+    let line = Line::new(
+        DiagnosisId::OtherLiveArrays,
+        Label::Read,
+        text,
+        "arrays outside the step: earlier outputs kept alive, a dataset or eval copy placed on the device, prefetch",
+    );
+    Some(
+        line.fix("delete arrays you no longer need (del x; or x.delete()), keep data on the host and stream it in batches, and fetch results with jax.device_get instead of keeping them on the device")
+            .saving(Some(others))
+            .cost("host-to-device transfers per step")
+            .fits_after(fits),
+    )
+}
+
+/// The allocator had more free memory than the request, but no block that large.
+pub fn fragmentation(cx: &Context<'_>) -> Option<Line> {
+    let m = failure(cx)?;
+    let a = m.allocator.as_ref()?;
+    let (request, largest) = (m.requested_bytes?, a.largest_free_block_bytes?);
+    let (limit, in_use) = (a.limit_bytes?, a.in_use_bytes?);
+    let free = limit.saturating_sub(in_use);
+    if largest >= request || free < request {
+        return None;
+    }
+    let name = if a.name.is_empty() {
+        "the allocator"
+    } else {
+        a.name.as_str()
+    };
+    let text = format!(
+        "{} free in {name} ({} limit − {} in use, read), more than the {} requested, but its largest free block is {}: the pool is fragmented",
+        size(free),
+        size(limit),
+        size(in_use),
+        size(request),
+        size(largest)
+    );
+    let line = Line::new(
+        DiagnosisId::Fragmentation,
+        Label::Read,
+        text,
+        "free memory split into blocks smaller than the request, by arrays of different lifetimes",
+    );
+    Some(
+        line.fix("let the driver place allocations (XLA_PYTHON_CLIENT_ALLOCATOR=cuda_async for JAX, TF_GPU_ALLOCATOR=cuda_malloc_async for TensorFlow), or free long-lived arrays before the large step so that large blocks stay whole")
+            .cost("cuda_async can be slower to allocate"),
+    )
+}
+
+/// XLA's rematerialization gave up below its limit (its warning), or the listing's
+/// labels show instructions it already rematerialized (`….remat3`).
+pub fn xla_remat(cx: &Context<'_>) -> Option<Line> {
+    let m = cx.message?;
+    let text = match &m.remat {
+        Some(r) => {
+            let (limit, reached) = (r.limit_bytes?, r.reduced_to_bytes?);
+            if reached <= limit {
+                return None;
+            }
+            let from = r
+                .original_bytes
+                .map(|o| format!(", down from {}", size(o)))
+                .unwrap_or_default();
+            format!(
+                "XLA's rematerialization gave up: it could only reduce memory to {}{from}, above its limit of {} (read)",
+                size(reached),
+                size(limit)
+            )
+        }
+        None => {
+            let labels: Vec<&str> = m
+                .allocations
+                .iter()
+                .map(|a| oom::instruction(&a.xla_label))
+                .filter(|name| is_remat(name))
+                .collect();
+            let first = labels.first()?;
+            format!(
+                "XLA already rematerialized: {} of the listed allocations are instructions it recomputed ({first}, read)",
+                labels.len()
+            )
+        }
+    };
+    let line = Line::new(
+        DiagnosisId::XlaRemat,
+        Label::Read,
+        text,
+        "XLA's own rematerialization already hit its limit",
+    );
+    Some(line.fix(
+        "expect the fix to come from the program (checkpointing, batch, sharding), not from XLA",
+    ))
+}
+
+/// `fusion.1265.remat3`: XLA names the copies its rematerialization makes `.remat`,
+/// `.remat2`, ….
+fn is_remat(instruction: &str) -> bool {
+    instruction.rsplit('.').next().is_some_and(|last| {
+        last.strip_prefix("remat")
+            .is_some_and(|n| n.chars().all(|c| c.is_ascii_digit()))
+    })
+}
+
+/// The listing holds a host callback's buffers.
+pub fn debug_callback(cx: &Context<'_>) -> Option<Line> {
+    let m = cx.message?;
+    let a = m.allocations.iter().find(|a| tpu::is_callback(a))?;
+    let text = format!(
+        "the message lists a host callback's buffer: {} {}{} (read): a callback materializes its operands whole and sends them to the host",
+        size(a.size_bytes),
+        a.shape,
+        oom::origin(a)
+    );
+    let line = Line::new(
+        DiagnosisId::DebugCallback,
+        Label::Read,
+        text,
+        "a leftover jax.debug.print / jax.debug.callback / io_callback",
+    );
+    Some(
+        line.fix(
+            "remove the debug print from the step, or print a reduced value (a norm, a slice)",
+        ),
+    )
+}
+
+/// No cause above explains the overflow (none fired, or their savings fall short of
+/// it): the aggregate is too big; the fixes ranked, each with what the message
+/// supports. Without a plan only (a plan's own lines name the fixes better).
+pub fn aggregate_too_big(cx: &Context<'_>) -> Option<Line> {
+    let m = failure(cx)?;
+    if cx.module.is_some() {
+        return None;
+    }
+    let causes: Vec<Line> = [
+        tpu::sparsecore_dominates,
+        tpu::large_replicated,
+        tpu::tpu_padding,
+        arguments_dominate,
+        other_live_arrays,
+        fragmentation,
+    ]
+    .iter()
+    .filter_map(|rule| rule(cx))
+    .collect();
+    let excess = oom::excess(m);
+    if !causes.is_empty() {
+        let savings: Option<u64> = causes
+            .iter()
+            .map(Line::saving_bytes)
+            .try_fold(0u64, |sum, s| s.map(|s| sum.saturating_add(s)));
+        match (excess, savings) {
+            (Some(e), Some(s)) if s < e => {}
+            _ => return None,
+        }
+    }
+    let fixes = ranked_fixes(m);
+    let best = fixes.iter().filter_map(|f| f.saving).max();
+    let mut text = overflow(m);
+    if !causes.is_empty() {
+        text.push_str("; the causes above do not cover the overflow");
+    }
+    let text = format!("{text}: the aggregate is too big");
+    let fix = fixes
+        .iter()
+        .enumerate()
+        .map(|(i, f)| format!("{}. {}", i + 1, f.text))
+        .collect::<Vec<_>>()
+        .join("; ");
+    let line = Line::new(
+        DiagnosisId::AggregateTooBig,
+        Label::Read,
+        text,
+        "no single buffer or cause: the program's batch, state and activations together exceed the memory",
+    );
+    Some(
+        line.fix(fix)
+            .saving(best)
+            .cost("each fix has its own: see it")
+            .fits_after(excess.zip(best).map(|(e, s)| s >= e)),
+    )
+}
+
+/// The message's own statement of the overflow, for the aggregate line.
+fn overflow(m: &OomMessage) -> String {
+    let space = oom::space(m);
+    let mut text = match (oom::needs(m), oom::capacity(m), m.requested_bytes) {
+        (Some(need), Some(cap), _) => {
+            let over = match (m.exceeded_by_bytes, oom::excess(m)) {
+                (Some(e), _) => format!(", exceeded by {}", size(e)),
+                (None, Some(e)) => format!("; exceeded by {}, estimated", size(e)),
+                (None, None) => String::new(),
+            };
+            let mut t = format!(
+                "needs {} of {}{} (read{over})",
+                size(need),
+                size(cap),
+                oom::of_space(m)
+            );
+            let ratio = need as f64 / cap as f64;
+            if ratio >= ABSURD_OVER_CAPACITY {
+                t.push_str(&format!(
+                    " — {}× the memory: no batch size or dtype explains that, so a shape or a sharding is wrong (check the shapes the program is traced with)",
+                    crate::units::thousands(ratio.round() as u64)
+                ));
+            }
+            t
+        }
+        (_, _, Some(request)) => {
+            let mut t = format!("a request of {} failed (read", size(request));
+            if let Some(f) = m.free_bytes {
+                t.push_str(&format!(", {} free", size(f)));
+            }
+            if let Some(a) = &m.allocator {
+                if let (Some(limit), Some(in_use)) = (a.limit_bytes, a.in_use_bytes) {
+                    t.push_str(&format!(
+                        ", {} of {} in use ({:.0}%)",
+                        size(in_use),
+                        size(limit),
+                        pct(in_use, limit)
+                    ));
+                }
+            }
+            t.push(')');
+            t.push_str(&pool_state(m));
+            t
+        }
+        (Some(need), None, None) => format!(
+            "needs {} of {space} (read; the message states no capacity)",
+            size(need)
+        ),
+        (None, _, None) => {
+            let mut t = match m.program_bytes {
+                Some(p) => format!("the program needs {} of {space} (read)", size(p)),
+                None => "the message states no size".to_owned(),
+            };
+            if let Some(a) = &m.allocator {
+                if let (Some(limit), Some(in_use)) = (a.limit_bytes, a.in_use_bytes) {
+                    t.push_str(&format!(
+                        "; {} of {} in use in {} ({:.0}%, read)",
+                        size(in_use),
+                        size(limit),
+                        if a.name.is_empty() {
+                            "the allocator"
+                        } else {
+                            &a.name
+                        },
+                        pct(in_use, limit)
+                    ));
+                    t.push_str(&pool_state(m));
+                }
+            }
+            t
+        }
+    };
+    if m.allocations.is_empty() {
+        text.push_str(
+            "; the message lists no allocations, so the fixes below are ranked without them",
+        );
+    }
+    text
+}
+
+/// Whether the allocator's pool was full when the request failed (capacity), or not
+/// (then fragmentation or memory outside the pool cannot be told apart without its
+/// largest free block).
+fn pool_state(m: &OomMessage) -> String {
+    let Some(a) = &m.allocator else {
+        return String::new();
+    };
+    let (Some(limit), Some(in_use)) = (a.limit_bytes, a.in_use_bytes) else {
+        return String::new();
+    };
+    if in_use as f64 >= FULL_POOL * limit as f64 {
+        return "; the pool is full: capacity, not fragmentation".into();
+    }
+    if a.largest_free_block_bytes.is_none() {
+        return "; the pool was not full, and without its largest free block (newer allocators print LargestFreeBlock) fragmentation cannot be told from memory taken outside the pool".into();
+    }
+    String::new()
+}
+
+/// A fix of the aggregate, with what the message supports and the saving it allows.
+struct Fix {
+    text: String,
+    saving: Option<u64>,
+    /// Its place among fixes without a saving (batch first, remat last).
+    order: usize,
+}
+
+/// The fixes of an aggregate too big, ranked: by the saving the message supports,
+/// largest first, then those it gives no figure for, in the usual order (batch,
+/// donation, dtype, sharding, host offload, remat).
+fn ranked_fixes(m: &OomMessage) -> Vec<Fix> {
+    let listed = &m.allocations;
+    let largest = listed.first().map(|a| {
+        let shape = if a.shape.is_empty() {
+            "".to_owned()
+        } else {
+            format!(" {}", a.shape)
+        };
+        format!("{}{shape}{}", size(a.size_bytes), oom::origin(a))
+    });
+    let mut fixes = Vec::new();
+    // Batch: activations and temporaries scale with it.
+    let temp = m.temp_bytes.filter(|&t| t > 0);
+    fixes.push(Fix {
+        text: match temp {
+            Some(t) => format!(
+                "a smaller (micro-)batch with gradient accumulation: the temporaries take {}{} and scale with the batch; halving it saves about {} (estimated)",
+                size(t),
+                m.program_bytes
+                    .or(m.used_bytes)
+                    .map(|p| format!(" ({:.0}% of the program)", pct(t, p)))
+                    .unwrap_or_default(),
+                size(t / 2)
+            ),
+            None => "a smaller (micro-)batch with gradient accumulation: activations and temporaries scale with the batch".into(),
+        },
+        saving: temp.map(|t| t / 2),
+        order: 0,
+    });
+    // Donation: outputs that could reuse the arguments.
+    let donatable = m
+        .arguments_bytes
+        .zip(m.output_bytes)
+        .map(|(a, o)| a.min(o))
+        .filter(|&d| d > 0);
+    fixes.push(Fix {
+        text: match donatable {
+            Some(d) => format!(
+                "donate the state (donate_argnums): the outputs ({}) can reuse the arguments ({}), up to {} (estimated)",
+                size(m.output_bytes.unwrap_or(0)),
+                size(m.arguments_bytes.unwrap_or(0)),
+                size(d)
+            ),
+            None => "donate the state (donate_argnums) so that the new state reuses the old one's memory".into(),
+        },
+        saving: donatable,
+        order: 1,
+    });
+    // Dtype: 32-bit allocations of the listing.
+    let wide: u64 = listed
+        .iter()
+        .filter(|a| is_32_bit(a))
+        .map(|a| a.size_bytes)
+        .fold(0, u64::saturating_add);
+    fixes.push(Fix {
+        text: if wide > 0 {
+            format!(
+                "a 16-bit dtype (bf16) for activations and state: the listing holds {} in 32-bit types; bf16 halves them, saving about {} (estimated)",
+                size(wide),
+                size(wide / 2)
+            )
+        } else {
+            "a 16-bit dtype (bf16) for activations and state halves them".into()
+        },
+        saving: (wide > 0).then_some(wide / 2),
+        order: 2,
+    });
+    fixes.push(Fix {
+        text: match &largest {
+            Some(l) => format!("shard over more devices (the largest listed allocation: {l}); check that nothing large is replicated"),
+            None => "shard over more devices; check that nothing large is replicated".into(),
+        },
+        saving: None,
+        order: 3,
+    });
+    fixes.push(Fix {
+        text: "offload what waits between uses to host memory (optimizer state, activations: memory kind pinned_host)".into(),
+        saving: None,
+        order: 4,
+    });
+    let forward = listed
+        .iter()
+        .filter(|a| a.op_name.contains("jvp(") || is_remat(oom::instruction(&a.xla_label)))
+        .count();
+    fixes.push(Fix {
+        text: if forward > 0 {
+            format!("jax.checkpoint (remat) on the repeated block: {forward} of the listed allocations are forward activations kept for the backward pass or already rematerialized by XLA")
+        } else {
+            "jax.checkpoint (remat) on the repeated block: activations kept for the backward pass are recomputed instead".into()
+        },
+        saving: None,
+        order: 5,
+    });
+    fixes.sort_by(|a, b| match (a.saving, b.saving) {
+        (Some(x), Some(y)) => y.cmp(&x).then(a.order.cmp(&b.order)),
+        (Some(_), None) => std::cmp::Ordering::Less,
+        (None, Some(_)) => std::cmp::Ordering::Greater,
+        (None, None) => a.order.cmp(&b.order),
+    });
+    fixes
+}
+
+/// `f32[…]`, `s32[…]`, `u32[…]`: 32-bit elements (64-bit too: both halve, or better).
+fn is_32_bit(a: &MessageAllocation) -> bool {
+    let element = a.shape.split('[').next().unwrap_or("");
+    matches!(
+        element,
+        "f32" | "f64" | "s32" | "u32" | "s64" | "u64" | "c64"
+    )
+}
+
+/// The message, when it reports a failure (not a warning alone).
+fn failure<'r>(cx: &Context<'r>) -> Option<&'r OomMessage> {
+    cx.message.filter(|m| !m.advisory)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn remat_names() {
+        assert!(is_remat("fusion.1265.remat3"));
+        assert!(is_remat("broadcast.6042.remat"));
+        assert!(!is_remat("fusion.1265"));
+        assert!(!is_remat("rematerialized"));
+        assert!(!is_remat(""));
+    }
+}
