@@ -86,6 +86,8 @@ pub fn summarize(h: &HostReport) -> HostSummary {
 }
 
 /// The row of a host file that could not be analyzed: its one-line error.
+// On wasm32 only the page's worker pool calls it.
+#[cfg_attr(target_arch = "wasm32", allow(dead_code))]
 pub fn failed(host: &str, file: &str, file_bytes: u64, error: &Error) -> HostSummary {
     HostSummary {
         host: host.to_owned(),

@@ -184,15 +184,20 @@ fn looks_like_text(head: &[u8]) -> bool {
 /// and where its bytes are.
 #[derive(Debug, Clone)]
 pub struct Capture<T> {
+    /// The host's name.
     pub host: String,
+    /// The file's name.
     pub file: String,
+    /// Where its bytes are (a path, or the bytes).
     pub at: T,
 }
 
 /// Everything gathered from the inputs.
 #[derive(Debug)]
 pub struct Gathered<T> {
+    /// The captures, one per host.
     pub captures: Vec<Capture<T>>,
+    /// The other evidence, joined to every capture's report.
     pub joined: Joined,
 }
 
@@ -555,6 +560,7 @@ mod native {
     }
 
     impl Input {
+        /// A path as given: what it is, told from its content.
         pub fn path(path: impl Into<PathBuf>) -> Self {
             Input {
                 path: path.into(),

@@ -22,6 +22,7 @@ use super::Options;
 /// The message, and where it was read.
 #[derive(Debug, Clone)]
 pub struct Message {
+    /// The message, parsed.
     pub message: OomMessage,
     /// The file it came from (`-` for standard input, `pasted text`).
     pub file: String,
@@ -31,7 +32,9 @@ pub struct Message {
 /// host's report.
 #[derive(Debug, Clone, Default)]
 pub struct Joined {
+    /// The out-of-memory message, when one was found.
     pub message: Option<Message>,
+    /// The XLA dump's modules, when one was given.
     pub dump: Option<Dump>,
     /// In the order given (files), or by name (in a folder).
     pub profiles: Vec<DeviceProfile>,

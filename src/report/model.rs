@@ -252,7 +252,9 @@ pub struct InputFile {
     /// The file's name as given (`-` for standard input, `pasted text` for text handed
     /// in without a file).
     pub file: String,
+    /// What it is, decided from its content.
     pub kind: InputKind,
+    /// Its size.
     pub bytes: u64,
 }
 
@@ -764,7 +766,9 @@ pub struct ErrorReport {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum MatchedPart {
+    /// The module's preallocated temporary block.
     TempBlock,
+    /// One of the module's outputs.
     Output,
 }
 

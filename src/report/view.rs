@@ -89,14 +89,14 @@ pub struct View {
     pub modules: Option<Table>,
     /// What the runtime events say.
     pub runtime: Option<RuntimeView>,
-    /// The pasted error, parsed.
+    /// The out-of-memory message, parsed.
     pub error: Option<ErrorView>,
-    /// What the capture lacked or what could not be read.
     /// Device memory profiles, and what grew between them.
     pub profiles: Option<ProfilesView>,
     /// `error message error.txt (1,234 bytes)`, one per input, when the report joins
     /// more than a capture.
     pub inputs: Vec<String>,
+    /// What the inputs lacked or what could not be read.
     pub notes: Vec<NoteView>,
     /// The diagnosis lines, as cards.
     pub diagnosis: Vec<Card>,
@@ -413,6 +413,7 @@ pub struct ProfilesView {
     pub growth: Option<Table>,
 }
 
+/// A note, laid out.
 #[derive(Debug, Clone, Serialize)]
 pub struct NoteView {
     /// Stable identifier.

@@ -5,7 +5,7 @@
 
 use crate::diagnosis::line::{pct, Context, Line};
 use crate::diagnosis::oom;
-use crate::evidence::message::{MessageAllocation, OomMessage};
+use crate::evidence::message::MessageAllocation;
 use crate::report::model::{DiagnosisId, Label};
 use crate::report::present::limits;
 use crate::units::size;
@@ -462,15 +462,6 @@ fn is_permutation(order: &[usize], rank: usize) -> bool {
 
 fn round_up(size: u64, k: u64) -> u64 {
     size.div_ceil(k).saturating_mul(k)
-}
-
-/// Whether the message is about TPU memory at all (a TPU kind).
-pub fn is_tpu(m: &OomMessage) -> bool {
-    use crate::evidence::message::OomKind;
-    matches!(
-        m.kind,
-        OomKind::TpuCompileHbm | OomKind::TpuTcSc | OomKind::TpuEarlyAbort | OomKind::TpuRuntime
-    )
 }
 
 #[cfg(test)]
