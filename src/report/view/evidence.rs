@@ -1,0 +1,296 @@
+//! The evidence beside a capture: the out-of-memory message and device memory profiles.
+
+use super::*;
+
+pub(super) fn error(e: &ErrorReport) -> ErrorView {
+    let m = &e.message;
+    let mut rows = Vec::new();
+    let mut add = |name: &str, value: Option<u64>, note: &str| {
+        if let Some(value) = value {
+            rows.push(row(name, size(value), note));
+        }
+    };
+    add("requested", m.requested_bytes, "the allocation that failed");
+    add(
+        "used",
+        m.used_bytes,
+        if m.kind == crate::evidence::message::OomKind::TpuRuntime {
+            "already allocated when it failed"
+        } else {
+            "what the program needs there"
+        },
+    );
+    add("capacity", m.capacity_bytes, "the memory's size");
+    add("exceeded by", m.exceeded_by_bytes, "");
+    add("free", m.free_bytes, "free when it failed");
+    add(
+        "total",
+        m.total_bytes,
+        "reserved + program + arguments, at least",
+    );
+    add("reserved", m.reserved_bytes, "kept by the runtime");
+    add("program", m.program_bytes, "");
+    add("arguments", m.arguments_bytes, "parameters");
+    add("outputs", m.output_bytes, "");
+    add("constants", m.constant_bytes, "");
+    add("temporary", m.temp_bytes, "");
+    add(
+        "padding",
+        m.padding_bytes,
+        "of the temporaries: padded − unpadded",
+    );
+    add("fragmentation", m.fragmentation_bytes, "");
+    add("temp fragmentation", m.temp_fragmentation_bytes, "");
+    let mut named = |name: &str, value: Option<&String>| {
+        if let Some(v) = value.filter(|v| !v.is_empty()) {
+            rows.push(row(name, v.clone(), ""));
+        }
+    };
+    named("requested shape", m.requested_shape.as_ref());
+    named("requested type", m.requested_dtype.as_ref());
+    named("requested by op", m.requested_op.as_ref());
+    named("memory space", m.memory_space.as_ref());
+    named("error code", m.error_code.as_ref());
+    if let Some(d) = m.device_ordinal {
+        rows.push(row("device", d.to_string(), "ordinal"));
+    }
+    let split = m.tensorcore_bytes.zip(m.sparsecore_bytes).map(|(tc, sc)| {
+        let total = tc.saturating_add(sc).max(1);
+        format!(
+            "TensorCore {} ({:.1}%) · SparseCore {} ({:.1}%)",
+            size(tc),
+            100.0 * tc as f64 / total as f64,
+            size(sc),
+            100.0 * sc as f64 / total as f64
+        )
+    });
+    let allocator = m.allocator.as_ref().map(|a| {
+        let mut parts: Vec<String> = Vec::new();
+        let mut add = |name: &str, v: Option<u64>| {
+            if let Some(v) = v {
+                parts.push(format!("{name} {}", size(v)));
+            }
+        };
+        add("limit", a.limit_bytes);
+        add("in use", a.in_use_bytes);
+        add("max in use", a.max_in_use_bytes);
+        add("largest free block", a.largest_free_block_bytes);
+        add("reserved", a.reserved_bytes);
+        add("largest allocation", a.max_alloc_size_bytes);
+        if let Some(n) = a.num_allocs {
+            parts.push(format!("{n} allocations"));
+        }
+        let name = if a.name.is_empty() {
+            "allocator"
+        } else {
+            a.name.as_str()
+        };
+        if parts.is_empty() {
+            name.to_owned()
+        } else {
+            format!("{name}: {}", parts.join(", "))
+        }
+    });
+    let remat = m.remat.as_ref().map(|r| {
+        let show = |b: Option<u64>| b.map(size).unwrap_or_else(|| "?".into());
+        let from = r
+            .original_bytes
+            .map(|o| format!(", down from {}", size(o)))
+            .unwrap_or_default();
+        format!(
+            "rematerialization: could not reduce memory below {}; only reduced to {}{from}",
+            show(r.limit_bytes),
+            show(r.reduced_to_bytes)
+        )
+    });
+    let from = if e.file.is_empty() {
+        String::new()
+    } else {
+        format!(", {}", e.file)
+    };
+    let warning = if m.advisory { ", a warning only" } else { "" };
+    ErrorView {
+        title: format!(
+            "The error message (read): {} ({}){from}{warning}",
+            present::message_kind(m.kind),
+            present::message_kind_id(m.kind)
+        ),
+        label: Label::Read,
+        rows,
+        split,
+        allocator,
+        remat,
+        allocations: message_allocations(m),
+        matched: e.matched.clone(),
+        reading: e.scenario.clone(),
+    }
+}
+
+pub(super) fn message_allocations(m: &crate::evidence::message::OomMessage) -> Option<Table> {
+    if m.allocations.is_empty() {
+        return None;
+    }
+    let top = limits::MESSAGE_ALLOCATIONS;
+    let rows = m
+        .allocations
+        .iter()
+        .take(top)
+        .map(|a| {
+            let short = present::short_source(&a.source);
+            let expansion = crate::diagnosis::oom::expansion(a)
+                .map(|x| format!("{x:.1}×"))
+                .unwrap_or_default();
+            let what = if a.op_name.is_empty() {
+                a.xla_label.clone()
+            } else {
+                a.op_name.clone()
+            };
+            vec![
+                Cell::new(size(a.size_bytes)),
+                Cell::new(a.unpadded_bytes.map(size).unwrap_or_default()),
+                Cell::new(expansion),
+                Cell::new(a.shape.clone()),
+                Cell::new(a.allocation_type.clone()),
+                Cell {
+                    text: short.to_owned(),
+                    full: (short != a.source).then(|| a.source.clone()),
+                },
+                Cell::new(what),
+            ]
+        })
+        .collect();
+    let left = m.allocations.len().saturating_sub(top) as u64 + m.omitted_allocations;
+    let more = (left > 0).then(|| format!("… {left} more allocations listed"));
+    Some(Table {
+        title: "Largest allocations the message lists (read)".into(),
+        label: Label::Read,
+        columns: vec![
+            column("size", true),
+            column("unpadded", true),
+            column("×", true),
+            column("shape", false),
+            column("type", false),
+            column("source", false),
+            column("op_name / XLA label", false),
+        ],
+        rows,
+        more,
+        marks: Vec::new(),
+    })
+}
+
+pub(super) fn profiles(h: &HostReport) -> Option<ProfilesView> {
+    let last = h.profiles.last()?;
+    let rows = h.profiles.iter().map(profile_line).collect();
+    let devices = (last.devices.len() > 1).then(|| {
+        let mut list: Vec<String> = last
+            .devices
+            .iter()
+            .take(limits::PROFILE_DEVICES)
+            .map(|d| format!("{} {} ({} buffers)", d.device, size(d.bytes), d.count))
+            .collect();
+        if last.devices.len() > limits::PROFILE_DEVICES {
+            list.push(format!(
+                "… and {} more devices",
+                last.devices.len() - limits::PROFILE_DEVICES
+            ));
+        }
+        format!("{} by device: {}", last.file, list.join(" · "))
+    });
+    let groups = (!last.groups.is_empty()).then(|| {
+        let top = limits::PROFILE_GROUPS;
+        let rows = last
+            .groups
+            .iter()
+            .take(top)
+            .map(|g| {
+                vec![
+                    Cell::new(size(g.bytes)),
+                    Cell::new(g.count.to_string()),
+                    Cell::new(g.kind.clone()),
+                    Cell::new(g.devices.to_string()),
+                    Cell {
+                        text: g.frame.clone(),
+                        full: (!g.path.is_empty()).then(|| format!("{}:{}", g.path, g.line)),
+                    },
+                ]
+            })
+            .collect();
+        Table {
+            title: "Held at the latest profile (measured), by the Python line that made it".into(),
+            label: Label::Measured,
+            columns: vec![
+                column("bytes", true),
+                column("count", true),
+                column("kind", false),
+                column("devices", true),
+                column("frame", false),
+            ],
+            rows,
+            more: (last.groups.len() > top)
+                .then(|| format!("… and {} more lines", last.groups.len() - top)),
+            marks: Vec::new(),
+        }
+    });
+    let growth = (h.profiles.len() > 1).then(|| {
+        let top = limits::GROWTH;
+        let rows = h
+            .growth
+            .iter()
+            .take(top)
+            .map(|g| {
+                let sign = if g.bytes < 0 { "−" } else { "+" };
+                vec![
+                    Cell::new(format!("{sign}{}", size(g.bytes.unsigned_abs()))),
+                    Cell::new(format!("{:+}", g.count)),
+                    Cell::new(g.kind.clone()),
+                    Cell::new(if g.rose_every_step { "yes" } else { "no" }),
+                    Cell {
+                        text: g.frame.clone(),
+                        full: (!g.path.is_empty()).then(|| format!("{}:{}", g.path, g.line)),
+                    },
+                ]
+            })
+            .collect();
+        Table {
+            title: "Growth from the first profile to the last (measured), largest change first"
+                .into(),
+            label: Label::Measured,
+            columns: vec![
+                column("bytes", true),
+                column("count", true),
+                column("kind", false),
+                column("rising", false),
+                column("frame", false),
+            ],
+            rows,
+            more: if h.growth.is_empty() {
+                Some("nothing changed".into())
+            } else {
+                (h.growth.len() > top).then(|| format!("… and {} more lines", h.growth.len() - top))
+            },
+            marks: Vec::new(),
+        }
+    });
+    Some(ProfilesView {
+        title: "Device memory profiles (measured)".into(),
+        rows,
+        devices,
+        groups,
+        growth,
+    })
+}
+
+/// `step1.prof: 4.0 MiB on cpu:0 (2 buffers 4.0 MiB, 1 executable 0 B)`.
+pub(super) fn profile_line(p: &DeviceProfile) -> String {
+    format!(
+        "{}: {} on {} ({} buffers {}, {} executables {})",
+        p.file,
+        size(p.total_bytes),
+        p.device,
+        p.buffer_count,
+        size(p.buffer_bytes),
+        p.executable_count,
+        size(p.executable_bytes)
+    )
+}

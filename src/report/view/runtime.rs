@@ -1,0 +1,181 @@
+//! The runtime section: allocators, counts, in use at each start, growth, retries,
+//! live groups, executions.
+
+use super::*;
+
+pub(super) fn runtime(rt: &Runtime, selected: Option<&str>) -> RuntimeView {
+    RuntimeView {
+        allocators: rt
+            .allocators
+            .iter()
+            .take(limits::ALLOCATORS)
+            .map(|a| {
+                format!(
+                    "{}: capacity {}, peak in use {}, fragmentation at the peak {:.2}",
+                    a.name,
+                    gib(a.capacity_bytes),
+                    gib(a.peak_in_use_bytes),
+                    a.fragmentation_at_peak
+                )
+            })
+            .collect(),
+        device_memory: rt
+            .device_memory_bytes
+            .map(|d| format!("device memory: {}", gib(d))),
+        counts: format!(
+            "executions: {}, kernels: {}, host-to-device transfers: {}",
+            rt.execution_count, rt.kernels, rt.transfers
+        ),
+        in_use_at_starts: in_use_at_starts(&rt.in_use_at_selected_starts),
+        growth: rt.growth_per_execution_bytes.map(|g| {
+            let ratio = rt
+                .growth_ratio_to_outputs
+                .map(|r| format!(" = {r:.2}× non-aliased outputs (estimated)"))
+                .unwrap_or_default();
+            let sign = if g < 0 { "−" } else { "+" };
+            format!("{sign}{}{ratio}", mib(g.unsigned_abs()))
+        }),
+        retry: (rt.retry.count > 0).then(|| {
+            format!(
+                "{} waits, longest {:.2} s, total {:.2} s",
+                rt.retry.count,
+                rt.retry.longest_ns / 1e9,
+                rt.retry.total_ns / 1e9
+            )
+        }),
+        waits: longest_waits(rt),
+        live_groups: rt
+            .live_at_last_execution
+            .iter()
+            .take(limits::LIVE_GROUPS)
+            .map(|g| LiveGroupRow {
+                bytes: g.bytes,
+                shown: mib(g.bytes),
+                count: g.count,
+                origin: present::live_origin(&g.origin),
+                inputs: (g.input_bytes > 0)
+                    .then(|| format!("{} of it its arguments, estimated", mib(g.input_bytes))),
+            })
+            .collect(),
+        live_groups_more: (rt.live_at_last_execution.len() > limits::LIVE_GROUPS).then(|| {
+            format!(
+                "… and {} more groups",
+                rt.live_at_last_execution.len() - limits::LIVE_GROUPS
+            )
+        }),
+        host_events: rt
+            .host_events_between_last_executions
+            .iter()
+            .take(limits::HOST_EVENTS)
+            .map(|e| HostEventRow {
+                count: e.count,
+                total: format!("{:.3} ms", e.total_ns / 1e6),
+                name: e.name.clone(),
+            })
+            .collect(),
+        executions: executions(rt, selected),
+    }
+}
+
+/// The latest executions, one row each; the selected module's and those that launched
+/// no kernel are marked.
+pub(super) fn executions(rt: &Runtime, selected: Option<&str>) -> Option<Table> {
+    if rt.executions.is_empty() {
+        return None;
+    }
+    let listed = rt.executions.len().min(limits::EXECUTIONS);
+    let kept = &rt.executions[rt.executions.len() - listed..];
+    let total = rt.execution_count.max(rt.executions.len() as u64);
+    let title = if listed as u64 == total {
+        format!("Executions ({})", thousands(total))
+    } else {
+        format!(
+            "Executions (the latest {} of {})",
+            thousands(listed as u64),
+            thousands(total)
+        )
+    };
+    let mark = |e: &Execution| {
+        if e.launched_kernels == Some(false) {
+            Some(RowMark::NoKernel)
+        } else {
+            (Some(e.module.as_str()) == selected).then_some(RowMark::Selected)
+        }
+    };
+    let dash = || "—".to_owned();
+    Some(Table {
+        title,
+        label: Label::Measured,
+        columns: vec![
+            column("module", false),
+            column("run id", false),
+            column("start", true),
+            column("duration", true),
+            column("in use at start", true),
+            column("launched kernels", false),
+        ],
+        rows: kept
+            .iter()
+            .map(|e| {
+                vec![
+                    Cell::new(if e.module.is_empty() {
+                        dash()
+                    } else {
+                        e.module.clone()
+                    }),
+                    Cell::new(e.run_id.map_or_else(dash, |r| r.to_string())),
+                    Cell::new(present::duration(e.start_ns)),
+                    Cell::new(present::duration(e.duration_ns)),
+                    Cell::new(e.in_use_at_start_bytes.map_or_else(dash, mib)),
+                    Cell::new(match e.launched_kernels {
+                        Some(true) => "yes",
+                        Some(false) => "no",
+                        None => "—",
+                    }),
+                ]
+            })
+            .collect(),
+        more: None,
+        marks: kept.iter().map(mark).collect(),
+    })
+}
+
+/// `316 MiB → 420 MiB → … 4 more … → 940 MiB`: the first and last three of a long list.
+pub(crate) fn in_use_at_starts(starts: &[u64]) -> Option<String> {
+    if starts.len() < 2 {
+        return None;
+    }
+    let edge = limits::IN_USE_EDGE;
+    let mut list: Vec<String> = Vec::new();
+    for (i, &b) in starts.iter().enumerate() {
+        let long = starts.len() > 2 * edge + 2;
+        if long && i == edge {
+            list.push(format!("… {} more …", starts.len() - 2 * edge));
+        }
+        if !long || i < edge || i >= starts.len() - edge {
+            list.push(mib(b));
+        }
+    }
+    Some(list.join(" → "))
+}
+
+pub(super) fn longest_waits(rt: &Runtime) -> Vec<String> {
+    let mut longest: Vec<_> = rt.retry.waits.iter().collect();
+    longest.sort_by(|a, b| b.duration_ns.total_cmp(&a.duration_ns));
+    longest
+        .into_iter()
+        .take(limits::WAITS)
+        .map(|w| {
+            let within = w
+                .execution
+                .as_deref()
+                .map(|e| format!(" in {e}"))
+                .unwrap_or_default();
+            format!(
+                "waited {:.3} s from {:.3} s{within}",
+                w.duration_ns / 1e9,
+                w.start_ns / 1e9
+            )
+        })
+        .collect()
+}
