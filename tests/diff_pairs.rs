@@ -504,3 +504,62 @@ fn capture_folders_are_compared_host_by_host() {
     assert_eq!(err.kind(), "no_common_host");
     assert!(err.to_string().contains("host_a, host_b"), "{err}");
 }
+
+/// The page analyzes each run in its own worker and compares the reports there, passed
+/// as the engine's JSON text (`analyzeRun`, `compareReports`): read back, the reports
+/// give the comparison `oomlens diff` gives, figure for figure, and write the same JSON.
+#[test]
+fn reports_read_back_from_json_compare_as_the_cli_does() {
+    use oomlens::diff::{analyze_run, first_step, second_step, Run, Step};
+    for pair in ["checkpoint", "donation", "leak", "scan_remat", "batch_half"] {
+        let options = DiffOptions::default();
+        let mut analyze = |run: Run, module: Option<&str>| {
+            let side = run.name();
+            let options = oomlens::Options {
+                module: module.map(str::to_owned),
+                ..oomlens::Options::default()
+            };
+            let report = oomlens::analyze_path(&pair_dir(pair, side), &options)?;
+            let text = serde_json::to_string(&report).unwrap();
+            let back: oomlens::Report = serde_json::from_str(&text).unwrap();
+            assert_eq!(
+                serde_json::to_string(&back).unwrap(),
+                text,
+                "{pair} {side}: read back"
+            );
+            Ok(back)
+        };
+        let before = analyze_run(&mut analyze, Run::Before, None).unwrap();
+        let after = analyze_run(&mut analyze, Run::After, None).unwrap();
+        let stepped = match first_step(&before, &after, &options).unwrap() {
+            Step::Done(d) => d,
+            Step::Again {
+                before: b,
+                after: a,
+                choice,
+            } => {
+                let before = match b {
+                    Some(m) => analyze_run(&mut analyze, Run::Before, Some(&m)).unwrap(),
+                    None => before,
+                };
+                let after = match a {
+                    Some(m) => analyze_run(&mut analyze, Run::After, Some(&m)).unwrap(),
+                    None => after,
+                };
+                second_step(&before, &after, &options, choice).unwrap()
+            }
+        };
+        let cli = compare_paths(
+            &pair_dir(pair, "before"),
+            &pair_dir(pair, "after"),
+            &options,
+        )
+        .unwrap();
+        let (a, b) = (
+            oomlens::report::diff_json::render(&stepped),
+            oomlens::report::diff_json::render(&cli),
+        );
+        // The files differ only in how they were named: paths here, folders for the CLI.
+        assert_eq!(a, b, "{pair}");
+    }
+}

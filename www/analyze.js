@@ -1,11 +1,14 @@
 // oomlens in the browser: runs the analysis in a dedicated web worker that owns the
 // WebAssembly engine. The capture never leaves the browser and is read in slices.
 //
-//   import { analyze } from 'oomlens';
+//   import { analyze, compare } from 'oomlens';
 //   const report = await analyze(file, { module: 'jit_train_step(12)' });
+//   const diff = await compare(beforeFile, afterFile);   // as `oomlens diff --format json`
 //
 // `Analyzer` keeps one worker for several analyses (the page uses it); starting an
 // analysis while another runs cancels the running one (its worker is terminated).
+// `Comparer` keeps two: each run of a comparison is analyzed in its own worker where
+// the machine has the cores, and the engine compares the two reports.
 
 const WORKER_URL = new URL('./worker.js', import.meta.url);
 
@@ -71,7 +74,7 @@ export class Analyzer {
     this.pending = null;
     if (p.signal) p.signal.removeEventListener('abort', p.abort);
     if (msg.type === 'result') {
-      p.resolve({ report: msg.report, view: Array.isArray(msg.view) ? msg.view[0] || null : msg.view || null, markdown: msg.markdown, ms: msg.ms, phases: msg.phases || [], memoryBytes: msg.memoryBytes, version: msg.version, workers: msg.workers || 1 });
+      p.resolve(p.map(msg));
     } else {
       // After a panic the engine's memory may be inconsistent: start afresh next time.
       if (msg.kind === 'panic') this._drop();
@@ -99,8 +102,14 @@ export class Analyzer {
     for (const k of ['module', 'error_text', 'host']) if (options[k] != null && options[k] !== '') opts[k] = String(options[k]);
     if (Number.isFinite(options.parallel_from_bytes) && options.parallel_from_bytes >= 0) opts.parallel_from_bytes = options.parallel_from_bytes;
     if (fileName) opts.file_name = fileName;
+    const map = (msg) => ({ report: msg.report, view: Array.isArray(msg.view) ? msg.view[0] || null : msg.view || null, markdown: msg.markdown, ms: msg.ms, phases: msg.phases || [], memoryBytes: msg.memoryBytes, version: msg.version, workers: msg.workers || 1 });
+    return this._request({ id, blob, options: opts }, hooks, map);
+  }
+
+  /** Posts a request to the worker; resolves to `map(result message)`. */
+  _request(message, hooks, map) {
     return new Promise((resolve, reject) => {
-      const p = { id, resolve, reject, onProgress: hooks.onProgress, signal: hooks.signal };
+      const p = { id: message.id, resolve, reject, map, onProgress: hooks.onProgress, signal: hooks.signal };
       p.abort = () => {
         if (this.pending === p) this.cancel();
       };
@@ -109,8 +118,37 @@ export class Analyzer {
         hooks.signal.addEventListener('abort', p.abort, { once: true });
       }
       this.pending = p;
-      this.worker.postMessage({ id, blob, options: opts });
+      this.worker.postMessage(message);
     });
+  }
+
+  /**
+   * Analyzes one run of a comparison (`run`: `before` or `after`); resolves to `{report,
+   * ms, version}`, `report` the engine's JSON text for `compareReports`. A `module` label
+   * this run lacks is taken by its name, as `oomlens diff` does.
+   * @param {Blob|ArrayBuffer|ArrayBufferView} input
+   * @param {'before'|'after'} run
+   * @param {{module?: string, file_name?: string, host?: string}} [options]
+   */
+  analyzeRun(input, run, options = {}, hooks = {}) {
+    const blob = toBlob(input);
+    this.cancel();
+    if (!this.worker) this.worker = this._spawn();
+    const id = this.nextId++;
+    const opts = {};
+    for (const k of ['module', 'file_name', 'host']) if (options[k] != null && options[k] !== '') opts[k] = String(options[k]);
+    return this._request({ id, type: 'analyze-run', blob, run, options: opts }, hooks, (msg) => ({ report: msg.report, ms: msg.ms, version: msg.version }));
+  }
+
+  /**
+   * Compares two reports from `analyzeRun`; resolves to `{diff, view, markdown, version}`,
+   * or `{again: {before, after, module_choice}}` (see `Comparer`).
+   */
+  compareReports(before, after, options = {}, hooks = {}) {
+    this.cancel();
+    if (!this.worker) this.worker = this._spawn();
+    const id = this.nextId++;
+    return this._request({ id, type: 'compare-reports', before, after, options }, hooks, (msg) => (msg.again ? { again: msg.again } : { diff: msg.diff, view: msg.view, markdown: msg.markdown, version: msg.version }));
   }
 
   /** Cancels the running analysis, if any: its worker is terminated. */
@@ -146,5 +184,133 @@ export async function analyze(fileOrBytes, options = {}) {
     return report;
   } finally {
     analyzer.terminate();
+  }
+}
+
+function cores() {
+  return (typeof navigator !== 'undefined' && navigator.hardwareConcurrency) || 1;
+}
+
+/**
+ * Compares two runs: each is analyzed in a worker of its own, both at once, where the
+ * machine has the cores (4 or more; `parallel` forces either way), and the engine
+ * compares the two reports — the comparison `oomlens diff` makes. Starting a comparison
+ * while another runs cancels the running one.
+ */
+export class Comparer {
+  /** @param {{workerUrl?: string|URL}} [config] */
+  constructor(config = {}) {
+    this.analyzers = [new Analyzer(config), new Analyzer(config)];
+    this.token = null;
+  }
+
+  /**
+   * @param {Blob|ArrayBuffer|ArrayBufferView} before
+   * @param {Blob|ArrayBuffer|ArrayBufferView} after
+   * @param {{module?: string, top?: number, parallel?: boolean, before_file_name?: string,
+   *          after_file_name?: string}} [options]
+   * @param {{onProgress?: Function, signal?: AbortSignal}} [hooks] `onProgress` gets
+   *          `{run, phase, done, total, read}`
+   * @returns {Promise<{diff: object, view: object, markdown: string, ms: number, workers: number, version: string}>}
+   */
+  async run(before, after, options = {}, hooks = {}) {
+    this.cancel();
+    const token = {};
+    this.token = token;
+    const started = typeof performance !== 'undefined' ? performance.now() : Date.now();
+    const blobs = { before: toBlob(before), after: toBlob(after) };
+    const names = {
+      before: options.before_file_name || (typeof File !== 'undefined' && blobs.before instanceof File ? blobs.before.name : 'before.xplane.pb'),
+      after: options.after_file_name || (typeof File !== 'undefined' && blobs.after instanceof File ? blobs.after.name : 'after.xplane.pb'),
+    };
+    const parallel = typeof options.parallel === 'boolean' ? options.parallel : cores() >= 4;
+    const [first, second] = this.analyzers;
+    const worker = { before: first, after: parallel ? second : first };
+    const module = options.module != null && options.module !== '' ? String(options.module) : undefined;
+    const onAbort = () => this.cancel();
+    if (hooks.signal) {
+      if (hooks.signal.aborted) throw new AbortError();
+      hooks.signal.addEventListener('abort', onAbort, { once: true });
+    }
+    const check = () => {
+      if (this.token !== token) throw new AbortError();
+    };
+    const analyze = (run, mod) =>
+      worker[run].analyzeRun(blobs[run], run, { module: mod, file_name: names[run] }, { onProgress: hooks.onProgress ? (p) => hooks.onProgress({ run, ...p }) : undefined }).then((r) => r.report);
+    const both = async (mods) => {
+      const runs = ['before', 'after'].filter((run) => mods[run] !== null);
+      const out = {};
+      if (parallel) {
+        const got = await Promise.all(runs.map((run) => analyze(run, mods[run])));
+        runs.forEach((run, i) => {
+          out[run] = got[i];
+        });
+      } else {
+        for (const run of runs) {
+          out[run] = await analyze(run, mods[run]);
+          check();
+        }
+      }
+      check();
+      return out;
+    };
+    try {
+      const reports = await both({ before: module, after: module });
+      const compareOptions = {};
+      if (module) compareOptions.module = module;
+      if (Number.isInteger(options.top) && options.top >= 0) compareOptions.top = options.top;
+      let result = await first.compareReports(reports.before, reports.after, compareOptions);
+      check();
+      if (result.again) {
+        const { again } = result;
+        const redo = await both({ before: again.before, after: again.after });
+        Object.assign(reports, redo);
+        result = await first.compareReports(reports.before, reports.after, { ...compareOptions, module_choice: again.module_choice });
+        check();
+      }
+      const ms = (typeof performance !== 'undefined' ? performance.now() : Date.now()) - started;
+      return { diff: result.diff, view: result.view, markdown: result.markdown, ms, workers: parallel ? 2 : 1, version: result.version };
+    } catch (e) {
+      // One run failed: the other is of no use now.
+      if (this.token === token) this.cancel();
+      throw e;
+    } finally {
+      if (hooks.signal) hooks.signal.removeEventListener('abort', onAbort);
+      if (this.token === token) this.token = null;
+    }
+  }
+
+  /** Cancels the running comparison, if any: its workers are terminated. */
+  cancel() {
+    this.token = null;
+    for (const a of this.analyzers) a.cancel();
+  }
+
+  /** Stops the workers. */
+  terminate() {
+    this.cancel();
+    for (const a of this.analyzers) a.terminate();
+  }
+}
+
+/**
+ * Compares two runs (a capture each: `*.xplane.pb`) in fresh workers and resolves to
+ * the comparison — the same object as `oomlens diff BEFORE AFTER --format json`
+ * (schema `oomlens-diff/1`).
+ * @param {Blob|ArrayBuffer|ArrayBufferView} before
+ * @param {Blob|ArrayBuffer|ArrayBufferView} after
+ * @param {{module?: string, top?: number, parallel?: boolean, before_file_name?: string,
+ *          after_file_name?: string, onProgress?: Function, signal?: AbortSignal,
+ *          workerUrl?: string|URL}} [options]
+ * @returns {Promise<object>}
+ */
+export async function compare(before, after, options = {}) {
+  const { onProgress, signal, workerUrl, ...engineOptions } = options;
+  const comparer = new Comparer({ workerUrl });
+  try {
+    const { diff } = await comparer.run(before, after, engineOptions, { onProgress, signal });
+    return diff;
+  } finally {
+    comparer.terminate();
   }
 }

@@ -7,13 +7,14 @@
 // Strings from a capture are untrusted: they go into the page only as text nodes or
 // attribute values (dom.js), after `clean()` for control and bidi characters.
 
-import { Analyzer, AbortError } from './analyze.js';
+import { Analyzer, AbortError, Comparer } from './analyze.js';
 import { h, s, fill, text } from './dom.js';
 import { clean, mib, duration } from './format.js';
-import { programChart, runtimeChart, barsChart } from './charts.js';
+import { programChart, runtimeChart, barsChart, compareChart, roleBarsChart } from './charts.js';
 
 const $ = (id) => document.getElementById(id);
 const analyzer = new Analyzer();
+const comparer = new Comparer();
 const SUFFIX = '.xplane.pb';
 const TABS = ['diagnosis', 'plan', 'runtime', 'modules'];
 
@@ -28,6 +29,8 @@ const state = {
   allocator: null, // the allocator drawn in the runtime chart
   notice: null, // a message to show with the next report
   mounts: {}, // panel → [render(width)] for charts, run when the panel is shown
+  pair: null, // {before: {host, name, blob}, after: {…}}: two runs compared
+  compared: null, // {diff, view, markdown, ms, workers, version} of the pair
 };
 
 // ---------------------------------------------------------------- labels and words
@@ -168,6 +171,7 @@ function mark(phase) {
 async function run() {
   const f = state.files[state.hostIndex];
   if (!f) return;
+  leaveCompare();
   mark('running');
   status(null);
   runStarted = performance.now();
@@ -732,6 +736,207 @@ function renderModules(r, v) {
   fill(root, parts);
 }
 
+// ---------------------------------------------------------------- comparing two runs
+//
+// The engine analyzes both runs (each in its own worker where the machine has the
+// cores) and compares them; the page lays out the comparison's view
+// (src/report/diff_view.rs) as `oomlens diff` prints it, and draws its series.
+
+const FIT_CLASS = { now_fits: 'good', still_fits: 'good', still_does_not_fit: 'bad', no_longer_fits: 'bad' };
+const STATUS_WORDS = { resolved: 'Resolved', new: 'New', remaining: 'Remaining' };
+
+function leaveCompare() {
+  comparer.cancel();
+  state.pair = null;
+  state.compared = null;
+  $('compare').hidden = true;
+}
+
+/** Which of two files dropped together is the run before the change: its name says so, else the older file. */
+function guessOrder(a, b) {
+  const said = (f, re) => re.test(f.name);
+  if (said(a, /after|fix|new/i) && !said(b, /after|fix|new/i)) return [b, a];
+  if (said(b, /before|base|old/i) && !said(a, /before|base|old/i)) return [b, a];
+  if (said(a, /before|base|old/i) || said(b, /after|fix|new/i)) return [a, b];
+  const ta = a.blob.lastModified || 0;
+  const tb = b.blob.lastModified || 0;
+  return tb < ta ? [b, a] : [a, b];
+}
+
+/** Starts comparing two runs, a host file each ({host, name, blob}). */
+function startCompare(before, after) {
+  analyzer.cancel();
+  state.pair = { before, after };
+  runCompare();
+}
+
+async function runCompare() {
+  const pair = state.pair;
+  if (!pair) return;
+  mark('running');
+  status(null);
+  runStarted = performance.now();
+  const title = `${pair.before.name} → ${pair.after.name}`;
+  const latest = {
+    before: { phase: 'open', done: 0, total: pair.before.blob.size, read: 0 },
+    after: { phase: 'open', done: 0, total: pair.after.blob.size, read: 0 },
+  };
+  const combined = () => {
+    const words = (run) => {
+      const p = latest[run];
+      const phase = p.phase.startsWith(`${run}: `) ? p.phase.slice(run.length + 2) : p.phase;
+      return `${run}: ${PHASES[phase] || phase}`;
+    };
+    return { phase: `${words('before')} · ${words('after')}`, done: latest.before.done + latest.after.done, total: latest.before.total + latest.after.total, read: latest.before.read + latest.after.read };
+  };
+  showProgress(title, combined());
+  for (const id of ['compare-copy-md', 'compare-download-json']) $(id).disabled = true;
+  try {
+    const result = await comparer.run(pair.before.blob, pair.after.blob, { before_file_name: pair.before.name, after_file_name: pair.after.name, module: state.compareModule || undefined, top: 20 }, {
+      onProgress: (p) => {
+        latest[p.run] = p;
+        showProgress(title, combined());
+      },
+    });
+    if (state.pair !== pair) return;
+    hideProgress();
+    state.compared = result;
+    renderCompare();
+    mark('done');
+    const host = result.view.hosts[0];
+    reply({ oomlens: 'compared', text: host ? host.headline : '', fit: result.diff.headline ? result.diff.headline.fit : '' });
+  } catch (e) {
+    if (e instanceof AbortError) return;
+    hideProgress();
+    state.compared = null;
+    $('compare').hidden = true;
+    status('error', `${clean(title, 300)}: ${clean(e.message, 2000)}`);
+    mark('error');
+    reply({ oomlens: 'error', message: e.message, kind: e.kind });
+  }
+}
+
+function sideBox(side) {
+  return [
+    h('p', { class: 'side-name' }, side.side === 'before' ? 'Before' : 'After'),
+    h('p', { class: 'mono file' }, clean(side.file, 200)),
+    h('p', null, h('span', { class: 'muted' }, 'module '), h('span', { class: 'mono' }, clean(side.module || 'none', 200))),
+    h('p', { class: 'side-headline' }, clean(side.headline, 400)),
+  ];
+}
+
+function renderCompare() {
+  const res = state.compared;
+  const v = res && res.view && res.view.hosts[0];
+  if (!v) return;
+  const d = res.diff;
+  $('report').hidden = true;
+  $('compare').hidden = false;
+  $('drop').classList.add('compact');
+  text($('drop-title'), 'Drop another capture anywhere on this page, or two to compare');
+  const box = $('compare-headline-box');
+  box.className = `headline ${FIT_CLASS[d.headline && d.headline.fit] || ''}`;
+  box.dataset.fit = (d.headline && d.headline.fit) || '';
+  text($('compare-headline'), clean(v.headline, 400));
+  text($('compare-labels'), v.labels ? v.labels.trim() : '');
+  fill($('compare-before'), sideBox(v.before));
+  fill($('compare-after'), sideBox(v.after));
+  text($('compare-module'), clean(v.module, 300));
+  text($('compare-module-reason'), v.module_reason ? `— ${v.module_reason}` : '');
+  text($('compare-info'), `compared in ${res.ms < 1000 ? `${res.ms.toFixed(0)} ms` : `${(res.ms / 1000).toFixed(2)} s`} by ${res.version}${res.workers > 1 ? `, both runs at once on ${res.workers} workers` : ''}`);
+  $('compare-info').dataset.workers = String(res.workers || 1);
+  for (const id of ['compare-copy-md', 'compare-download-json']) $(id).disabled = false;
+  state.mounts = {};
+
+  const parts = [];
+  const po = v.program_order;
+  if (po) {
+    const chartBox = h('div', { class: 'chart-box', id: 'compare-chart' });
+    const readout = h('p', { class: 'chart-readout', 'aria-live': 'polite' }, 'Point at the chart, or focus it and use the arrow keys: both runs at the same place in their programs.');
+    const at = (series, i) => (i >= 0 ? [h('strong', null, mib(series.points[i].bytes)), ' after ', h('span', { class: 'mono' }, clean(series.points[i].instruction, 120) || '—')] : 'no trace');
+    mount('compare', chartBox, (width) =>
+      compareChart({
+        before: { points: po.before.points, peakIndex: po.before.peak_index, peak: po.before.peak },
+        after: { points: po.after.points, peakIndex: po.after.peak_index, peak: po.after.peak },
+        pool: po.pool_bytes || 0,
+        poolText: po.pool || '',
+        sentence: po.sentence,
+        width,
+        onCursor: (f, ib, ia) => fill(readout, `${(f * 100).toFixed(0)}% through the programs — before: `, at(po.before, ib), '; after: ', at(po.after, ia)),
+      }),
+    );
+    parts.push(
+      h('h2', null, po.title.replace(/ \(read\)$/, ''), label('read')),
+      h('p', { class: 'muted', id: 'compare-chart-sentence' }, clean(po.sentence, 600)),
+      h('ul', { class: 'legend' }, h('li', null, h('span', { class: 'swatch before' }), 'before (dashed)'), h('li', null, h('span', { class: 'swatch after' }), 'after'), po.pool ? h('li', null, h('span', { class: 'swatch pool' }), po.pool) : null),
+      readout,
+      chartBox,
+    );
+  }
+  const rb = v.role_bars;
+  if (rb) {
+    const barBox = h('div', { class: 'chart-box', id: 'compare-role-bars' });
+    mount('compare', barBox, (width) => roleBarsChart({ bars: [rb.before, rb.after], width, roleClass }));
+    parts.push(
+      h('h2', null, rb.title.replace(/ \(read\)$/, ''), label('read')),
+      barBox,
+      h('ul', { class: 'legend', id: 'compare-roles-legend' }, rb.before.roles.map((r) => h('li', { 'data-role': r.role }, h('span', { class: `swatch ${roleClass(r.role)}` }), r.words))),
+      h('p', { class: 'mono', id: 'compare-role-sentences' }, `before: ${rb.before.sentence}`, h('br'), `after: ${rb.after.sentence}`),
+    );
+  }
+  if (v.roles) parts.push(viewTable(v.roles, { id: 'compare-roles', heading: 'h3' }));
+  if (v.plan) parts.push(viewTable(v.plan, { id: 'compare-plan', heading: 'h2' }));
+  if (v.buffers) {
+    const widths = [null, null, null, 20, 60, 20, 80, 60, 200];
+    parts.push(
+      viewTable(v.buffers, {
+        id: 'compare-buffers',
+        heading: 'h2',
+        cell: (c, col, i, j) => (col.numeric ? null : h('span', { class: 'mono', title: c.full != null ? clean(c.full, 600) : c.text.length > (widths[j] || 200) ? clean(c.text, 600) : null }, clean(c.text, widths[j] || 200))),
+      }),
+    );
+  }
+  if (v.sum) parts.push(h('p', { class: 'note', id: 'compare-sum' }, h('span', { class: 'text' }, clean(v.sum, 600)), label('read')));
+  if (v.heap_sum) parts.push(h('p', { class: 'muted', id: 'compare-heap-sum' }, clean(v.heap_sum, 400)));
+  if (v.scan_stacks.length) parts.push(h('h3', null, 'Scan stacks', label('read')), h('ul', { id: 'compare-scan-stacks' }, v.scan_stacks.map((st) => h('li', { class: 'mono' }, clean(st, 300)))));
+  if (v.runtime) parts.push(viewTable(v.runtime, { id: 'compare-runtime', heading: 'h2' }));
+  if (v.in_use_at_starts.length) parts.push(h('ul', { class: 'lines', id: 'compare-in-use' }, v.in_use_at_starts.map((l) => h('li', { class: 'mono' }, clean(l, 600)))));
+
+  parts.push(h('h2', null, 'Diagnosis lines'));
+  if (v.diagnosis_not_compared) parts.push(h('p', { class: 'muted', id: 'compare-lines-not-compared' }, v.diagnosis_not_compared));
+  else if (!v.diagnosis.length) parts.push(h('p', { class: 'muted' }, 'No diagnosis line in either run.'));
+  for (const st of ['resolved', 'new', 'remaining']) {
+    const lines = v.diagnosis.filter((l) => l.status === st);
+    if (!lines.length) continue;
+    parts.push(
+      h('h3', null, STATUS_WORDS[st]),
+      h('ul', { class: `lines status-${st}`, id: `compare-${st}` }, lines.map((l) => h('li', { 'data-id': l.id, 'data-status': st }, h('span', { class: 'title' }, l.title), ' ', h('span', { class: 'id' }, `(${l.id})`)))),
+    );
+  }
+  if (v.savings.length) {
+    parts.push(
+      h('h2', null, 'Estimated and measured savings'),
+      h(
+        'ul',
+        { class: 'savings', id: 'compare-savings' },
+        v.savings.map((sv) =>
+          h(
+            'li',
+            { 'data-id': sv.id },
+            h('p', { class: 'text' }, clean(sv.text, 600)),
+            h('p', { class: 'figures' }, h('span', { class: 'k' }, 'estimated '), h('strong', { class: 'estimated-saving' }, sv.estimated), label('estimated'), ' · ', h('span', { class: 'k' }, 'saved '), h('strong', { class: 'actual-saving' }, sv.actual), label('read')),
+          ),
+        ),
+      ),
+    );
+  }
+  const notes = [...(v.notes || []).map((n) => ({ id: n.id, text: n.text })), ...(res.view.hosts_only || []).map((t) => ({ id: 'hosts_only', text: t }))];
+  if (notes.length) parts.push(h('h2', null, 'Notes'), h('ul', { class: 'notes', id: 'compare-notes' }, notes.map((n) => h('li', { 'data-id': n.id }, h('span', { class: 'text' }, clean(n.text, 3000))))));
+  fill($('compare-content'), parts);
+  for (const draw of state.mounts.compare || []) draw();
+  document.title = `${clean(v.headline, 120)} — oomlens`;
+}
+
 // ---------------------------------------------------------------- tabs
 
 function showTab(tab, focus) {
@@ -770,7 +975,7 @@ let resizeTimer = 0;
 window.addEventListener('resize', () => {
   clearTimeout(resizeTimer);
   resizeTimer = setTimeout(() => {
-    for (const draw of state.mounts[state.tab] || []) draw();
+    for (const draw of state.mounts[$('compare').hidden ? state.tab : 'compare'] || []) draw();
   }, 150);
 });
 
@@ -791,6 +996,7 @@ $('folder-input').addEventListener('change', (e) => {
 $('try-sample').addEventListener('click', loadSample);
 $('cancel').addEventListener('click', () => {
   analyzer.cancel();
+  comparer.cancel();
   hideProgress();
   document.documentElement.dataset.state = 'cancelled';
   status('notice', 'Cancelled.');
@@ -812,12 +1018,11 @@ $('error-clear').addEventListener('click', () => {
     if (state.files.length) run();
   }
 });
-$('copy-md').addEventListener('click', async () => {
-  const md = state.result && state.result.markdown;
+async function copyMarkdown(md, done) {
   if (!md) return;
   try {
     await navigator.clipboard.writeText(md);
-    status('notice', 'The report is on the clipboard as Markdown.');
+    status('notice', done);
   } catch {
     const area = h('textarea', { class: 'sr-only', readonly: true });
     area.value = md;
@@ -825,20 +1030,54 @@ $('copy-md').addEventListener('click', async () => {
     area.select();
     const ok = document.execCommand && document.execCommand('copy');
     area.remove();
-    status(ok ? 'notice' : 'error', ok ? 'The report is on the clipboard as Markdown.' : 'The clipboard is not available here.');
+    status(ok ? 'notice' : 'error', ok ? done : 'The clipboard is not available here.');
   }
-});
-$('download-json').addEventListener('click', () => {
-  const r = state.result && state.result.report;
-  if (!r) return;
-  const blob = new Blob([`${JSON.stringify(r, null, 2)}\n`], { type: 'application/json' });
+}
+
+function download(value, name) {
+  const blob = new Blob([`${JSON.stringify(value, null, 2)}\n`], { type: 'application/json' });
   const a = document.createElement('a');
   a.href = URL.createObjectURL(blob);
-  a.download = `${(r.host || 'report').replace(/[^A-Za-z0-9._-]+/g, '_').slice(0, 100)}.oomlens.json`;
+  a.download = name;
   document.body.append(a);
   a.click();
   a.remove();
   setTimeout(() => URL.revokeObjectURL(a.href), 10000);
+}
+
+$('copy-md').addEventListener('click', () => copyMarkdown(state.result && state.result.markdown, 'The report is on the clipboard as Markdown.'));
+$('compare-with').addEventListener('click', () => $('compare-input').click());
+$('compare-input').addEventListener('change', (e) => {
+  state.compareModule = null;
+  const file = e.target.files[0];
+  e.target.value = '';
+  const current = state.files[state.hostIndex];
+  if (!file || !current) return;
+  startCompare(current, { host: hostOf(file.name), name: file.name, blob: file });
+});
+$('swap').addEventListener('click', () => {
+  const pair = state.pair;
+  if (!pair) return;
+  startCompare(pair.after, pair.before);
+});
+for (const run of ['before', 'after']) {
+  $(`show-${run}`).addEventListener('click', () => {
+    const pair = state.pair;
+    if (pair) load([pair[run]]);
+  });
+}
+$('compare-copy-md').addEventListener('click', () => copyMarkdown(state.compared && state.compared.markdown, 'The comparison is on the clipboard as Markdown.'));
+$('compare-download-json').addEventListener('click', () => {
+  const d = state.compared && state.compared.diff;
+  if (!d) return;
+  const v = state.compared.view.hosts[0];
+  const name = v ? `${v.before.host}-vs-${v.after.host}` : 'comparison';
+  download(d, `${name.replace(/[^A-Za-z0-9._-]+/g, '_').slice(0, 100)}.oomlens-diff.json`);
+});
+$('download-json').addEventListener('click', () => {
+  const r = state.result && state.result.report;
+  if (!r) return;
+  download(r, `${(r.host || 'report').replace(/[^A-Za-z0-9._-]+/g, '_').slice(0, 100)}.oomlens.json`);
 });
 
 // ---------------------------------------------------------------- drag and drop
@@ -865,6 +1104,15 @@ window.addEventListener('drop', async (e) => {
   if (!e.dataTransfer) return;
   try {
     const entries = await fromDataTransfer(e.dataTransfer);
+    // Two files dropped together (not a folder's hosts): two runs to compare.
+    const loose = entries.filter((x) => !x.path.replace(/^\//, '').includes('/'));
+    if (entries.length === 2 && loose.length === 2) {
+      const [before, after] = guessOrder(...entries.map((x) => ({ host: hostOf(x.file.name), name: x.file.name, blob: x.file })));
+      state.replyTo = null;
+      state.compareModule = null;
+      startCompare(before, after);
+      return;
+    }
     load(asHostFiles(entries));
   } catch (err) {
     status('error', `The dropped files could not be read: ${clean(err.message || String(err), 300)}`);
@@ -887,6 +1135,26 @@ window.addEventListener('message', (e) => {
   const body = d.oomlens;
   if (body === 'ping') return answer({ oomlens: 'pong' });
   if (!body || typeof body !== 'object') return;
+  if ('before' in body || 'after' in body) {
+    // Two runs to compare: {before: {buffer, title}, after: {buffer, title}, module}.
+    const side = (x, fallback) => {
+      const data = x && typeof x === 'object' && !(x instanceof Blob) && !(x instanceof ArrayBuffer) && !ArrayBuffer.isView(x) ? x.buffer : x;
+      if (!(data instanceof ArrayBuffer || ArrayBuffer.isView(data) || data instanceof Blob)) return null;
+      const title = x && typeof x.title === 'string' && x.title ? x.title.slice(0, 300) : fallback;
+      return { host: hostOf(title), name: title, blob: data instanceof Blob ? data : new Blob([data]) };
+    };
+    const before = side(body.before, 'before.xplane.pb');
+    const after = side(body.after, 'after.xplane.pb');
+    if (!before || !after) {
+      answer({ oomlens: 'error', message: 'expected {oomlens: {before: {buffer: ArrayBuffer, title}, after: {buffer: ArrayBuffer, title}}}' });
+      return;
+    }
+    state.replyTo = { source: e.source, origin: e.origin };
+    state.compareModule = typeof body.module === 'string' && body.module ? body.module.slice(0, 1000) : null;
+    answer({ oomlens: 'received', before: { title: before.name, bytes: before.blob.size }, after: { title: after.name, bytes: after.blob.size } });
+    startCompare(before, after);
+    return;
+  }
   const data = body.buffer;
   if (!(data instanceof ArrayBuffer || ArrayBuffer.isView(data) || data instanceof Blob)) {
     answer({ oomlens: 'error', message: 'expected {oomlens: {buffer: ArrayBuffer, title}}' });

@@ -311,3 +311,124 @@ export function barsChart(o) {
   svg.select = select;
   return svg;
 }
+
+/**
+ * Memory along program order of two runs on one chart (the comparison's view): each
+ * run's heap timeline spans the width (their points differ in number), before dashed,
+ * after solid, each peak marked, the pool's line when it is on the scale.
+ * @param {{before: {points: {bytes:number, instruction:string}[], peakIndex:number|null, peak:string},
+ *          after: {points: {bytes:number, instruction:string}[], peakIndex:number|null, peak:string},
+ *          pool?: number, poolText?: string, sentence: string, width:number, height?:number,
+ *          onCursor?:(f:number, ib:number, ia:number)=>void}} o
+ */
+export function compareChart(o) {
+  const { before, after, pool, width } = o;
+  const height = o.height || 260;
+  const m = { left: 72, right: 18, top: 24, bottom: 34 };
+  const plotW = width - m.left - m.right;
+  const plotH = height - m.top - m.bottom;
+  const maxBytes = [...before.points, ...after.points].reduce((a, p) => Math.max(a, p.bytes), 0);
+  const poolOnScale = pool > 0 && pool <= maxBytes * 2.5;
+  const yMax = Math.max(1, maxBytes, poolOnScale ? pool : 0) * 1.08;
+  const y = (b) => m.top + plotH - (b / yMax) * plotH;
+  const xOf = (n) => (i) => m.left + (n > 1 ? (i / (n - 1)) * plotW : plotW / 2);
+  const n = Math.max(before.points.length, after.points.length);
+  const svg = frame(width, height, `Memory along program order, before and after: ${o.sentence}. Use the arrow keys to read both runs at the same place in their programs.`);
+  yAxis(svg, m, plotW, y, byteTicks(yMax));
+  svg.append(s('line', { class: 'axis', x1: m.left, x2: m.left + plotW, y1: m.top + plotH, y2: m.top + plotH }));
+  svg.append(s('text', { x: m.left + plotW / 2, y: height - 6, 'text-anchor': 'middle' }, 'program order, each run from its start to its end →'));
+  for (const [series, cls] of [
+    [before, 'before'],
+    [after, 'after'],
+  ]) {
+    const pts = series.points;
+    if (!pts.length) continue;
+    const x = xOf(pts.length);
+    let d = '';
+    pts.forEach((p, i) => {
+      d += `${i ? 'L' : 'M'}${x(i).toFixed(1)},${y(p.bytes).toFixed(1)}`;
+    });
+    if (cls === 'after') svg.append(s('path', { class: 'area', d: `${d}L${x(pts.length - 1).toFixed(1)},${y(0)}L${x(0).toFixed(1)},${y(0)}Z` }));
+    svg.append(s('path', { class: `line ${cls}`, d }, s('title', null, `${cls}: ${series.peak}`)));
+  }
+  if (pool > 0) {
+    if (poolOnScale) {
+      const yy = y(pool);
+      svg.append(s('line', { class: 'capacity', x1: m.left, x2: m.left + plotW, y1: yy, y2: yy }));
+      svg.append(s('text', { class: 'capacity-label', x: m.left + plotW - 4, y: yy - 5, 'text-anchor': 'end' }, o.poolText || ''));
+    } else {
+      svg.append(s('text', { class: 'capacity-label', x: m.left + plotW - 4, y: m.top - 8, 'text-anchor': 'end' }, `${o.poolText || ''} is above the scale`));
+    }
+  }
+  for (const [series, cls] of [
+    [before, 'before'],
+    [after, 'after'],
+  ]) {
+    const i = series.peakIndex;
+    if (i == null || i < 0 || i >= series.points.length) continue;
+    const px = xOf(series.points.length)(i);
+    const py = y(series.points[i].bytes);
+    svg.append(s('circle', { class: `peak ${cls}`, cx: px, cy: py, r: 4.5 }));
+    const anchor = px > m.left + plotW * 0.8 ? 'end' : px < m.left + plotW * 0.2 ? 'start' : 'middle';
+    svg.append(s('text', { class: `peak-label ${cls}`, x: px, y: Math.max(12, py - 9), 'text-anchor': anchor }, `${cls}: ${series.peak}`));
+  }
+  if (o.onCursor && n > 0) {
+    const index = (series, f) => (series.points.length ? Math.round(f * (series.points.length - 1)) : -1);
+    const line = s('line', { class: 'cursor', y1: m.top, y2: m.top + plotH, visibility: 'hidden' });
+    const dots = [before, after].map((_, k) => s('circle', { class: `cursor-dot ${k ? 'after' : 'before'}`, r: 3.5, visibility: 'hidden' }));
+    svg.append(line, ...dots);
+    let cur = -1;
+    const set = (k) => {
+      cur = k;
+      const f = n > 1 ? k / (n - 1) : 0;
+      const cx = m.left + f * plotW;
+      line.setAttribute('x1', cx);
+      line.setAttribute('x2', cx);
+      line.setAttribute('visibility', 'visible');
+      const idx = [index(before, f), index(after, f)];
+      [before, after].forEach((series, j) => {
+        if (idx[j] < 0) return;
+        dots[j].setAttribute('cx', xOf(series.points.length)(idx[j]));
+        dots[j].setAttribute('cy', y(series.points[idx[j]].bytes));
+        dots[j].setAttribute('visibility', 'visible');
+      });
+      o.onCursor(f, idx[0], idx[1]);
+    };
+    svg.addEventListener('pointermove', (e) => {
+      const p = svgPoint(svg, e);
+      set(Math.max(0, Math.min(n - 1, Math.round(((p.x - m.left) / (plotW || 1)) * (n - 1)))));
+    });
+    keyboardCursor(svg, n, () => cur, set);
+  }
+  return svg;
+}
+
+/**
+ * The heap at its peak by role in two runs: one stacked bar per run, on one scale (the
+ * larger heap spans the width), each labelled with its total (the view's figures).
+ * @param {{bars: {side:string, bytes:number, shown:string, sentence:string,
+ *          roles: {role:string, words:string, bytes:number, shown:string}[]}[], width:number,
+ *          roleClass:(role:string)=>string}} o
+ */
+export function roleBarsChart(o) {
+  const { bars, width } = o;
+  const labelWidth = 60;
+  const valueWidth = 84;
+  const row = 30;
+  const height = row * bars.length + 4;
+  const plotW = Math.max(40, width - labelWidth - valueWidth - 12);
+  const max = bars.reduce((a, b) => Math.max(a, b.bytes), 0) || 1;
+  const svg = frame(width, height, `At the heap peak, by role: ${bars.map((b) => `${b.side} ${b.shown}, ${b.sentence}`).join('; ')}`);
+  bars.forEach((b, i) => {
+    const yy = 2 + i * row;
+    svg.append(s('text', { class: 'bar-label', x: labelWidth - 8, y: yy + 18, 'text-anchor': 'end' }, b.side));
+    let x = labelWidth;
+    for (const r of b.roles) {
+      const w = (r.bytes / max) * plotW;
+      if (w > 0) svg.append(s('rect', { class: o.roleClass(r.role), x: x.toFixed(1), y: yy + 4, width: w.toFixed(1), height: row - 8 }, s('title', null, `${b.side}, ${r.words}: ${r.shown}`)));
+      x += w;
+    }
+    svg.append(s('text', { x: x + 6, y: yy + 18 }, b.shown));
+  });
+  return svg;
+}

@@ -167,6 +167,149 @@ export class Analyzer {
     options?: AnalyzeOptions,
     hooks?: { onProgress?: (p: Progress) => void; signal?: AbortSignal },
   ): Promise<{ report: Report; view: View; markdown: string; ms: number; phases: [string, number][]; memoryBytes: number; version: string; workers: number }>;
+  /** One run of a comparison (what `Comparer` uses): its report as the engine's JSON text. */
+  analyzeRun(
+    input: Blob | ArrayBuffer | ArrayBufferView,
+    run: 'before' | 'after',
+    options?: { module?: string; file_name?: string; host?: string },
+    hooks?: { onProgress?: (p: Progress) => void; signal?: AbortSignal },
+  ): Promise<{ report: string; ms: number; version: string }>;
+  /** Compares two reports from `analyzeRun`; `again`: analyze those runs again about the modules named, then call with `module_choice`. */
+  compareReports(
+    before: string,
+    after: string,
+    options?: { module?: string; top?: number; module_choice?: string },
+  ): Promise<{ diff: Diff; view: DiffView; markdown: string; version: string } | { again: { before: string | null; after: string | null; module_choice: string } }>;
+  cancel(): void;
+  terminate(): void;
+}
+
+export interface CompareOptions {
+  /** Compare this module: a name (`jit_step`) or a label (`jit_step(12)`: the other run's
+   * module of that name is taken, as program ids change between runs). */
+  module?: string;
+  /** How many changed buffers the view and the Markdown list (default 20). */
+  top?: number;
+  /** Analyze both runs at once in two workers (default: where the machine has 4 or more cores). */
+  parallel?: boolean;
+  /** File names for the two runs (default: the Files' names, else `before.xplane.pb` / `after.xplane.pb`). */
+  before_file_name?: string;
+  after_file_name?: string;
+}
+
+/** Progress of one run of a comparison; `phase` is prefixed by the run (`after: plan`). */
+export interface CompareProgress extends Progress {
+  run: 'before' | 'after';
+}
+
+/**
+ * Two runs compared (schema `oomlens-diff/1`, `schema/oomlens-diff.schema.json`): the
+ * object `oomlens diff BEFORE AFTER --format json` prints; see src/diff/model.rs.
+ */
+export interface Diff {
+  schema: string;
+  tool: string;
+  before: { file: string; host: string; module: string | null; plan: Record<string, unknown> | null; verdict: string; headline: string; [key: string]: unknown };
+  after: { file: string; host: string; module: string | null; plan: Record<string, unknown> | null; verdict: string; headline: string; [key: string]: unknown };
+  headline: { text: string; fit: string; peak_before_bytes: number | null; peak_after_bytes: number | null; pool_bytes: number | null; [key: string]: unknown };
+  delta: {
+    argument_bytes: number;
+    output_bytes: number;
+    alias_bytes: number;
+    temp_bytes: number;
+    heap_peak_bytes: number;
+    peak_bytes: number;
+    roles_at_peak: { forward: number; backward: number; workspace: number; other: number };
+    [key: string]: unknown;
+  } | null;
+  buffers: { op_name: string; source: string; shape: string; before_bytes: number; after_bytes: number; delta_bytes: number; change: string; [key: string]: unknown }[];
+  unmatched_before_bytes: number;
+  unmatched_after_bytes: number;
+  diagnosis: { resolved: string[]; new: string[]; remaining: string[]; [key: string]: unknown };
+  predicted_vs_actual: { id: string; estimated_saving_bytes: number; actual_saving_bytes: number; [key: string]: unknown }[];
+  notes: { id: string; text: string }[];
+  [key: string]: unknown;
+}
+
+/** A role's share of the heap at its peak (read). */
+export interface RoleShare {
+  role: 'forward' | 'backward' | 'workspace' | 'other';
+  words: string;
+  short: string;
+  bytes: number;
+  shown: string;
+  percent: string;
+}
+
+/** One run's heap along program order (read), for the comparison's chart. */
+export interface DiffSeries {
+  side: 'before' | 'after';
+  module: string;
+  /** Heap in use after each point and its instruction (a capture string: untrusted). */
+  points: { bytes: number; instruction: string }[];
+  peak_index: number | null;
+  /** `peak 54.4 MiB`. */
+  peak: string;
+}
+
+/**
+ * One host's comparison laid out for reading (src/report/diff_view.rs): every section,
+ * row, title, word and figure `oomlens diff` shows, formatted. Capture strings are
+ * carried as they are: escape them for your medium.
+ */
+export interface DiffHostView {
+  title: string;
+  host: string;
+  headline: string;
+  labels: string;
+  before: { side: 'before'; file: string; host: string; module: string | null; verdict: string; headline: string };
+  after: { side: 'after'; file: string; host: string; module: string | null; verdict: string; headline: string };
+  module: string;
+  module_reason: string;
+  plan: ViewTable | null;
+  roles: ViewTable | null;
+  role_bars: {
+    title: string;
+    before: { side: 'before'; bytes: number; shown: string; sentence: string; roles: RoleShare[] };
+    after: { side: 'after'; bytes: number; shown: string; sentence: string; roles: RoleShare[] };
+  } | null;
+  program_order: { title: string; before: DiffSeries; after: DiffSeries; pool_bytes: number | null; pool: string | null; sentence: string } | null;
+  buffers: ViewTable | null;
+  sum: string | null;
+  heap_sum: string | null;
+  scan_stacks: string[];
+  runtime: ViewTable | null;
+  in_use_at_starts: string[];
+  diagnosis: { status: 'resolved' | 'new' | 'remaining'; id: string; title: string }[];
+  diagnosis_not_compared: string | null;
+  savings: { id: string; title: string; subject: string | null; text: string; estimated: string; actual: string }[];
+  notes: { id: string; text: string }[];
+}
+
+export interface DiffView {
+  hosts: DiffHostView[];
+  hosts_only: string[];
+}
+
+/**
+ * Compares two runs (a capture each) in fresh web workers — both analyzed at once where
+ * the machine has the cores — and resolves to the comparison `oomlens diff --format json` prints.
+ */
+export function compare(
+  before: Blob | ArrayBuffer | ArrayBufferView,
+  after: Blob | ArrayBuffer | ArrayBufferView,
+  options?: CompareOptions & { onProgress?: (p: CompareProgress) => void; signal?: AbortSignal; workerUrl?: string | URL },
+): Promise<Diff>;
+
+/** Two workers for several comparisons; a new comparison cancels the running one. */
+export class Comparer {
+  constructor(config?: { workerUrl?: string | URL });
+  run(
+    before: Blob | ArrayBuffer | ArrayBufferView,
+    after: Blob | ArrayBuffer | ArrayBufferView,
+    options?: CompareOptions,
+    hooks?: { onProgress?: (p: CompareProgress) => void; signal?: AbortSignal },
+  ): Promise<{ diff: Diff; view: DiffView; markdown: string; ms: number; workers: number; version: string }>;
   cancel(): void;
   terminate(): void;
 }

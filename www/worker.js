@@ -16,12 +16,24 @@
 //        {id, type: 'result', report, view, markdown, ms, phases, memoryBytes, version, workers}
 //        (view: one per host, the report laid out as the CLI shows it; phases: [name, ms] in order)
 //        {id, type: 'error', message, kind}
+// Comparing two runs (analyze.js's Comparer: each run in its own worker where the
+// machine has the cores, then one of them compares the two reports):
+//   in:  {id, type: 'analyze-run', blob, run, options}   run: 'before' or 'after';
+//                                                          options: {module, file_name, host}
+//   out: {id, type: 'progress', …}                        phase prefixed: 'after: plan'
+//        {id, type: 'result', report, ms, version}        report: the engine's JSON text
+//   in:  {id, type: 'compare-reports', before, after, options}
+//                                                          options: {module, top, module_choice}
+//   out: {id, type: 'result', diff, view, markdown, version}   (diff: oomlens-diff/1)
+//        {id, type: 'result', again: {before, after, module_choice}}
+//                                                          analyze those runs again about
+//                                                          the modules named, then compare
 // Between the two workers (the first sends the work once it has indexed the file):
 //   out: {type: 'ready'}                     the second worker's engine has loaded
 //   in:  {type: 'second-part', blob, work}   work: the split and the host plane's metadata
 //   out: {type: 'second-part', bytes}        the encoded part, or null if it failed
 
-import init, { Analysis, parallelFromBytes, scanHostPart, version } from './oomlens.js';
+import init, { Analysis, analyzeRun, compareReports, parallelFromBytes, scanHostPart, version } from './oomlens.js';
 
 const ready = init();
 
@@ -90,10 +102,54 @@ async function secondPart(blob, work) {
   self.postMessage({ type: 'second-part', bytes }, bytes ? [bytes.buffer] : []);
 }
 
+/** An engine error as the protocol's error message. */
+function failure(id, e) {
+  const message = e && e.message ? e.message : String(e);
+  // A Rust panic surfaces as a RuntimeError; the page then drops this worker.
+  const kind = e && e.kind ? e.kind : e instanceof WebAssembly.RuntimeError ? 'panic' : 'analysis';
+  return { id, type: 'error', kind, message };
+}
+
+/** One run of a comparison, analyzed here; its report goes back as the engine's JSON text. */
+function runOfComparison(id, msg) {
+  if (!(msg.blob instanceof Blob)) {
+    self.postMessage({ id, type: 'error', kind: 'input', message: 'nothing to analyze: expected a File or Blob' });
+    return;
+  }
+  const started = performance.now();
+  try {
+    const progress = (phase, done, total, read) => self.postMessage({ id, type: 'progress', phase, done, total, read });
+    const report = analyzeRun(msg.blob, msg.run, { ...(msg.options || {}), discard }, progress);
+    self.postMessage({ id, type: 'result', report, ms: performance.now() - started, version: version() });
+  } catch (e) {
+    self.postMessage(failure(id, e));
+  }
+}
+
+function compareTwo(id, msg) {
+  try {
+    const out = compareReports(msg.before, msg.after, msg.options || {});
+    self.postMessage({ id, type: 'result', ...out, version: version() });
+  } catch (e) {
+    self.postMessage(failure(id, e));
+  }
+}
+
 self.onmessage = async (event) => {
   const msg = event.data || {};
   if (msg.type === 'second-part') {
     await secondPart(msg.blob, msg.work);
+    return;
+  }
+  if (msg.type === 'analyze-run' || msg.type === 'compare-reports') {
+    try {
+      await ready;
+    } catch (e) {
+      self.postMessage({ id: msg.id, type: 'error', kind: 'engine', message: `the engine did not load: ${e && e.message ? e.message : e}` });
+      return;
+    }
+    if (msg.type === 'analyze-run') runOfComparison(msg.id, msg);
+    else compareTwo(msg.id, msg);
     return;
   }
   const { id, blob, options } = msg;
@@ -159,10 +215,7 @@ self.onmessage = async (event) => {
       workers: split && part ? 2 : 1,
     });
   } catch (e) {
-    const message = e && e.message ? e.message : String(e);
-    // A Rust panic surfaces as a RuntimeError; the page then drops this worker.
-    const kind = e && e.kind ? e.kind : e instanceof WebAssembly.RuntimeError ? 'panic' : 'analysis';
-    self.postMessage({ id, type: 'error', kind, message });
+    self.postMessage(failure(id, e));
   } finally {
     if (second) second.worker.terminate();
     if (analysis) {

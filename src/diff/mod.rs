@@ -288,7 +288,11 @@ pub fn compare_reports(
 /// Analyzes one run, about `module` when given. A label names a module by one run's
 /// program id: when this run has no module of that label, it is analyzed about the
 /// module of the label's name.
-fn analyze_run(analyze: AnalyzeRun<'_>, run: Run, module: Option<&str>) -> Result<Report, Error> {
+pub fn analyze_run(
+    analyze: AnalyzeRun<'_>,
+    run: Run,
+    module: Option<&str>,
+) -> Result<Report, Error> {
     let in_run = |e: Error| match e {
         Error::UnknownModule { wanted, available } => Error::UnknownModuleIn {
             wanted,
@@ -308,10 +312,63 @@ fn analyze_run(analyze: AnalyzeRun<'_>, run: Run, module: Option<&str>) -> Resul
     }
 }
 
-/// Runs both analyses with `analyze(run, module)` and compares them. When the module
-/// compared in a one-host run is not the one its report is about (the runs' reports
-/// chose modules of different names), that run is analyzed again about it, so that
-/// the diagnosis lines compared are that module's.
+/// What comparing two finished reports needs next ([`first_step`]).
+#[derive(Debug, Clone)]
+pub enum Step {
+    /// The comparison.
+    Done(DiffReport),
+    /// A run's report is not about the module compared: analyze that run again about
+    /// this module (`None`: keep the run's report), then [`second_step`] with `choice`.
+    Again {
+        before: Option<String>,
+        after: Option<String>,
+        choice: ModuleChoice,
+    },
+}
+
+/// Compares the two runs' first reports (each analyzed about `options.module`, with
+/// [`analyze_run`]). When the module compared in a one-host run is not the one its
+/// report is about (the runs' reports chose modules of different names), that run must
+/// be analyzed again about it, so that the diagnosis lines compared are that module's.
+pub fn first_step(before: &Report, after: &Report, options: &DiffOptions) -> Result<Step, Error> {
+    let diff = compare_reports(before, after, options)?;
+    let single = before.hosts.len() == 1 && after.hosts.len() == 1;
+    let Some(d) = diff
+        .hosts
+        .first()
+        .filter(|_| single && options.module.is_none())
+    else {
+        return Ok(Step::Done(diff));
+    };
+    let redo = |s: &Side| (!s.selected).then(|| s.module.clone()).flatten();
+    let (redo_before, redo_after) = (redo(&d.before), redo(&d.after));
+    if redo_before.is_none() && redo_after.is_none() {
+        return Ok(Step::Done(diff));
+    }
+    Ok(Step::Again {
+        before: redo_before,
+        after: redo_after,
+        choice: d.module_choice,
+    })
+}
+
+/// Compares the reports after [`Step::Again`]: the modules were chosen by `choice`.
+pub fn second_step(
+    before: &Report,
+    after: &Report,
+    options: &DiffOptions,
+    choice: ModuleChoice,
+) -> Result<DiffReport, Error> {
+    let mut diff = compare_reports(before, after, options)?;
+    for h in &mut diff.hosts {
+        h.module_choice = choice;
+    }
+    Ok(diff)
+}
+
+/// Runs both analyses with `analyze(run, module)` and compares them ([`first_step`],
+/// then [`second_step`] when a run must be analyzed again). The page runs the same
+/// steps with each run's analysis in its own worker.
 ///
 /// `analyze` is the only place inputs are read: the CLI passes capture paths to
 /// [`crate::analyze_path`], the page passes blobs.
@@ -319,28 +376,22 @@ pub fn compare_runs(analyze: AnalyzeRun<'_>, options: &DiffOptions) -> Result<Di
     let wanted = options.module.as_deref();
     let mut before = analyze_run(analyze, Run::Before, wanted)?;
     let mut after = analyze_run(analyze, Run::After, wanted)?;
-    let diff = compare_reports(&before, &after, options)?;
-    let single = before.hosts.len() == 1 && after.hosts.len() == 1;
-    let Some(d) = diff.hosts.first().filter(|_| single && wanted.is_none()) else {
-        return Ok(diff);
-    };
-    let redo = |s: &Side| (!s.selected).then(|| s.module.clone()).flatten();
-    let (redo_before, redo_after) = (redo(&d.before), redo(&d.after));
-    if redo_before.is_none() && redo_after.is_none() {
-        return Ok(diff);
+    match first_step(&before, &after, options)? {
+        Step::Done(diff) => Ok(diff),
+        Step::Again {
+            before: redo_before,
+            after: redo_after,
+            choice,
+        } => {
+            if let Some(label) = redo_before {
+                before = analyze_run(analyze, Run::Before, Some(&label))?;
+            }
+            if let Some(label) = redo_after {
+                after = analyze_run(analyze, Run::After, Some(&label))?;
+            }
+            second_step(&before, &after, options, choice)
+        }
     }
-    let choice = d.module_choice;
-    if let Some(label) = redo_before {
-        before = analyze_run(analyze, Run::Before, Some(&label))?;
-    }
-    if let Some(label) = redo_after {
-        after = analyze_run(analyze, Run::After, Some(&label))?;
-    }
-    let mut diff = compare_reports(&before, &after, options)?;
-    for h in &mut diff.hosts {
-        h.module_choice = choice;
-    }
-    Ok(diff)
 }
 
 /// Compares the runs at two paths (capture files or folders), each read as

@@ -11,7 +11,7 @@
 //! diagnosis said so); `actual_saving_bytes` is **read** (the plans' peaks).
 
 use schemars::JsonSchema;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::report::model::{Category, DiagnosisId, Label, Note, Plan, Role, Verdict};
 
@@ -101,7 +101,7 @@ pub struct Side {
 }
 
 /// How the modules compared were chosen.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum ModuleChoice {
     /// Named by the user (`--module`), found in both runs.

@@ -8,14 +8,16 @@
 
 use serde::Serialize;
 
-use super::model::{DiagnosisId, Label, Plan, Role, Verdict};
+use super::model::{DiagnosisId, Label, Plan, Role, TimelinePoint, Verdict};
 use super::present::{self, percent_change, signed_mib};
-use super::view::{column, in_use_at_starts, Cell, NoteView, Table};
+use super::view::{
+    column, in_use_at_starts, role_shares, roles_sentence, Cell, NoteView, RoleShare, Table,
+};
 use crate::diff::model::{
     signed_delta, BufferChange, Change, Diff, DiffReport, Figures, Reconciliation, RuntimeDelta,
     ScanStackChange, Side,
 };
-use crate::units::mib;
+use crate::units::{mib, thousands};
 
 /// Both runs compared, laid out: one view per host compared.
 #[derive(Debug, Clone, Serialize)]
@@ -45,6 +47,10 @@ pub struct DiffView {
     pub plan: Option<Table>,
     /// The heap at its peak by role, before, after, change (read).
     pub roles: Option<Table>,
+    /// The same split as two bars, one per run, for the page's chart (read).
+    pub role_bars: Option<RoleBars>,
+    /// The heap along program order of both runs, for the page's chart (read).
+    pub program_order: Option<ProgramOrder>,
     /// The buffers that changed, largest change first (read); `more` counts the rest.
     pub buffers: Option<Table>,
     /// How the buffers add up: `−14.3 MiB (matched) + 0 MiB (appeared) − 0 MiB (went
@@ -65,6 +71,63 @@ pub struct DiffView {
     /// Each resolved line's estimated saving beside the saving measured now.
     pub savings: Vec<SavingView>,
     pub notes: Vec<NoteView>,
+}
+
+/// The heap at its peak by role in each run: two bars drawn on one scale.
+#[derive(Debug, Clone, Serialize)]
+pub struct RoleBars {
+    /// `At the heap peak, by role (read)`.
+    pub title: String,
+    pub before: RoleBar,
+    pub after: RoleBar,
+}
+
+/// One run's bar.
+#[derive(Debug, Clone, Serialize)]
+pub struct RoleBar {
+    /// `before` or `after`.
+    pub side: &'static str,
+    /// The heap at its peak, all roles (its bar's length).
+    pub bytes: u64,
+    /// `54.4 MiB`.
+    pub shown: String,
+    /// Forward, backward, workspace, other, as the report's own split.
+    pub roles: Vec<RoleShare>,
+    /// `forward-kept 89.4% · …`.
+    pub sentence: String,
+}
+
+/// The heap along program order of both runs (each plan's heap-simulator timeline,
+/// including memory held for the whole program), drawn on one chart. The runs' points
+/// differ in number: each run spans the chart's width.
+#[derive(Debug, Clone, Serialize)]
+pub struct ProgramOrder {
+    /// `Memory along program order (read)`.
+    pub title: String,
+    pub before: Series,
+    pub after: Series,
+    /// The pool the plans are compared against, when known: drawn as a line.
+    pub pool_bytes: Option<u64>,
+    /// `pool 1.50 GiB (measured)`.
+    pub pool: Option<String>,
+    /// `before: peak 54.4 MiB at point 812 of 2,000; after: peak 40.2 MiB at point
+    /// 640 of 1,804`: the chart in words.
+    pub sentence: String,
+}
+
+/// One run's timeline.
+#[derive(Debug, Clone, Serialize)]
+pub struct Series {
+    /// `before` or `after`.
+    pub side: &'static str,
+    /// The module's label.
+    pub module: String,
+    /// Heap in use after each point, with its instruction (from the capture: untrusted).
+    pub points: Vec<TimelinePoint>,
+    /// Index into `points` of the peak (absent without points).
+    pub peak_index: Option<usize>,
+    /// `peak 54.4 MiB`.
+    pub peak: String,
 }
 
 /// One run, in a line.
@@ -158,6 +221,8 @@ pub fn host(d: &Diff, top: usize) -> DiffView {
         module_reason: present::module_choice(d.module_choice),
         plan: plans.map(|(b, a)| plan(b, a)),
         roles: plans.map(|(b, a)| roles(b, a)),
+        role_bars: plans.map(|(b, a)| role_bars(b, a)),
+        program_order: plans.and_then(|(b, a)| program_order(d, b, a)),
         buffers: plans.and_then(|_| buffers(&d.buffers, top)),
         sum: d.reconciliation.as_ref().map(|r| sum(d, r)),
         heap_sum: d
@@ -282,6 +347,69 @@ fn roles(b: &Plan, a: &Plan) -> Table {
         more: None,
         marks: Vec::new(),
     }
+}
+
+fn role_bar(p: &Plan, side: &'static str) -> RoleBar {
+    let roles = role_shares(p);
+    RoleBar {
+        side,
+        bytes: p.roles_at_peak.total(),
+        shown: mib(p.roles_at_peak.total()),
+        sentence: roles_sentence(&roles),
+        roles,
+    }
+}
+
+fn role_bars(b: &Plan, a: &Plan) -> RoleBars {
+    RoleBars {
+        title: "At the heap peak, by role (read)".into(),
+        before: role_bar(b, "before"),
+        after: role_bar(a, "after"),
+    }
+}
+
+fn series(p: &Plan, side: &'static str, module: &Option<String>) -> Series {
+    let peak_index =
+        (!p.timeline.is_empty()).then(|| p.timeline_peak_index.min(p.timeline.len() - 1));
+    let peak = peak_index.map(|i| p.timeline[i].bytes).unwrap_or(0);
+    Series {
+        side,
+        module: module.clone().unwrap_or_else(|| "none".into()),
+        points: p.timeline.clone(),
+        peak_index,
+        peak: format!("peak {}", mib(peak)),
+    }
+}
+
+fn program_order(d: &Diff, b: &Plan, a: &Plan) -> Option<ProgramOrder> {
+    if b.timeline.is_empty() && a.timeline.is_empty() {
+        return None;
+    }
+    let before = series(b, "before", &d.before.module);
+    let after = series(a, "after", &d.after.module);
+    let words = |s: &Series| match s.peak_index {
+        Some(i) => format!(
+            "{}: {} at point {} of {}",
+            s.side,
+            s.peak,
+            thousands((i + 1) as u64),
+            thousands(s.points.len() as u64)
+        ),
+        None => format!("{}: no heap-simulator trace", s.side),
+    };
+    let pool = d
+        .headline
+        .pool_bytes
+        .zip(d.headline.pool_label)
+        .map(|(bytes, label)| format!("pool {} ({})", present::size(bytes), label.as_str()));
+    Some(ProgramOrder {
+        title: "Memory along program order (read)".into(),
+        sentence: format!("{}; {}", words(&before), words(&after)),
+        before,
+        after,
+        pool_bytes: d.headline.pool_bytes,
+        pool,
+    })
 }
 
 fn changed(r: &BufferChange) -> bool {

@@ -7,7 +7,7 @@
 //! line carries its own label (savings are **estimated**).
 
 use schemars::JsonSchema;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// The report format's name and version, written as `schema`.
 pub const SCHEMA: &str = "oomlens/1";
@@ -17,8 +17,22 @@ fn as_string<S: serde::Serializer>(value: &u64, serializer: S) -> Result<S::Ok, 
     serializer.collect_str(value)
 }
 
+/// Reads what [`as_string`] wrote (a number is taken too).
+fn from_string<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<u64, D::Error> {
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum Id {
+        Text(String),
+        Number(u64),
+    }
+    match Id::deserialize(deserializer)? {
+        Id::Text(t) => t.parse().map_err(serde::de::Error::custom),
+        Id::Number(n) => Ok(n),
+    }
+}
+
 /// Where a figure comes from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Label {
     /// From runtime events (allocator, executions).
@@ -40,7 +54,7 @@ impl Label {
 }
 
 /// The whole output: one host, or several (`hosts`).
-#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct Report {
     /// The report format, `oomlens/1`; a change that breaks readers gets a new one.
     pub schema: String,
@@ -166,7 +180,7 @@ pub enum SkewField {
 }
 
 /// The analysis of one `<host>.xplane.pb`.
-#[derive(Debug, Clone, Default, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
 pub struct HostReport {
     /// The host's name: the file name without `.xplane.pb`, or as given.
     pub host: String,
@@ -206,7 +220,7 @@ pub struct HostReport {
 }
 
 /// The verdict in one sentence, with the figures it quotes and their labels.
-#[derive(Debug, Clone, Default, Serialize, PartialEq, JsonSchema)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, JsonSchema)]
 pub struct Headline {
     /// What the report concludes, in one word.
     pub verdict: Verdict,
@@ -217,7 +231,7 @@ pub struct Headline {
 }
 
 /// A figure the headline quotes.
-#[derive(Debug, Clone, Serialize, PartialEq, JsonSchema)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, JsonSchema)]
 pub struct HeadlineFigure {
     /// What the figure is: `needs`, `capacity`, `peak`, `growth_per_execution`, …
     pub name: String,
@@ -230,7 +244,7 @@ pub struct HeadlineFigure {
 }
 
 /// A plane of the capture, for orientation.
-#[derive(Debug, Clone, Default, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
 pub struct PlaneSummary {
     /// The plane's name (`/host:CPU`, `/device:GPU:0`, `/host:metadata`).
     pub name: String,
@@ -241,7 +255,7 @@ pub struct PlaneSummary {
 }
 
 /// What the capture lacked or what could not be read, and how to get it.
-#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct Note {
     /// Stable identifier (`device_trace_incomplete`, `capture_ends_during_call`, …).
     pub id: String,
@@ -250,13 +264,13 @@ pub struct Note {
 }
 
 /// A module with a compiled plan in the capture.
-#[derive(Debug, Clone, Default, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
 pub struct ModuleReport {
     /// The HLO module's name (`jit_train_step`).
     pub name: String,
     /// The program id XLA gave the module (on TPU a 64-bit fingerprint). Written as a
     /// string in JSON: 64-bit ids do not fit a JavaScript number.
-    #[serde(serialize_with = "as_string")]
+    #[serde(serialize_with = "as_string", deserialize_with = "from_string")]
     #[schemars(with = "String")]
     pub program_id: u64,
     /// `name(program_id)`, exactly as XProf names the module.
@@ -268,7 +282,7 @@ pub struct ModuleReport {
 }
 
 /// One module's compiled memory plan. All figures **read** from the plan.
-#[derive(Debug, Clone, Default, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
 pub struct Plan {
     /// As `compiled.memory_analysis().argument_size_in_bytes`.
     pub argument_bytes: u64,
@@ -341,7 +355,7 @@ impl Plan {
 }
 
 /// Bytes by role (see [`Role`]).
-#[derive(Debug, Clone, Copy, Default, Serialize, PartialEq, JsonSchema)]
+#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, PartialEq, JsonSchema)]
 pub struct Roles {
     /// Forward activations kept for backward (`jvp(` in the name stack).
     pub forward: u64,
@@ -382,7 +396,7 @@ impl Roles {
 }
 
 /// What a buffer is for, from the JAX name stack (`docs/diagnosis.md#roles`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Hash, JsonSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Hash, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Role {
     /// Forward activations kept for the backward pass (`jvp(`).
@@ -396,7 +410,7 @@ pub enum Role {
 }
 
 /// How a buffer's allocation lives (XProf's groups, first match wins).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum Category {
     /// An entry parameter.
@@ -412,7 +426,7 @@ pub enum Category {
 }
 
 /// A buffer live at the plan's peak (**read**).
-#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct LiveBuffer {
     /// Defining instruction, with `{i}` when the buffer is a tuple element.
     pub name: String,
@@ -437,7 +451,7 @@ pub struct LiveBuffer {
 }
 
 /// Buffers a `lax.scan` loop stacks over its iterations (**read**).
-#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct ScanStack {
     /// The stacked shape (`f32[6,8,128,512]`), the leading dimension the iterations.
     pub shape: String,
@@ -457,7 +471,7 @@ pub struct ScanStack {
 }
 
 /// A point of the plan's heap along program order.
-#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct TimelinePoint {
     /// Heap in use, indefinite memory included.
     pub bytes: u64,
@@ -466,7 +480,7 @@ pub struct TimelinePoint {
 }
 
 /// Runtime figures, all **measured** from allocator and execution events.
-#[derive(Debug, Clone, Default, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
 pub struct Runtime {
     /// Every allocator seen, device pools first.
     pub allocators: Vec<AllocatorSummary>,
@@ -499,7 +513,7 @@ pub struct Runtime {
 }
 
 /// One allocator's figures over the capture (**measured**).
-#[derive(Debug, Clone, Default, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
 pub struct AllocatorSummary {
     /// The allocator (`GPU_0_bfc`, `TPU:0`, `xla_gpu_host_bfc`).
     pub name: String,
@@ -525,7 +539,7 @@ pub struct AllocatorSummary {
 }
 
 /// One execution (launch) of a module (**measured**).
-#[derive(Debug, Clone, Default, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
 pub struct Execution {
     /// The module's label (`jit_step(12)`).
     pub module: String,
@@ -542,7 +556,7 @@ pub struct Execution {
 }
 
 /// `AllocatorRetry` waits over the capture (**measured**).
-#[derive(Debug, Clone, Default, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
 pub struct Retry {
     /// How many waits.
     pub count: u64,
@@ -562,7 +576,7 @@ pub struct Retry {
 
 /// One `AllocatorRetry` wait: the allocator found no free memory and waited for some
 /// to be freed (**measured**).
-#[derive(Debug, Clone, Default, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
 pub struct RetryWait {
     /// On the clock of [`Execution::start_ns`] and the allocator timelines.
     pub start_ns: f64,
@@ -573,7 +587,7 @@ pub struct RetryWait {
 }
 
 /// Arrays live at the selected module's last execution, with one origin (**measured**).
-#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct LiveGroup {
     /// Who allocated the group, written in JSON as a sentence: `output of jit_step(3)
     /// executions 1–4`, `host-to-device transfer (DevicePut in $train.py:60 load)`,
@@ -592,7 +606,7 @@ pub struct LiveGroup {
 }
 
 /// Host events of one name.
-#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct HostEventGroup {
     /// The host event's name.
     pub name: String,
@@ -603,7 +617,7 @@ pub struct HostEventGroup {
 }
 
 /// One diagnosis line.
-#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct Diagnosis {
     /// Stable identifier (`role_forward`, `no_donation`, …).
     pub id: DiagnosisId,
@@ -632,12 +646,12 @@ pub struct Diagnosis {
     pub subject: Option<String>,
     /// What the finding is made of, when it is several things (the stacks of one scan
     /// loop): each with its figures, read from the plan.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub items: Vec<DiagnosisItem>,
 }
 
 /// One thing a diagnosis line is made of (a stack of a scan loop).
-#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct DiagnosisItem {
     /// Its shape (`f32[6,8,128,512]`).
     pub shape: String,
@@ -654,7 +668,7 @@ pub struct DiagnosisItem {
 }
 
 /// A pasted OOM message, parsed and matched to the plan.
-#[derive(Debug, Clone, Default, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
 pub struct ErrorMatch {
     pub kind: String,
     pub requested_bytes: Option<u64>,
@@ -667,7 +681,7 @@ pub struct ErrorMatch {
 }
 
 /// Which pool an allocator is.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum AllocatorKind {
     /// A device's memory pool (`GPU_0_bfc`, a TPU's HBM).
@@ -710,6 +724,15 @@ pub enum LiveOrigin {
     BeforeCapture { history_from_ps: Option<i64> },
     /// Allocated outside any launch or transfer.
     Other,
+    /// Read back from a report's JSON, which keeps the sentence only (see
+    /// [`crate::report::present::live_origin`]).
+    Shown(String),
+}
+
+impl<'de> Deserialize<'de> for LiveOrigin {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        String::deserialize(deserializer).map(LiveOrigin::Shown)
+    }
 }
 
 impl Serialize for LiveOrigin {
@@ -719,7 +742,7 @@ impl Serialize for LiveOrigin {
 }
 
 /// What the report concludes about the selected module.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Verdict {
     /// The plan alone exceeds the pool.
@@ -755,7 +778,7 @@ impl Verdict {
 }
 
 /// Every kind of diagnosis line (JSON `diagnosis[].id`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum DiagnosisId {
     /// The plan alone exceeds the pool.

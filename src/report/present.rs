@@ -180,6 +180,7 @@ pub fn live_origin(origin: &LiveOrigin) -> String {
             *t as f64 / 1e12
         ),
         LiveOrigin::Other => "allocated outside any launch or transfer".into(),
+        LiveOrigin::Shown(sentence) => sentence.clone(),
     }
 }
 

@@ -488,11 +488,7 @@ fn plan(p: &Plan, capacity: Option<u64>) -> PlanView {
         ),
     ];
     let roles = role_shares(p);
-    let roles_sentence = roles
-        .iter()
-        .map(|r| format!("{} {}", r.short, r.percent))
-        .collect::<Vec<_>>()
-        .join(" · ");
+    let roles_sentence = roles_sentence(&roles);
     let host = p.host_bytes();
     PlanView {
         rows,
@@ -534,6 +530,15 @@ fn plan(p: &Plan, capacity: Option<u64>) -> PlanView {
         note: p.replay_note.clone(),
         chart: memory_chart(p, capacity),
     }
+}
+
+/// `forward-kept 89.4% · gradients 3.1% · …`: the role split in one line.
+pub(crate) fn roles_sentence(roles: &[RoleShare]) -> String {
+    roles
+        .iter()
+        .map(|r| format!("{} {}", r.short, r.percent))
+        .collect::<Vec<_>>()
+        .join(" · ")
 }
 
 /// How far above the highest figure the bytes axis reaches, so that the peak's mark
@@ -641,7 +646,7 @@ fn byte_ticks(top: f64) -> Vec<Tick> {
     ticks
 }
 
-fn role_shares(p: &Plan) -> Vec<RoleShare> {
+pub(crate) fn role_shares(p: &Plan) -> Vec<RoleShare> {
     let r = p.roles_at_peak;
     let heap = r.total().max(1);
     [Role::Forward, Role::Backward, Role::Workspace, Role::Other]
