@@ -71,7 +71,7 @@ pub struct Report {
 
 /// One host of a folder, in one row: what the cross-host summary compares
 /// (`docs/hosts.md`). Every figure is the host report's own, with its label.
-#[derive(Debug, Clone, Default, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
 pub struct HostSummary {
     /// The host: its file's name without `.xplane.pb` (what `--host` takes).
     pub host: String,
@@ -117,7 +117,7 @@ pub struct HostSummary {
 }
 
 /// Whether a host file could be analyzed.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum HostStatus {
     /// Read whole and analyzed.
@@ -131,7 +131,7 @@ pub enum HostStatus {
 }
 
 /// One thing that says a host ran out of memory, or would.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum OomEvidence {
     /// The allocator waited for memory (`AllocatorRetry`, **measured**).
@@ -147,7 +147,7 @@ pub enum OomEvidence {
 }
 
 /// A way one host differs from the rest of the folder.
-#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct Skew {
     /// Which field of the row differs.
     pub field: SkewField,
@@ -162,7 +162,7 @@ pub struct Skew {
 }
 
 /// The fields of a [`HostSummary`] compared across hosts.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum SkewField {
     /// `verdict`: another verdict than most hosts'.
