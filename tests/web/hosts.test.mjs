@@ -185,6 +185,36 @@ describe('a folder of hosts in the page', { skip: skip || false }, () => {
     await page.close();
   });
 
+  test('a pod-sized folder: 160 hosts dropped at once, one summary row each, as the CLI', async () => {
+    const pod = mkdtempSync(join(RESULTS, 'pod-'));
+    const src = readFileSync(join(FIXTURES, 'leak_steps', 'leak_steps.xplane.pb'));
+    const names = [];
+    for (let i = 0; i < 160; i++) {
+      const name = `worker-${String(i).padStart(3, '0')}.xplane.pb`;
+      writeFileSync(join(pod, name), src);
+      names.push(name);
+    }
+    const cliRows = cliJson(pod).hosts_summary;
+    const { page, log } = await openPage(browser.context, `${origin}/`);
+    const runs = await runsSoFar(page);
+    // Dropped as loose files (not a folder): several host files of one run.
+    await page.evaluate(async (names) => {
+      const bytes = await (await fetch('__fixtures__/leak_steps/leak_steps.xplane.pb')).arrayBuffer();
+      const dt = new DataTransfer();
+      for (const name of names) dt.items.add(new File([bytes], name));
+      document.body.dispatchEvent(new DragEvent('drop', { dataTransfer: dt, bubbles: true, cancelable: true }));
+    }, names);
+    assert.equal(await waitForRun(page, runs), 'done');
+    const [download] = await Promise.all([page.waitForEvent('download'), page.click('#hosts-download-json')]);
+    const saved = JSON.parse(readFileSync(await download.path(), 'utf8'));
+    assert.equal(saved.hosts_summary.length, 160);
+    assert.deepEqual(saved.hosts_summary, cliRows, 'hosts_summary: the page == the CLI');
+    assert.equal(await page.$$eval('#hosts-table tbody tr', (trs) => trs.length), 160);
+    rmSync(pod, { recursive: true, force: true });
+    clean(log);
+    await page.close();
+  });
+
   test('the npm API: analyzeHosts gives the CLI\'s hosts_summary, on as many workers as asked', async () => {
     const { page, log } = await openPage(browser.context, `${origin}/`);
     const names = readdirSync(folder.run).sort();
