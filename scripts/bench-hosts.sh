@@ -45,6 +45,8 @@ echo "| what | wall | peak RSS |"
 echo "|---|---|---|"
 one=$(ls "$out/run_1"/*.xplane.pb)
 measure "1 host ($(stat -c %s "$one") bytes), JSON" "$bin" "$one" --format json
+largest=$(ls -S "$out"/scaled/*.xplane.pb | head -1)
+measure "the largest host ($(stat -c %s "$largest") bytes), JSON" "$bin" "$largest" --format json
 for n in "${counts[@]}"; do
   dir=$out/run_$n
   bytes=$(du -sbL "$dir" | cut -f1)

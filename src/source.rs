@@ -19,7 +19,9 @@ use std::path::Path;
 /// memory, or a window of a memory-mapped file (unmapped when dropped, so that a walk
 /// over a large file holds only its current window).
 pub enum View<'a> {
+    /// Bytes already in memory.
     Borrowed(&'a [u8]),
+    /// A window of a memory-mapped file.
     #[cfg(not(target_arch = "wasm32"))]
     Mapped(memmap2::Mmap),
 }
@@ -44,6 +46,7 @@ pub trait ByteSource {
     /// `buf.len()` only at the end of the source).
     fn read_at(&self, offset: u64, buf: &mut [u8]) -> io::Result<usize>;
 
+    /// Whether the source holds no bytes.
     fn is_empty(&self) -> bool {
         self.len() == 0
     }
@@ -130,6 +133,7 @@ pub struct FileSource {
 }
 
 impl FileSource {
+    /// Opens a file to be read at random offsets.
     pub fn open(path: &Path) -> io::Result<Self> {
         let file = File::open(path)?;
         let len = file.metadata()?.len();

@@ -179,7 +179,7 @@ impl PlaneCut {
     /// What of the plane is missing, in words.
     fn missing(&self) -> &'static str {
         match self.part {
-            CutPart::Header => "all of it",
+            CutPart::Header => "everything after its header (its lines, event and stat metadata, and stats)",
             CutPart::Lines => "the rest of its lines and its event and stat metadata (without which its events have no names)",
             CutPart::EventMetadata => "the rest of its event metadata (event names, or on /host:metadata the modules' plans), its stat metadata and stats",
             CutPart::StatMetadata => "the rest of its stat metadata (stat names) and its stats",

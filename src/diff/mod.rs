@@ -13,18 +13,19 @@
 //! - diagnosis lines resolved, new and remaining, with estimated vs measured savings
 //!   ([`lines`]).
 
-pub mod deltas;
-pub mod lines;
-pub mod matching;
+mod deltas;
+mod lines;
+mod matching;
 pub mod model;
-pub mod modules;
-pub mod reconcile;
+mod modules;
+mod reconcile;
 
 use crate::error::Error;
 use crate::report::model::{HostReport, Label, ModuleReport, Report};
 use crate::report::present;
 use model::{
-    DiagnosisChange, Diff, DiffHeadline, DiffNote, DiffReport, Fit, ModuleChoice, Side, SCHEMA,
+    DiagnosisChange, Diff, DiffHeadline, DiffNote, DiffReport, Fit, ModuleChoice, RuntimeDelta,
+    Side, SCHEMA,
 };
 
 /// What the user asked for.
@@ -44,11 +45,14 @@ pub type AnalyzeRun<'a> = &'a mut dyn FnMut(Run, Option<&str>) -> Result<Report,
 /// Which run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Run {
+    /// The run before the change.
     Before,
+    /// The run after the change.
     After,
 }
 
 impl Run {
+    /// `before` or `after`, as reports and notes name the run.
     pub fn name(self) -> &'static str {
         match self {
             Run::Before => "before",
@@ -134,55 +138,17 @@ pub fn compare(
     let chosen = modules::choose(before, after, options.module.as_deref())?;
     let (bm, am) = (chosen.before, chosen.after);
     let (sb, sa) = (side(before, bm), side(after, am));
-    let mut notes: Vec<DiffNote> = Vec::new();
-    match (bm, am) {
-        (None, None) => notes.push(DiffNote::NoPlan { side: "either" }),
-        (None, Some(_)) => notes.push(DiffNote::NoPlan { side: "before" }),
-        (Some(_), None) => notes.push(DiffNote::NoPlan { side: "after" }),
-        (Some(b), Some(a)) if chosen.choice == ModuleChoice::NoCommonName => {
-            notes.push(DiffNote::NamesDiffer {
-                before: b.label.clone(),
-                after: a.label.clone(),
-            })
-        }
-        _ => {}
-    }
+    let mut notes = module_notes(bm, am, chosen.choice);
     let plans = bm.zip(am).map(|(b, a)| (&b.plan, &a.plan));
     let buffers = plans
         .map(|(b, a)| deltas::buffers(&b.live_at_peak, &a.live_at_peak))
         .unwrap_or_default();
     let (matched, only_before, only_after) = reconcile::sums(&buffers);
-    fn runtime_of(r: &HostReport) -> Option<&crate::report::model::Runtime> {
-        r.runtime
-            .as_ref()
-            .filter(|rt| deltas::device_pool(rt).is_some())
-    }
-    let runtime = match (runtime_of(before), runtime_of(after)) {
-        (Some(b), Some(a)) => deltas::runtime(b, a),
-        (None, None) => {
-            notes.push(DiffNote::NoAllocatorEvents { side: "either" });
-            None
-        }
-        (None, Some(_)) => {
-            notes.push(DiffNote::NoAllocatorEvents { side: "before" });
-            None
-        }
-        (Some(_), None) => {
-            notes.push(DiffNote::NoAllocatorEvents { side: "after" });
-            None
-        }
-    };
+    let runtime = runtime_delta(before, after, &mut notes);
+    notes.extend(selection_notes(&sb, before, Run::Before));
+    notes.extend(selection_notes(&sa, after, Run::After));
     // Diagnosis lines are about the module each report selected: comparable only when
     // that is the module compared on both sides.
-    for (s, r, run) in [(&sb, before, Run::Before), (&sa, after, Run::After)] {
-        if let (false, Some(module), Some(selected)) = (s.selected, &s.module, &r.selected_module) {
-            notes.push(DiffNote::NotSelected {
-                side: run.name(),
-                module: module.clone(),
-                selected: selected.clone(),
-            });
-        }
-    }
     let diagnosis = if sb.selected && sa.selected {
         lines::compare(before, after)
     } else {
@@ -205,19 +171,7 @@ pub fn compare(
         }
         _ => Vec::new(),
     };
-    match (before.error.is_some(), after.error.is_some()) {
-        (true, false) => notes.push(DiffNote::ErrorTextOnly { side: "before" }),
-        (false, true) => notes.push(DiffNote::ErrorTextOnly { side: "after" }),
-        _ => {}
-    }
-    if let (Some(b), Some(a)) = (sb.pool_bytes, sa.pool_bytes) {
-        if b != a {
-            notes.push(DiffNote::PoolsDiffer {
-                before: b,
-                after: a,
-            });
-        }
-    }
+    notes.extend(input_notes(before, after, &sb, &sa));
     Ok(Diff {
         host: before.host.clone(),
         headline: headline(&sb, &sa, bm, am),
@@ -236,6 +190,78 @@ pub fn compare(
         before: sb,
         after: sa,
     })
+}
+
+/// Which side lacks a plan, or that the modules compared have different names.
+fn module_notes(
+    before: Option<&ModuleReport>,
+    after: Option<&ModuleReport>,
+    choice: ModuleChoice,
+) -> Vec<DiffNote> {
+    let note = match (before, after) {
+        (None, None) => DiffNote::NoPlan { side: "either" },
+        (None, Some(_)) => DiffNote::NoPlan { side: "before" },
+        (Some(_), None) => DiffNote::NoPlan { side: "after" },
+        (Some(b), Some(a)) if choice == ModuleChoice::NoCommonName => DiffNote::NamesDiffer {
+            before: b.label.clone(),
+            after: a.label.clone(),
+        },
+        _ => return Vec::new(),
+    };
+    vec![note]
+}
+
+/// The runtime deltas, when both runs have a device pool's events; else a note on the
+/// side that lacks them.
+fn runtime_delta(
+    before: &HostReport,
+    after: &HostReport,
+    notes: &mut Vec<DiffNote>,
+) -> Option<RuntimeDelta> {
+    fn runtime_of(r: &HostReport) -> Option<&crate::report::model::Runtime> {
+        r.runtime
+            .as_ref()
+            .filter(|rt| deltas::device_pool(rt).is_some())
+    }
+    let side = match (runtime_of(before), runtime_of(after)) {
+        (Some(b), Some(a)) => return deltas::runtime(b, a),
+        (None, None) => "either",
+        (None, Some(_)) => "before",
+        (Some(_), None) => "after",
+    };
+    notes.push(DiffNote::NoAllocatorEvents { side });
+    None
+}
+
+/// That the module compared is not the one the run's report selected.
+fn selection_notes(side: &Side, report: &HostReport, run: Run) -> Option<DiffNote> {
+    match (side.selected, &side.module, &report.selected_module) {
+        (false, Some(module), Some(selected)) => Some(DiffNote::NotSelected {
+            side: run.name(),
+            module: module.clone(),
+            selected: selected.clone(),
+        }),
+        _ => None,
+    }
+}
+
+/// What one run's inputs have that the other's lack: a pasted error, another pool.
+fn input_notes(before: &HostReport, after: &HostReport, sb: &Side, sa: &Side) -> Vec<DiffNote> {
+    let mut notes = Vec::new();
+    match (before.error.is_some(), after.error.is_some()) {
+        (true, false) => notes.push(DiffNote::ErrorTextOnly { side: "before" }),
+        (false, true) => notes.push(DiffNote::ErrorTextOnly { side: "after" }),
+        _ => {}
+    }
+    if let (Some(b), Some(a)) = (sb.pool_bytes, sa.pool_bytes) {
+        if b != a {
+            notes.push(DiffNote::PoolsDiffer {
+                before: b,
+                after: a,
+            });
+        }
+    }
+    notes
 }
 
 /// Compares two runs host by host: a host file of each when each run has one, else
@@ -320,8 +346,11 @@ pub enum Step {
     /// A run's report is not about the module compared: analyze that run again about
     /// this module (`None`: keep the run's report), then [`second_step`] with `choice`.
     Again {
+        /// The module to analyze the run before about, if it must be analyzed again.
         before: Option<String>,
+        /// The module to analyze the run after about, if it must be analyzed again.
         after: Option<String>,
+        /// How the modules were chosen, for the second step.
         choice: ModuleChoice,
     },
 }

@@ -15,6 +15,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::report::model::{Category, DiagnosisId, Label, Note, Plan, Role, Verdict};
 
+/// The comparison's format and version, written as `schema`.
 pub const SCHEMA: &str = "oomlens-diff/1";
 
 /// Two runs compared, host by host.
@@ -22,6 +23,7 @@ pub const SCHEMA: &str = "oomlens-diff/1";
 pub struct DiffReport {
     /// Always `oomlens-diff/1`.
     pub schema: String,
+    /// The tool and its version (`oomlens 0.1.0`).
     pub tool: String,
     /// One comparison per host both runs have (a host file of each when each run has
     /// one). With one, its fields are the JSON's top level (see `report::diff_json`).
@@ -338,6 +340,7 @@ pub struct Figures {
 }
 
 impl Figures {
+    /// The figures of both runs and their change.
     pub fn of(before: u64, after: u64) -> Self {
         Figures {
             before,
@@ -424,20 +427,42 @@ pub fn signed_delta(before: u64, after: u64) -> i64 {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum DiffNote {
     /// A run has no compiled plan (`side`: `before`, `after` or `either`).
-    NoPlan { side: &'static str },
+    NoPlan {
+        /// `before`, `after` or `either`.
+        side: &'static str,
+    },
     /// The runs have no module name in common; their selected modules are compared.
-    NamesDiffer { before: String, after: String },
+    NamesDiffer {
+        /// The module compared in the run before.
+        before: String,
+        /// The module compared in the run after.
+        after: String,
+    },
     /// A run's report is about another module than the one compared, so its diagnosis
     /// lines are not compared.
     NotSelected {
+        /// `before` or `after`.
         side: &'static str,
+        /// The module compared.
         module: String,
+        /// The module the run's report selected.
         selected: String,
     },
     /// Allocator events are missing in `side` (`before`, `after` or `either`).
-    NoAllocatorEvents { side: &'static str },
+    NoAllocatorEvents {
+        /// `before`, `after` or `either`.
+        side: &'static str,
+    },
     /// Only `side` was given the out-of-memory error text.
-    ErrorTextOnly { side: &'static str },
+    ErrorTextOnly {
+        /// `before` or `after`.
+        side: &'static str,
+    },
     /// The pools of the two runs differ.
-    PoolsDiffer { before: u64, after: u64 },
+    PoolsDiffer {
+        /// The pool of the run before, in bytes.
+        before: u64,
+        /// The pool of the run after, in bytes.
+        after: u64,
+    },
 }

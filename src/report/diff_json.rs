@@ -6,6 +6,7 @@ use serde_json::{json, Map, Value};
 
 use crate::diff::model::{Diff, DiffReport, SCHEMA};
 
+/// The comparison as a JSON value (`oomlens-diff/1`).
 pub fn to_value(diff: &DiffReport) -> Value {
     let mut top = Map::new();
     top.insert("schema".into(), json!(SCHEMA));
@@ -41,6 +42,7 @@ pub fn to_value(diff: &DiffReport) -> Value {
     Value::Object(top)
 }
 
+/// The comparison as pretty-printed JSON.
 pub fn render(diff: &DiffReport) -> String {
     let mut s = serde_json::to_string_pretty(&to_value(diff))
         .unwrap_or_else(|e| format!("{{\"error\": \"{e}\"}}"));

@@ -16,6 +16,7 @@ macro_rules! line {
     ($out:expr, $($arg:tt)*) => {{ let _ = writeln!($out, $($arg)*); }};
 }
 
+/// The comparison in Markdown, listing at most `top` rows of each table.
 pub fn render(diff: &DiffReport, top: usize) -> String {
     let view = diff_view::report(diff, top);
     let mut out = String::new();

@@ -15,6 +15,7 @@ macro_rules! line {
     ($out:expr, $($arg:tt)*) => {{ let _ = writeln!($out, $($arg)*); }};
 }
 
+/// The comparison as plain text, listing at most `top` rows of each table.
 pub fn render(diff: &DiffReport, top: usize) -> String {
     let view = diff_view::report(diff, top);
     let mut out = String::new();

@@ -22,6 +22,7 @@ use crate::units::{mib, thousands};
 /// Both runs compared, laid out: one view per host compared.
 #[derive(Debug, Clone, Serialize)]
 pub struct DiffReportView {
+    /// One comparison per host compared.
     pub hosts: Vec<DiffView>,
     /// `hosts only in the before run (not compared): host_c`, one per run that has any.
     pub hosts_only: Vec<String>,
@@ -32,12 +33,15 @@ pub struct DiffReportView {
 pub struct DiffView {
     /// `checkpoint_before.xplane.pb → checkpoint_after.xplane.pb`.
     pub title: String,
+    /// The host compared.
     pub host: String,
     /// `peak 54.4 MiB → 40.2 MiB (−26.2%)`, and whether it now fits.
     pub headline: String,
     /// ` (peak read, pool measured)`: the label of each figure, for one-line media.
     pub labels: String,
+    /// The run before.
     pub before: SideView,
+    /// The run after.
     pub after: SideView,
     /// `jit_train_step(10) → jit_train_step(10)`.
     pub module: String,
@@ -70,6 +74,7 @@ pub struct DiffView {
     pub diagnosis_not_compared: Option<&'static str>,
     /// Each resolved line's estimated saving beside the saving measured now.
     pub savings: Vec<SavingView>,
+    /// What could not be compared, or what only one run has.
     pub notes: Vec<NoteView>,
 }
 
@@ -78,7 +83,9 @@ pub struct DiffView {
 pub struct RoleBars {
     /// `At the heap peak, by role (read)`.
     pub title: String,
+    /// The run before's bar.
     pub before: RoleBar,
+    /// The run after's bar.
     pub after: RoleBar,
 }
 
@@ -104,7 +111,9 @@ pub struct RoleBar {
 pub struct ProgramOrder {
     /// `Memory along program order (read)`.
     pub title: String,
+    /// The run before's series.
     pub before: Series,
+    /// The run after's series.
     pub after: Series,
     /// The pool the plans are compared against, when known: drawn as a line.
     pub pool_bytes: Option<u64>,
@@ -135,9 +144,13 @@ pub struct Series {
 pub struct SideView {
     /// `before` or `after`.
     pub side: &'static str,
+    /// The run's file.
     pub file: String,
+    /// The run's host.
     pub host: String,
+    /// The module compared, when the run has one.
     pub module: Option<String>,
+    /// What the run's report concludes.
     pub verdict: Verdict,
     /// The run's own headline.
     pub headline: String,
@@ -148,14 +161,18 @@ pub struct SideView {
 pub struct LineChange {
     /// `resolved`, `new` or `remaining`.
     pub status: &'static str,
+    /// The line's id.
     pub id: DiagnosisId,
+    /// The line's title, as the reports show it.
     pub title: &'static str,
 }
 
 /// An estimated saving beside the measured one.
 #[derive(Debug, Clone, Serialize)]
 pub struct SavingView {
+    /// The line's id.
     pub id: DiagnosisId,
+    /// The line's title, as the reports show it.
     pub title: &'static str,
     /// What the line was about, when other lines of its id remain.
     pub subject: Option<String>,

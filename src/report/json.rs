@@ -5,6 +5,7 @@ use serde_json::{json, Map, Value};
 
 use super::model::{Report, SCHEMA};
 
+/// The report as a JSON value (`oomlens/1`): with one host, its fields at the top level.
 pub fn to_value(report: &Report) -> Value {
     let mut top = Map::new();
     top.insert("schema".into(), json!(SCHEMA));
@@ -78,6 +79,7 @@ pub fn write_folder(
     out.write_all(&text.as_bytes()[at + empty.len()..])
 }
 
+/// The report as pretty-printed JSON.
 pub fn render(report: &Report) -> String {
     let mut s = serde_json::to_string_pretty(&to_value(report))
         .unwrap_or_else(|e| format!("{{\"error\": \"{e}\"}}"));

@@ -34,6 +34,7 @@ macro_rules! line {
     ($out:expr, $($arg:tt)*) => {{ let _ = writeln!($out, $($arg)*); }};
 }
 
+/// The report in Markdown, listing at most `top` live buffers.
 pub fn render(report: &Report, top: usize) -> String {
     let mut out = String::new();
     if !report.hosts_summary.is_empty() {

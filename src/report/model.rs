@@ -44,6 +44,7 @@ pub enum Label {
 }
 
 impl Label {
+    /// The label as reports write it (`measured`, `read`, `estimated`).
     pub fn as_str(self) -> &'static str {
         match self {
             Label::Measured => "measured",
@@ -66,6 +67,7 @@ pub struct Report {
     /// For a folder of several host files: one row per host file, in host order,
     /// analyzed or not (a file that could not be read is a row with its error, and has
     /// no entry in `hosts`). Empty for a single capture. See `docs/hosts.md`.
+    #[serde(default)]
     pub hosts_summary: Vec<HostSummary>,
 }
 
@@ -368,6 +370,7 @@ pub struct Roles {
 }
 
 impl Roles {
+    /// All roles together.
     pub fn total(&self) -> u64 {
         self.forward
             .saturating_add(self.backward)
@@ -375,6 +378,7 @@ impl Roles {
             .saturating_add(self.other)
     }
 
+    /// The bytes of one role.
     pub fn get(&self, role: Role) -> u64 {
         match role {
             Role::Forward => self.forward,
@@ -384,6 +388,7 @@ impl Roles {
         }
     }
 
+    /// Adds bytes to a role.
     pub fn add(&mut self, role: Role, bytes: u64) {
         let slot = match role {
             Role::Forward => &mut self.forward,
@@ -721,7 +726,10 @@ pub enum LiveOrigin {
     },
     /// Held before the allocator events begin: before the capture started, or before
     /// the history kept (`history_from_ps`) when older events were dropped.
-    BeforeCapture { history_from_ps: Option<i64> },
+    BeforeCapture {
+        /// When the kept history begins, if older events were dropped.
+        history_from_ps: Option<i64>,
+    },
     /// Allocated outside any launch or transfer.
     Other,
     /// Read back from a report's JSON, which keeps the sentence only (see

@@ -8,6 +8,7 @@ use super::clean;
 use super::model::Report;
 use super::view::{self, words, Card, PlanView, RuntimeView, Table, View};
 
+/// The report as plain text, listing at most `top` live buffers.
 pub fn render(report: &Report, top: usize) -> String {
     let mut out = String::new();
     if !report.hosts_summary.is_empty() {

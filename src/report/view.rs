@@ -21,31 +21,49 @@ use crate::units::{gib, mib, thousands};
 pub mod words {
     /// `oomlens — <file> (<host>, <size>)`, the report's first line.
     pub const TOOL: &str = "oomlens";
+    /// `verdict: …`, before the headline.
     pub const VERDICT: &str = "verdict";
+    /// `module: …`, the module the report is about.
     pub const MODULE: &str = "module";
     /// `module: none — <reason>`.
     pub const NO_MODULE: &str = "none";
     /// `executions in the capture: 3 (measured)`.
     pub const EXECUTIONS: &str = "executions in the capture";
+    /// The plan section's title.
     pub const PLAN: &str = "Plan (read)";
     /// Before the plan's role split: `at the heap peak: forward-kept 89.4% · …`.
     pub const AT_HEAP_PEAK: &str = "at the heap peak";
+    /// Before the plan's figures in host memory (memory space 5).
     pub const HOST_MEMORY: &str = "host memory (S(5), not device memory)";
+    /// Before each scan stack line of the plan.
     pub const SCAN_STACK: &str = "scan stack";
+    /// Before each host callback of the plan.
     pub const HOST_CALLBACK: &str = "host callback";
+    /// Before the plan's note (why the heap replay differs).
     pub const NOTE: &str = "note";
+    /// The runtime section's title.
     pub const RUNTIME: &str = "Runtime (measured)";
+    /// Before the bytes in use at each start of the selected module.
     pub const IN_USE_AT_STARTS: &str = "in use at each execution start";
+    /// Before the growth per execution.
     pub const GROWTH: &str = "growth per execution";
+    /// Before the `AllocatorRetry` waits.
     pub const RETRY: &str = "AllocatorRetry";
+    /// Before the groups of arrays live at the last execution.
     pub const LIVE_GROUPS: &str = "live at the start of the last execution, by who allocated it";
+    /// Before the host events between the last two executions.
     pub const HOST_EVENTS: &str = "host events between the last two executions";
+    /// The notes section's title.
     pub const NOTES: &str = "Notes";
+    /// The diagnosis section's title.
     pub const DIAGNOSIS: &str = "Diagnosis";
+    /// Before a diagnosis line's fix.
     pub const FIX: &str = "fix";
     /// `saves ~50.0 MiB (estimated)`.
     pub const SAVES: &str = "saves";
+    /// Before a diagnosis line's cost.
     pub const COST: &str = "cost";
+    /// Before a diagnosis line's check.
     pub const CHECK: &str = "Check on your side";
 }
 
@@ -54,17 +72,27 @@ pub mod words {
 pub struct View {
     /// `attention_train.xplane.pb (attention_train, 329,821 bytes)`.
     pub file: String,
+    /// The host's name.
     pub host: String,
     /// `329,821 bytes`.
     pub size: String,
+    /// The verdict, its sentence and its figures.
     pub headline: HeadlineView,
+    /// Which module the report is about, and why.
     pub module: ModuleLine,
+    /// The selected module's plan.
     pub plan: Option<PlanView>,
+    /// The buffers live at the plan's peak.
     pub live: Option<Table>,
+    /// Every module with a plan.
     pub modules: Option<Table>,
+    /// What the runtime events say.
     pub runtime: Option<RuntimeView>,
+    /// The pasted error, parsed.
     pub error: Option<ErrorView>,
+    /// What the capture lacked or what could not be read.
     pub notes: Vec<NoteView>,
+    /// The diagnosis lines, as cards.
     pub diagnosis: Vec<Card>,
     /// Said when there is no diagnosis line.
     pub nothing_stands_out: Option<&'static str>,
@@ -77,8 +105,10 @@ pub struct View {
     pub live_buffers: Vec<BufferDetail>,
 }
 
+/// What a figure's label means.
 #[derive(Debug, Clone, Serialize)]
 pub struct LabelMeaning {
+    /// The label.
     pub label: Label,
     /// `measured: from runtime events (allocator, executions)`.
     pub meaning: &'static str,
@@ -89,7 +119,9 @@ pub struct LabelMeaning {
 pub struct BufferDetail {
     /// The defining instruction.
     pub name: String,
+    /// Its shape.
     pub shape: String,
+    /// What it is for.
     pub role: Role,
     /// For the chart's geometry; `rows` has it as shown.
     pub bytes: u64,
@@ -98,10 +130,14 @@ pub struct BufferDetail {
     pub rows: Vec<Row>,
 }
 
+/// The headline, laid out.
 #[derive(Debug, Clone, Serialize)]
 pub struct HeadlineView {
+    /// What the report concludes.
     pub verdict: Verdict,
+    /// The sentence.
     pub text: String,
+    /// The figures it quotes.
     pub figures: Vec<Figure>,
     /// ` (needs read, capacity measured)`: the label of each figure, for one-line media.
     pub labels: String,
@@ -112,14 +148,18 @@ pub struct HeadlineView {
 pub struct Figure {
     /// `needs`, `failed request`, …
     pub name: String,
+    /// As shown (`3.72 GiB`).
     pub shown: String,
+    /// Where it comes from.
     pub label: Label,
 }
 
+/// The module line: which module, why, and how many executions.
 #[derive(Debug, Clone, Serialize)]
 pub struct ModuleLine {
     /// The selected module's label, if any.
     pub label: Option<String>,
+    /// Why that module.
     pub reason: String,
     /// `executions in the capture: 3`, labelled measured.
     pub executions: Option<u64>,
@@ -128,13 +168,18 @@ pub struct ModuleLine {
 /// A row of figures: name, value, and what the value means.
 #[derive(Debug, Clone, Serialize)]
 pub struct Row {
+    /// What the figure is (`parameters`).
     pub name: String,
+    /// The figure as shown (`4.0 MiB`).
     pub value: String,
+    /// What it means or is made of (`4 arrays, 2 donated = 3.0 MiB`), or empty.
     pub note: String,
 }
 
+/// The selected module's plan, laid out.
 #[derive(Debug, Clone, Serialize)]
 pub struct PlanView {
+    /// The plan's figures, one row each.
     pub rows: Vec<Row>,
     /// The heap at its peak by role, in the order the chart draws them.
     pub roles: Vec<RoleShare>,
@@ -146,6 +191,7 @@ pub struct PlanView {
     pub host_memory: Option<String>,
     /// `f32[6,8,128,512] ×2 via while.50 = 24.0 MiB`, one per scan stack.
     pub scan_stacks: Vec<String>,
+    /// Host callbacks compiled into the module.
     pub host_callbacks: Vec<String>,
     /// Why the heap replay could not be done or differs from XProf.
     pub note: Option<String>,
@@ -188,17 +234,22 @@ pub struct MemoryChart {
 /// A mark on a bytes axis: where, and what it says.
 #[derive(Debug, Clone, Serialize)]
 pub struct Tick {
+    /// Where, in bytes.
     pub bytes: u64,
+    /// What it says.
     pub shown: String,
 }
 
+/// One role's share of the heap at its peak.
 #[derive(Debug, Clone, Serialize)]
 pub struct RoleShare {
+    /// The role.
     pub role: Role,
     /// `forward, kept for backward`.
     pub words: &'static str,
     /// `forward-kept`: the short form the one-line split uses.
     pub short: &'static str,
+    /// Its bytes.
     pub bytes: u64,
     /// `54.0 MiB`.
     pub shown: String,
@@ -210,9 +261,13 @@ pub struct RoleShare {
 /// rows (cut to the list's size) and what was left out.
 #[derive(Debug, Clone, Serialize)]
 pub struct Table {
+    /// The heading, which names the label of its figures.
     pub title: String,
+    /// Where its figures come from.
     pub label: Label,
+    /// The columns.
     pub columns: Vec<Column>,
+    /// The rows, cut to the list's size.
     pub rows: Vec<Vec<Cell>>,
     /// `… 62 more buffers, 42.9 MiB`, when rows were left out.
     pub more: Option<String>,
@@ -230,16 +285,21 @@ pub enum RowMark {
     NoKernel,
 }
 
+/// A table's column.
 #[derive(Debug, Clone, Serialize)]
 pub struct Column {
+    /// Its heading.
     pub name: &'static str,
+    /// Whether it holds figures (aligned right).
     pub numeric: bool,
 }
 
 /// A cell: what it shows, and, when that is shortened, the whole of it.
 #[derive(Debug, Clone, Serialize)]
 pub struct Cell {
+    /// What the cell shows.
     pub text: String,
+    /// The whole of it, when `text` is shortened.
     pub full: Option<String>,
 }
 
@@ -252,6 +312,7 @@ impl Cell {
     }
 }
 
+/// The runtime section, laid out.
 #[derive(Debug, Clone, Serialize)]
 pub struct RuntimeView {
     /// One line per allocator: `GPU_0_bfc: capacity 2.79 GiB, peak in use …`.
@@ -266,65 +327,89 @@ pub struct RuntimeView {
     pub growth: Option<String>,
     /// `1 waits, longest 10.00 s, total 10.00 s`, then the longest waits.
     pub retry: Option<String>,
+    /// The longest waits, one line each.
     pub waits: Vec<String>,
     /// Live at the start of the last execution, by who allocated it.
     pub live_groups: Vec<LiveGroupRow>,
+    /// `… 3 more groups, 12.0 MiB`, when groups were left out.
     pub live_groups_more: Option<String>,
+    /// Host events between the last two executions, by name.
     pub host_events: Vec<HostEventRow>,
     /// The executions the report keeps (the latest [`limits::EXECUTIONS`] of them), for
     /// the page; titled with how many there were.
     pub executions: Option<Table>,
 }
 
+/// Arrays live at the last execution with one origin.
 #[derive(Debug, Clone, Serialize)]
 pub struct LiveGroupRow {
+    /// Their bytes.
     pub bytes: u64,
+    /// As shown (`54.0 MiB`).
     pub shown: String,
+    /// How many arrays.
     pub count: u64,
+    /// Who allocated them, in words.
     pub origin: String,
     /// ` (2.0 MiB of it its arguments, estimated)`.
     pub inputs: Option<String>,
 }
 
+/// Host events of one name between the last two executions.
 #[derive(Debug, Clone, Serialize)]
 pub struct HostEventRow {
+    /// How many.
     pub count: u64,
     /// `303.964 ms`.
     pub total: String,
+    /// The event's name.
     pub name: String,
 }
 
+/// The pasted error, laid out.
 #[derive(Debug, Clone, Serialize)]
 pub struct ErrorView {
     /// `The pasted error (allocate)`.
     pub title: String,
+    /// Its figures, one row each.
     pub rows: Vec<Row>,
     /// What the message points to (the scenario of the triage).
     pub reading: String,
 }
 
+/// A note, laid out.
 #[derive(Debug, Clone, Serialize)]
 pub struct NoteView {
+    /// Stable identifier.
     pub id: String,
+    /// What it means and what to do.
     pub text: String,
 }
 
 /// A diagnosis line as a card: title, label, the finding, and what to do.
 #[derive(Debug, Clone, Serialize)]
 pub struct Card {
+    /// The line's id.
     pub id: DiagnosisId,
+    /// The line's title.
     pub title: &'static str,
+    /// Where its figures come from.
     pub label: Label,
+    /// The line itself, with its figures.
     pub text: String,
+    /// Why it happens.
     pub cause: String,
+    /// What to do.
     pub fix: Option<String>,
     /// `~50.0 MiB` (estimated).
     pub saving: Option<String>,
+    /// What the fix costs.
     pub cost: Option<String>,
     /// `then fits` / `still does not fit` (estimated).
     pub then: Option<&'static str>,
     /// Whether the step then fits, as `then` says it.
     pub fits: Option<bool>,
+    /// How to check the estimate on the user's side.
     pub check: Option<String>,
     /// What the finding is made of, one line each (`f32[6,8,128,512] ×2 = 24.0 MiB,
     /// forward, kept for backward, at model.py:57 (jit(step)/…)`).

@@ -393,7 +393,15 @@ impl HostVisitor<'_> {
     /// A Python frame: only the context of what it encloses.
     fn python_frame(&mut self, event: &Event<'_>, start: i64, end: i64) {
         if end > start {
-            let user = self.user_frames.contains(&event.metadata_id);
+            // A frame of a dense id reaches here only when routed to be read, which
+            // only the user's frames are: the set is asked only for larger ids.
+            let route = usize::try_from(event.metadata_id)
+                .ok()
+                .and_then(|slot| self.routes.get(slot));
+            let user = match route {
+                Some(route) => *route == Route::Read,
+                None => self.user_frames.contains(&event.metadata_id),
+            };
             self.stack
                 .push((end, Span::Python(event.metadata_id, user)));
         }
