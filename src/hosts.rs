@@ -3,10 +3,61 @@
 //! first, which differ from the rest), and, natively, the hosts analyzed in parallel
 //! with memory bounded whatever their number. `docs/hosts.md` states the rules.
 
+use crate::analysis::{analyze, Options, Progress};
 use crate::error::Error;
 use crate::report::model::{
     AllocatorKind, HostReport, HostStatus, HostSummary, OomEvidence, Skew, SkewField, Verdict,
 };
+use crate::source::ByteSource;
+
+/// What [`analyze_host`] gives for one host besides its row: its report, or why
+/// there is none.
+pub enum Analyzed<'a> {
+    Report(&'a HostReport),
+    Failed(&'a Error),
+}
+
+/// One host of a folder: its summary row and its profile start (ns since the epoch,
+/// for [`compare`]). The report is handed to `done`, then dropped; a capture that
+/// cannot be analyzed is a `failed` row with its error. The CLI (on a thread per
+/// host) and the page (in a worker per host) both make their rows with this.
+pub fn analyze_host(
+    src: &dyn ByteSource,
+    host: &str,
+    file: &str,
+    options: &Options,
+    progress: Progress<'_>,
+    done: &mut dyn FnMut(Analyzed<'_>),
+) -> (HostSummary, Option<u64>) {
+    match analyze(src, host, file, options, progress) {
+        Ok(report) => {
+            let row = summarize(&report);
+            let start = report.profile_start_ns;
+            done(Analyzed::Report(&report));
+            (row, start)
+        }
+        Err(e) => {
+            done(Analyzed::Failed(&e));
+            (failed(host, file, src.len(), &e), None)
+        }
+    }
+}
+
+/// The rows of a folder's hosts (in host order, each with its profile start, as
+/// [`analyze_host`] gives them) compared: the cross-host summary, `hosts_summary[]`.
+/// What a row says of the others (`ran_out_first`, `skew`) is made here afresh.
+pub fn summary(rows: Vec<(HostSummary, Option<u64>)>) -> Vec<HostSummary> {
+    let (mut rows, starts): (Vec<HostSummary>, Vec<Option<u64>>) = rows
+        .into_iter()
+        .map(|(mut r, start)| {
+            r.ran_out_first = false;
+            r.skew.clear();
+            (r, start)
+        })
+        .unzip();
+    compare(&mut rows, &starts);
+    rows
+}
 
 /// A host's summary row, from its report.
 pub fn summarize(h: &HostReport) -> HostSummary {
@@ -228,19 +279,19 @@ fn majority(values: &[Option<String>]) -> Option<String> {
 
 /// Natively: the hosts of a folder analyzed in parallel.
 #[cfg(not(target_arch = "wasm32"))]
-pub use native::{analyze_files, jobs_for, Analyzed};
+pub use native::{analyze_files, jobs_for};
 
 #[cfg(not(target_arch = "wasm32"))]
 mod native {
     use std::sync::atomic::{AtomicUsize, Ordering};
     use std::sync::Mutex;
 
-    use super::{compare, failed, summarize};
-    use crate::analysis::{analyze, Options};
+    use super::{analyze_host, failed, summary, Analyzed};
+    use crate::analysis::Options;
     use crate::error::Error;
     use crate::input::HostFile;
-    use crate::report::model::{HostReport, HostSummary};
-    use crate::source::{ByteSource, FileSource};
+    use crate::report::model::HostSummary;
+    use crate::source::FileSource;
 
     /// What one host's analysis may need in memory, at most: the reader's windows and
     /// the per-event history kept (BENCHMARKS.md: 39–68 MiB from 0.1 to 4 GB).
@@ -265,17 +316,11 @@ mod native {
         kib.checked_mul(1024)
     }
 
-    /// What [`analyze_files`] gives for one host: its report, or why there is none.
-    pub enum Analyzed<'a> {
-        Report(&'a HostReport),
-        Failed(&'a Error),
-    }
-
     /// Analyzes `files` on `jobs` threads. Each host's report is handed to `done`
     /// (with the host's place in `files`) as soon as it is made, then dropped: only its
     /// summary row is kept, so memory does not grow with the number of hosts. A file
     /// that cannot be read becomes a row with its error; the others are analyzed. The
-    /// rows come back in the order of `files`, compared ([`compare`]).
+    /// rows come back in the order of `files`, compared ([`summary`]).
     pub fn analyze_files(
         files: &[HostFile],
         options: &Options,
@@ -301,17 +346,15 @@ mod native {
             work();
         });
         let rows = rows.into_inner().unwrap_or_default();
-        let starts: Vec<Option<u64>> = rows.iter().map(|r| r.as_ref().and_then(|r| r.1)).collect();
-        let mut rows: Vec<HostSummary> = rows
-            .into_iter()
-            .zip(files)
-            .map(|(r, f)| match r {
-                Some((row, _)) => row,
-                None => failed(&f.host, &file_name(f), 0, &Error::Empty),
-            })
-            .collect();
-        compare(&mut rows, &starts);
-        rows
+        summary(
+            rows.into_iter()
+                .zip(files)
+                .map(|(r, f)| match r {
+                    Some(row) => row,
+                    None => (failed(&f.host, &file_name(f), 0, &Error::Empty), None),
+                })
+                .collect(),
+        )
     }
 
     fn file_name(f: &HostFile) -> String {
@@ -338,18 +381,7 @@ mod native {
                 return (failed(&f.host, &name, 0, &e), None);
             }
         };
-        match analyze(&src, &f.host, &name, options, &mut |_, _, _| {}) {
-            Ok(report) => {
-                let row = summarize(&report);
-                let start = report.profile_start_ns;
-                done(Analyzed::Report(&report));
-                (row, start)
-            }
-            Err(e) => {
-                done(Analyzed::Failed(&e));
-                (failed(&f.host, &name, src.len(), &e), None)
-            }
-        }
+        analyze_host(&src, &f.host, &name, options, &mut |_, _, _| {}, done)
     }
 }
 

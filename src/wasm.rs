@@ -537,6 +537,93 @@ pub fn classify_input(name: &str, head: &[u8]) -> String {
     .into()
 }
 
+/// A host's summary row as [`analyze_host`] returns it and [`compare_hosts`] takes it:
+/// the row, and the host's profile start (ns since the epoch) as a decimal string,
+/// since those figures pass JavaScript's exact integers.
+#[derive(serde::Serialize, Deserialize)]
+struct JsHostRow {
+    row: crate::report::model::HostSummary,
+    profile_start_ns: Option<String>,
+}
+
+/// Serializes `value` for JavaScript; a figure above 2^53 goes through JSON text.
+fn to_js<T: serde::Serialize>(value: &T) -> Result<JsValue, JsValue> {
+    let serializer = serde_wasm_bindgen::Serializer::json_compatible();
+    match value.serialize(&serializer) {
+        Ok(js) => Ok(js),
+        Err(_) => serde_json::to_string(value)
+            .map_err(|e| JsValue::from_str(&e.to_string()))
+            .and_then(|text| js_sys::JSON::parse(&text)),
+    }
+}
+
+/// One host of a folder of several (in a worker of the page's pool): the capture
+/// analyzed, reduced to its summary row, and its report dropped, so that the page's
+/// memory does not grow with the number of hosts (`docs/hosts.md`). `options` as for
+/// [`analyze_blob`] (`host`, `file_name`, `module`, `error_text`, `discard`). Returns
+/// `{row, profile_start_ns}` for [`compare_hosts`]: a capture the engine cannot read
+/// is a `failed` row with its one-line error (this does not throw for it), exactly
+/// the row `oomlens FOLDER --format json` writes in `hosts_summary[]`.
+#[wasm_bindgen(js_name = analyzeHost)]
+pub fn analyze_host(
+    blob: Blob,
+    options: JsValue,
+    progress: js_sys::Function,
+) -> Result<JsValue, JsValue> {
+    let src = blob_source(blob, progress, &options)?;
+    let reporter = Rc::clone(&src.reporter);
+    let opts = JsOptions::from_js(options)?;
+    let (host, file) = opts.names();
+    let mut on_progress = |phase: &str, _done: u64, _total: u64| reporter.phase(phase);
+    let (row, start) = crate::hosts::analyze_host(
+        &src,
+        &host,
+        &file,
+        &opts.analysis(),
+        &mut on_progress,
+        &mut |_| {},
+    );
+    to_js(&JsHostRow {
+        row,
+        profile_start_ns: start.map(|s| s.to_string()),
+    })
+}
+
+/// What [`compare_hosts`] returns.
+#[derive(serde::Serialize)]
+struct JsHostsSummary {
+    /// The rows compared, in the order given: `hosts_summary[]` of
+    /// `oomlens FOLDER --format json`.
+    hosts_summary: Vec<crate::report::model::HostSummary>,
+    /// The summary laid out for reading (`report::view::hosts`): what the CLI prints.
+    view: crate::report::view::HostsView,
+    /// The summary as Markdown (`oomlens FOLDER --format markdown`).
+    markdown: String,
+}
+
+/// The cross-host summary of a folder: `rows` are [`analyze_host`]'s answers, one per
+/// host file in host order. Marks the host that ran out first and the hosts that
+/// differ from the rest, as `oomlens FOLDER` does, and returns `{hosts_summary, view,
+/// markdown}`.
+#[wasm_bindgen(js_name = compareHosts)]
+pub fn compare_hosts(rows: JsValue) -> Result<JsValue, JsValue> {
+    let rows: Vec<JsHostRow> = serde_wasm_bindgen::from_value(rows)
+        .map_err(|e| JsValue::from_str(&format!("not rows from analyzeHost: {e}")))?;
+    let rows = crate::hosts::summary(
+        rows.into_iter()
+            .map(|r| {
+                let start = r.profile_start_ns.and_then(|s| s.parse().ok());
+                (r.row, start)
+            })
+            .collect(),
+    );
+    to_js(&JsHostsSummary {
+        view: crate::report::view::hosts(&rows),
+        markdown: crate::report::markdown::render_summary(&rows),
+        hosts_summary: rows,
+    })
+}
+
 /// Host planes at least this large are worth a second worker (the engine's default
 /// for the `parallel_from_bytes` option).
 #[wasm_bindgen(js_name = parallelFromBytes)]

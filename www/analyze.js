@@ -4,11 +4,14 @@
 //   import { analyze, compare } from 'oomlens';
 //   const report = await analyze(file, { module: 'jit_train_step(12)' });
 //   const diff = await compare(beforeFile, afterFile);   // as `oomlens diff --format json`
+//   const rows = await analyzeHosts(hostFiles);          // `hosts_summary` of `oomlens FOLDER --format json`
 //
 // `Analyzer` keeps one worker for several analyses (the page uses it); starting an
 // analysis while another runs cancels the running one (its worker is terminated).
 // `Comparer` keeps two: each run of a comparison is analyzed in its own worker where
-// the machine has the cores, and the engine compares the two reports.
+// the machine has the cores, and the engine compares the two reports. `HostPool`
+// analyzes the host files of a multi-host run on a pool of workers and keeps only
+// each host's summary row, so that hundreds of hosts fit in a tab.
 
 const WORKER_URL = new URL('./worker.js', import.meta.url);
 
@@ -149,6 +152,35 @@ export class Analyzer {
     if (!this.worker) this.worker = this._spawn();
     const id = this.nextId++;
     return this._request({ id, type: 'compare-reports', before, after, options }, hooks, (msg) => (msg.again ? { again: msg.again } : { diff: msg.diff, view: msg.view, markdown: msg.markdown, version: msg.version }));
+  }
+
+  /**
+   * One host of a folder reduced to its summary row (its report is dropped in the
+   * worker); resolves to `{row, ms, version}`, `row` the engine's `{row,
+   * profile_start_ns}` for `compareHosts`. A capture the engine cannot read resolves
+   * to a failed row with its one-line error.
+   * @param {Blob|ArrayBuffer|ArrayBufferView} input
+   * @param {{host?: string, file_name?: string, module?: string, error_text?: string}} [options]
+   */
+  hostRow(input, options = {}, hooks = {}) {
+    const blob = toBlob(input);
+    this.cancel();
+    if (!this.worker) this.worker = this._spawn();
+    const id = this.nextId++;
+    const opts = {};
+    for (const k of ['module', 'error_text', 'host', 'file_name']) if (options[k] != null && options[k] !== '') opts[k] = String(options[k]);
+    return this._request({ id, type: 'host-row', blob, options: opts }, hooks, (msg) => ({ row: msg.row, ms: msg.ms, version: msg.version }));
+  }
+
+  /**
+   * The cross-host summary of a folder's rows (from `hostRow`, in host order);
+   * resolves to `{hosts_summary, view, markdown, version}`.
+   */
+  compareHosts(rows, hooks = {}) {
+    this.cancel();
+    if (!this.worker) this.worker = this._spawn();
+    const id = this.nextId++;
+    return this._request({ id, type: 'compare-hosts', rows }, hooks, (msg) => ({ hosts_summary: msg.hosts_summary, view: msg.view, markdown: msg.markdown, version: msg.version }));
   }
 
   /** Cancels the running analysis, if any: its worker is terminated. */
@@ -312,5 +344,201 @@ export async function compare(before, after, options = {}) {
     return diff;
   } finally {
     comparer.terminate();
+  }
+}
+
+/** At most this many workers analyze a folder's hosts at once. */
+const MAX_POOL = 16;
+/** What one worker's engine may need for a host (docs/hosts.md: 39–68 MiB up to 4 GB). */
+const MIB_PER_HOST = 128;
+
+/**
+ * How many workers analyze a folder's hosts: the cores (`navigator.hardwareConcurrency`),
+ * or `jobs`, and never more than `MAX_POOL`, the hosts, or what half the device's memory
+ * (`navigator.deviceMemory`, where the browser tells it) holds at 128 MiB a worker.
+ */
+export function poolSize(hosts, jobs) {
+  const want = Number.isInteger(jobs) && jobs > 0 ? jobs : cores();
+  const memory = typeof navigator !== 'undefined' && navigator.deviceMemory > 0 ? Math.floor((navigator.deviceMemory * 1024) / 2 / MIB_PER_HOST) : MAX_POOL;
+  return Math.max(1, Math.min(want, MAX_POOL, memory, hosts));
+}
+
+const SUFFIX = '.xplane.pb';
+
+/** `{host, name, blob}` of a File, a Blob or an `{name, blob}`. */
+function hostFile(x, i) {
+  if (x && !(x instanceof Blob) && x.blob) {
+    const name = String(x.name || x.file_name || `host${i}${SUFFIX}`);
+    return { host: x.host ? String(x.host) : name.endsWith(SUFFIX) ? name.slice(0, -SUFFIX.length) : name, name, blob: toBlob(x.blob) };
+  }
+  const blob = toBlob(x);
+  const name = typeof File !== 'undefined' && blob instanceof File ? blob.name : `host${i}${SUFFIX}`;
+  return { host: name.endsWith(SUFFIX) ? name.slice(0, -SUFFIX.length) : name, name, blob };
+}
+
+/**
+ * The row of a host the engine could not even answer for (its worker crashed): a
+ * failed row with the worker's message, in the engine's row format.
+ */
+function crashedRow(f, e) {
+  return {
+    row: {
+      host: f.host,
+      file: f.name,
+      file_bytes: f.blob.size,
+      status: 'failed',
+      error: String((e && e.message) || e).slice(0, 4000),
+      error_kind: (e && e.kind) || 'engine',
+      verdict: null,
+      selected_module: null,
+      plan_peak_bytes: null,
+      runtime_peak_bytes: null,
+      capacity_bytes: null,
+      growth_per_execution_bytes: null,
+      oom_evidence: [],
+      ran_out_at_ns: null,
+      ran_out_first: false,
+      notes: [],
+      skew: [],
+    },
+    profile_start_ns: null,
+  };
+}
+
+/**
+ * The host files of a multi-host run (one `*.xplane.pb` per host), analyzed on a pool
+ * of workers (`poolSize`): each worker takes the next host, the engine reduces its
+ * report to the host's summary row and drops the report, so memory depends on the
+ * number of workers, not of hosts. The engine then compares the rows — which host ran
+ * out first, which differ from the rest — as `oomlens FOLDER` does. A damaged host
+ * file is a row with its one-line error. One host's full report is `Analyzer.run` on
+ * its file, on demand. Starting a run while another runs cancels the running one.
+ */
+export class HostPool {
+  /** @param {{workerUrl?: string|URL}} [config] */
+  constructor(config = {}) {
+    this.config = config;
+    this.analyzers = [];
+    this.token = null;
+  }
+
+  /**
+   * @param {Array<File|Blob|{name: string, blob: Blob, host?: string}>} files the host
+   *        files, in host order (the rows come back in this order)
+   * @param {{module?: string, error_text?: string, jobs?: number}} [options]
+   * @param {{onProgress?: Function, onHost?: Function, signal?: AbortSignal}} [hooks]
+   *        `onProgress({finished, total, done, bytes, workers})` (`done` of `bytes`: the
+   *        bytes read of all files); `onHost({index, row})` as each host is done
+   * @returns {Promise<{hosts_summary: object[], view: object, markdown: string, ms: number, workers: number, version: string}>}
+   */
+  async run(files, options = {}, hooks = {}) {
+    this.cancel();
+    const token = {};
+    this.token = token;
+    const started = typeof performance !== 'undefined' ? performance.now() : Date.now();
+    const hosts = files.map(hostFile);
+    const workers = poolSize(hosts.length, options.jobs);
+    while (this.analyzers.length < workers) this.analyzers.push(new Analyzer(this.config));
+    const engineOptions = {};
+    for (const k of ['module', 'error_text']) if (options[k] != null && options[k] !== '') engineOptions[k] = String(options[k]);
+    const rows = new Array(hosts.length);
+    const bytes = hosts.reduce((a, f) => a + f.blob.size, 0);
+    const reading = new Map(); // index → bytes read so far of a host in progress
+    let doneBytes = 0;
+    let finished = 0;
+    let next = 0;
+    const check = () => {
+      if (this.token !== token) throw new AbortError();
+    };
+    const progress = () => {
+      if (!hooks.onProgress) return;
+      let done = doneBytes;
+      for (const d of reading.values()) done += d;
+      hooks.onProgress({ finished, total: hosts.length, done, bytes, workers });
+    };
+    const onAbort = () => this.cancel();
+    if (hooks.signal) {
+      if (hooks.signal.aborted) throw new AbortError();
+      hooks.signal.addEventListener('abort', onAbort, { once: true });
+    }
+    const work = async (analyzer) => {
+      while (next < hosts.length) {
+        check();
+        const i = next++;
+        const f = hosts[i];
+        reading.set(i, 0);
+        let row;
+        try {
+          const onProgress = (p) => {
+            reading.set(i, Math.min(p.done, f.blob.size));
+            progress();
+          };
+          row = (await analyzer.hostRow(f.blob, { ...engineOptions, host: f.host, file_name: f.name }, { onProgress })).row;
+        } catch (e) {
+          if (e instanceof AbortError || this.token !== token) throw e instanceof AbortError ? e : new AbortError();
+          row = crashedRow(f, e);
+        }
+        check();
+        reading.delete(i);
+        doneBytes += f.blob.size;
+        rows[i] = row;
+        finished++;
+        progress();
+        if (hooks.onHost) hooks.onHost({ index: i, row: row.row });
+      }
+    };
+    try {
+      progress();
+      await Promise.all(this.analyzers.slice(0, workers).map(work));
+      check();
+      const summary = await this.analyzers[0].compareHosts(rows);
+      check();
+      const ms = (typeof performance !== 'undefined' ? performance.now() : Date.now()) - started;
+      return { hosts_summary: summary.hosts_summary, view: summary.view, markdown: summary.markdown, ms, workers, version: summary.version };
+    } catch (e) {
+      if (this.token === token) this.cancel();
+      throw e;
+    } finally {
+      if (hooks.signal) hooks.signal.removeEventListener('abort', onAbort);
+      if (this.token === token) {
+        this.token = null;
+        // The workers' engines hold the memory of the largest host each analyzed.
+        this.terminate();
+      }
+    }
+  }
+
+  /** Cancels the running analysis of a folder, if any: its workers are terminated. */
+  cancel() {
+    this.token = null;
+    for (const a of this.analyzers) a.cancel();
+  }
+
+  /** Stops the workers. */
+  terminate() {
+    this.cancel();
+    for (const a of this.analyzers) a.terminate();
+    this.analyzers = [];
+  }
+}
+
+/**
+ * Analyzes the host files of a multi-host run (one `*.xplane.pb` per host) on a pool of
+ * workers and resolves to their summary rows compared — the same array as
+ * `hosts_summary` of `oomlens FOLDER --format json` (see docs/hosts.md). A host file
+ * that cannot be read is a row with its error; the others are analyzed.
+ * @param {Array<File|Blob|{name: string, blob: Blob, host?: string}>} files in host order
+ * @param {{module?: string, error_text?: string, jobs?: number, onProgress?: Function,
+ *          onHost?: Function, signal?: AbortSignal, workerUrl?: string|URL}} [options]
+ * @returns {Promise<object[]>}
+ */
+export async function analyzeHosts(files, options = {}) {
+  const { onProgress, onHost, signal, workerUrl, ...engineOptions } = options;
+  const pool = new HostPool({ workerUrl });
+  try {
+    const { hosts_summary } = await pool.run(files, engineOptions, { onProgress, onHost, signal });
+    return hosts_summary;
+  } finally {
+    pool.terminate();
   }
 }

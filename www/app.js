@@ -7,7 +7,7 @@
 // Strings from a capture are untrusted: they go into the page only as text nodes or
 // attribute values (dom.js), after `clean()` for control and bidi characters.
 
-import { Analyzer, AbortError, Comparer } from './analyze.js';
+import { Analyzer, AbortError, Comparer, HostPool } from './analyze.js';
 import { h, s, fill, text } from './dom.js';
 import { clean, mib, duration } from './format.js';
 import { programChart, runtimeChart, barsChart, compareChart, roleBarsChart } from './charts.js';
@@ -15,6 +15,7 @@ import { programChart, runtimeChart, barsChart, compareChart, roleBarsChart } fr
 const $ = (id) => document.getElementById(id);
 const analyzer = new Analyzer();
 const comparer = new Comparer();
+const pool = new HostPool();
 const SUFFIX = '.xplane.pb';
 const TABS = ['diagnosis', 'plan', 'runtime', 'modules'];
 
@@ -31,6 +32,8 @@ const state = {
   mounts: {}, // panel → [render(width)] for charts, run when the panel is shown
   pair: null, // {before: {host, name, blob}, after: {…}}: two runs compared
   compared: null, // {diff, view, markdown, ms, workers, version} of the pair
+  summary: null, // {hosts_summary, view, markdown, ms, workers, version} of a folder's hosts
+  showing: 'host', // 'summary' (a folder's hosts) or 'host' (one host's report)
 };
 
 // ---------------------------------------------------------------- labels and words
@@ -52,6 +55,7 @@ const PHASES = {
   'waiting for the second worker': 'Waiting for the second worker',
   'device planes': 'Matching kernels to launches',
   'runtime summary': 'Summarizing the runtime',
+  hosts: 'Analyzing the host files',
   diagnosis: 'Diagnosing',
   done: 'Rendering',
 };
@@ -68,7 +72,7 @@ function readHash() {
 function writeHash() {
   const p = new URLSearchParams();
   const f = state.files[state.hostIndex];
-  if (f && state.files.length > 1) p.set('host', f.host);
+  if (f && state.files.length > 1 && state.showing === 'host') p.set('host', f.host);
   if (state.module) p.set('module', state.module);
   if (state.tab !== 'diagnosis') p.set('tab', state.tab);
   const hash = p.toString();
@@ -80,7 +84,11 @@ window.addEventListener('hashchange', () => {
   const want = readHash();
   if (want.tab && TABS.includes(want.tab) && want.tab !== state.tab) showTab(want.tab, false);
   if (!state.files.length) return;
-  let rerun = false;
+  if (state.files.length > 1 && !want.host) {
+    if (state.showing === 'host') showSummary();
+    return;
+  }
+  let rerun = state.files.length > 1 && state.showing !== 'host';
   if (want.host) {
     const i = state.files.findIndex((f) => f.host === want.host);
     if (i >= 0 && i !== state.hostIndex) {
@@ -93,7 +101,10 @@ window.addEventListener('hashchange', () => {
     state.module = want.module || null;
     rerun = true;
   }
-  if (rerun) run();
+  if (rerun) {
+    state.showing = 'host';
+    run();
+  }
 });
 
 // ---------------------------------------------------------------- status, progress
@@ -126,7 +137,8 @@ function showProgress(name, info) {
     const secs = (performance.now() - runStarted) / 1000;
     const mbs = secs > 0.05 ? ` · ${(p.read / 1e6 / secs).toFixed(0)} MB/s` : '';
     const of = p.total > 0 ? `${(p.done / 1e6).toFixed(1)} of ${(p.total / 1e6).toFixed(1)} MB` : `${(p.done / 1e6).toFixed(1)} MB`;
-    text($('progress-text'), `${PHASES[p.phase] || p.phase}… ${of}${mbs}`);
+    const hosts = p.hosts ? ` — ${p.hosts.finished} of ${p.hosts.total} hosts done, ${p.hosts.workers} worker${p.hosts.workers > 1 ? 's' : ''}` : '';
+    text($('progress-text'), `${PHASES[p.phase] || p.phase}${hosts}… ${of}${mbs}`);
   });
 }
 
@@ -155,8 +167,61 @@ function load(files, { fromLink = false, module } = {}) {
   state.hostIndex = i >= 0 ? i : 0;
   state.module = module !== undefined ? module || null : fromLink ? want.module || null : null;
   if (!fromLink) state.replyTo = null;
+  state.summary = null;
   renderHostPicker();
+  if (files.length > 1) {
+    // Several hosts of one run: the cross-host summary first; a host's report on demand.
+    state.showing = 'summary';
+    runFolder();
+    return;
+  }
+  state.showing = 'host';
   run();
+}
+
+/**
+ * Analyzes a folder's host files on the pool of workers (analyze.js's HostPool): only
+ * each host's summary row is kept, and the engine compares them (src/hosts.rs).
+ */
+async function runFolder() {
+  const files = state.files;
+  leaveCompare();
+  analyzer.cancel();
+  mark('running');
+  status(null);
+  $('report').hidden = true;
+  $('hosts').hidden = true;
+  runStarted = performance.now();
+  const name = `${files.length} host files`;
+  const bytes = files.reduce((a, f) => a + f.blob.size, 0);
+  showProgress(name, { phase: 'hosts', done: 0, total: bytes, read: 0 });
+  try {
+    const result = await pool.run(files, { error_text: state.errorText }, { onProgress: (p) => showProgress(name, { phase: 'hosts', done: p.done, total: p.bytes, read: p.done, hosts: p }) });
+    hideProgress();
+    state.summary = result;
+    showSummary();
+    mark('done');
+    reply({ oomlens: 'analyzed', hosts: result.hosts_summary.length, text: result.view.title });
+  } catch (e) {
+    if (e instanceof AbortError) return;
+    hideProgress();
+    $('drop').classList.remove('compact');
+    status('error', `${name}: ${clean(e.message || String(e), 2000)}`);
+    mark('error');
+    reply({ oomlens: 'error', message: e.message, kind: e.kind });
+  }
+}
+
+/** Shows the folder's cross-host summary (analyzing the hosts again if it is stale). */
+function showSummary() {
+  state.showing = 'summary';
+  if (!state.summary) {
+    runFolder();
+    return;
+  }
+  analyzer.cancel();
+  hideProgress();
+  renderSummary();
 }
 
 let finished = 0;
@@ -172,6 +237,9 @@ async function run() {
   const f = state.files[state.hostIndex];
   if (!f) return;
   leaveCompare();
+  pool.cancel();
+  state.showing = 'host';
+  $('hosts').hidden = true;
   mark('running');
   status(null);
   runStarted = performance.now();
@@ -199,6 +267,14 @@ async function run() {
     // The report on screen is for another file (or module): do not leave it under the error.
     state.result = null;
     $('report').hidden = true;
+    if (state.files.length > 1 && state.summary) {
+      // One host of a folder: back to the summary, with the host's error.
+      renderSummary();
+      status('error', `${clean(f.name, 200)}: ${clean(e.message, 2000)}`);
+      mark('error');
+      reply({ oomlens: 'error', message: e.message, kind: e.kind });
+      return;
+    }
     $('drop').classList.remove('compact');
     text($('drop-title'), 'Drop a capture here');
     status('error', `${clean(f.name, 200)}: ${clean(e.message, 2000)}`);
@@ -386,9 +462,66 @@ function renderHeadline(hl) {
 function renderHostPicker() {
   const picker = $('host-picker');
   picker.hidden = state.files.length < 2;
+  text($('show-hosts'), `← All ${state.files.length} hosts`);
   const select = $('host-select');
   fill(select, state.files.map((f, i) => h('option', { value: i }, clean(f.host, 120))));
   select.value = String(state.hostIndex);
+}
+
+const STATUS_CLASS = { failed: 'failed', partial: 'partial' };
+
+/**
+ * The cross-host summary (the engine's view of the rows, src/report/view.rs `hosts`):
+ * its title, one row per host — the host's name opens its full report — which host
+ * ran out first, the hosts that differ from the rest, and those that could not be read.
+ */
+function renderSummary() {
+  const res = state.summary;
+  if (!res) return;
+  const v = res.view;
+  const rows = res.hosts_summary;
+  $('report').hidden = true;
+  $('hosts').hidden = false;
+  $('drop').classList.add('compact');
+  text($('drop-title'), 'Drop another capture anywhere on this page');
+  text($('hosts-title'), clean(v.title, 400));
+  const first = $('hosts-first');
+  text(first, v.first_out ? clean(v.first_out, 400) : '');
+  first.hidden = !v.first_out;
+  $('hosts').querySelector('.headline').className = `headline ${rows.some((r) => r.ran_out_first || r.oom_evidence.length) ? 'bad' : rows.some((r) => r.status === 'failed') ? 'warn' : 'good'}`;
+  text($('hosts-info'), `analyzed in ${res.ms < 1000 ? `${res.ms.toFixed(0)} ms` : `${(res.ms / 1000).toFixed(2)} s`} by ${res.version} on ${res.workers} worker${res.workers > 1 ? 's' : ''}`);
+  $('hosts-info').dataset.workers = String(res.workers);
+  text($('version'), res.version);
+  const open = (i) => {
+    state.hostIndex = i;
+    state.module = null;
+    renderHostPicker();
+    run();
+  };
+  const table = viewTable(v.table, {
+    id: 'hosts-table',
+    titled: false,
+    rowAttrs: (i) => {
+      const r = rows[i] || {};
+      return { class: [STATUS_CLASS[r.status], r.ran_out_first ? 'hi' : null, r.skew && r.skew.length ? 'skewed' : null].filter(Boolean).join(' ') || null, 'data-host': r.host, 'data-status': r.status };
+    },
+    cell: (c, col, i, j) => {
+      const r = rows[i];
+      if (j !== 0 || !r) return null;
+      const i2 = state.files.findIndex((f) => f.host === r.host);
+      if (r.status === 'failed' || i2 < 0) return h('span', { class: 'mono', title: r.error ? clean(r.error, 600) : null }, clean(c.text, 200));
+      const button = h('button', { type: 'button', class: 'link mono host-open', 'data-host': r.host, title: 'open this host\'s full report' }, clean(c.text, 200));
+      button.addEventListener('click', () => open(i2));
+      return button;
+    },
+  });
+  const parts = [h('h2', null, v.table.title), h('p', { class: 'muted' }, 'Pick a host to open its full report (it is analyzed again).'), table];
+  if (v.skew.length) parts.push(h('h3', null, 'Differ from the rest'), h('ul', { class: 'lines', id: 'hosts-skew' }, v.skew.map((line) => h('li', { class: 'text' }, clean(line, 400)))));
+  if (v.failed.length) parts.push(h('h3', null, 'Could not be read'), h('ul', { class: 'lines', id: 'hosts-failed' }, v.failed.map((line) => h('li', { class: 'text' }, clean(line, 1000)))));
+  if (v.failed_note) parts.push(h('p', { class: 'note', id: 'hosts-note' }, clean(v.failed_note, 400)));
+  fill($('hosts-content'), parts);
+  writeHash();
+  document.title = `${clean(v.title, 120)} — oomlens`;
 }
 
 /** A definition list of the view's rows ({name, value, note}); `extra` adds nodes to a row's value. */
@@ -997,6 +1130,7 @@ $('try-sample').addEventListener('click', loadSample);
 $('cancel').addEventListener('click', () => {
   analyzer.cancel();
   comparer.cancel();
+  pool.cancel();
   hideProgress();
   document.documentElement.dataset.state = 'cancelled';
   status('notice', 'Cancelled.');
@@ -1007,14 +1141,24 @@ $('host-select').addEventListener('change', (e) => {
   run();
 });
 $('change-module').addEventListener('click', () => showTab('modules', true));
+$('show-hosts').addEventListener('click', () => showSummary());
+$('hosts-copy-md').addEventListener('click', () => copyMarkdown(state.summary && state.summary.markdown, 'The summary of the hosts is on the clipboard as Markdown.'));
+$('hosts-download-json').addEventListener('click', () => {
+  const res = state.summary;
+  if (!res) return;
+  download({ tool: res.version, hosts_summary: res.hosts_summary }, 'hosts.oomlens-summary.json');
+});
 $('error-apply').addEventListener('click', () => {
   state.errorText = $('error-text').value.slice(0, 1 << 20);
+  // A folder's rows carry the pasted error as evidence: its summary is made again when next shown.
+  state.summary = null;
   if (state.files.length) run();
 });
 $('error-clear').addEventListener('click', () => {
   $('error-text').value = '';
   if (state.errorText) {
     state.errorText = '';
+    state.summary = null;
     if (state.files.length) run();
   }
 });

@@ -317,6 +317,90 @@ export class Comparer {
     options?: CompareOptions,
     hooks?: { onProgress?: (p: CompareProgress) => void; signal?: AbortSignal },
   ): Promise<{ diff: Diff; view: DiffView; markdown: string; ms: number; workers: number; version: string }>;
+  /** One host of a folder reduced to its summary row (what `HostPool` uses); a capture the engine cannot read is a failed row. */
+  hostRow(
+    input: Blob | ArrayBuffer | ArrayBufferView,
+    options?: { host?: string; file_name?: string; module?: string; error_text?: string },
+    hooks?: { onProgress?: (p: Progress) => void; signal?: AbortSignal },
+  ): Promise<{ row: { row: HostSummary; profile_start_ns: string | null }; ms: number; version: string }>;
+  /** The cross-host summary of `hostRow`'s rows, in host order. */
+  compareHosts(rows: { row: HostSummary; profile_start_ns: string | null }[]): Promise<{ hosts_summary: HostSummary[]; view: HostsView; markdown: string; version: string }>;
+  cancel(): void;
+  terminate(): void;
+}
+
+/** One host of a folder in one row (`hosts_summary[]` of `oomlens FOLDER --format json`; docs/hosts.md). */
+export interface HostSummary {
+  host: string;
+  file: string;
+  file_bytes: number;
+  status: 'analyzed' | 'partial' | 'failed';
+  error: string | null;
+  error_kind: string | null;
+  verdict: string | null;
+  selected_module: string | null;
+  plan_peak_bytes: number | null;
+  runtime_peak_bytes: number | null;
+  capacity_bytes: number | null;
+  growth_per_execution_bytes: number | null;
+  oom_evidence: ('allocator_retry' | 'peak_at_capacity' | 'plan_exceeds_capacity' | 'growth_held' | 'pasted_error')[];
+  ran_out_at_ns: number | null;
+  ran_out_first: boolean;
+  notes: string[];
+  skew: { field: string; bytes: number | null; typical_bytes: number | null; value: string | null; typical: string | null }[];
+}
+
+/** The cross-host summary laid out as the CLI prints it (src/report/view.rs `HostsView`). */
+export interface HostsView {
+  title: string;
+  table: ViewTable;
+  first_out: string | null;
+  skew: string[];
+  failed: string[];
+  failed_note: string | null;
+  detail: string;
+}
+
+/** A host file: a `File` (its name names the host), or a blob with its file name. */
+export type HostFile = File | { name: string; blob: Blob | ArrayBuffer | ArrayBufferView; host?: string };
+
+export interface HostsOptions {
+  /** Workers at once (default `poolSize()`). */
+  jobs?: number;
+  module?: string;
+  /** The pasted error text; it applies to every host. */
+  error_text?: string;
+}
+
+export interface HostsProgress {
+  finished: number;
+  total: number;
+  /** Bytes read of all the host files, of `bytes`. */
+  done: number;
+  bytes: number;
+  workers: number;
+}
+
+/** Workers for a folder of `hosts`: the cores (or `jobs`), at most 16, bounded by `navigator.deviceMemory`. */
+export function poolSize(hosts: number, jobs?: number): number;
+
+/**
+ * Analyzes a multi-host run's host files on a pool of workers (only each host's summary
+ * row is kept) and resolves to the rows compared: `hosts_summary` of `oomlens FOLDER --format json`.
+ */
+export function analyzeHosts(
+  files: HostFile[],
+  options?: HostsOptions & { onProgress?: (p: HostsProgress) => void; onHost?: (h: { index: number; row: HostSummary }) => void; signal?: AbortSignal; workerUrl?: string | URL },
+): Promise<HostSummary[]>;
+
+/** A pool of workers for a folder's hosts; a new run cancels the running one. */
+export class HostPool {
+  constructor(config?: { workerUrl?: string | URL });
+  run(
+    files: HostFile[],
+    options?: HostsOptions,
+    hooks?: { onProgress?: (p: HostsProgress) => void; onHost?: (h: { index: number; row: HostSummary }) => void; signal?: AbortSignal },
+  ): Promise<{ hosts_summary: HostSummary[]; view: HostsView; markdown: string; ms: number; workers: number; version: string }>;
   cancel(): void;
   terminate(): void;
 }

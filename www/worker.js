@@ -28,12 +28,22 @@
 //        {id, type: 'result', again: {before, after, module_choice}}
 //                                                          analyze those runs again about
 //                                                          the modules named, then compare
+// A folder of several hosts (analyze.js's HostPool: a pool of these workers, one host
+// each at a time; only each host's summary row comes back, its report is dropped here):
+//   in:  {id, type: 'host-row', blob, options}            options: {host, file_name,
+//                                                          module, error_text}
+//   out: {id, type: 'progress', …}
+//        {id, type: 'result', row: {row, profile_start_ns}, ms, version}
+//                                                          a capture the engine cannot
+//                                                          read is a failed row, not an error
+//   in:  {id, type: 'compare-hosts', rows}                 rows: the host-row answers, in host order
+//   out: {id, type: 'result', hosts_summary, view, markdown, version}
 // Between the two workers (the first sends the work once it has indexed the file):
 //   out: {type: 'ready'}                     the second worker's engine has loaded
 //   in:  {type: 'second-part', blob, work}   work: the split and the host plane's metadata
 //   out: {type: 'second-part', bytes}        the encoded part, or null if it failed
 
-import init, { Analysis, analyzeRun, compareReports, parallelFromBytes, scanHostPart, version } from './oomlens.js';
+import init, { Analysis, analyzeHost, analyzeRun, compareHosts, compareReports, parallelFromBytes, scanHostPart, version } from './oomlens.js';
 
 const ready = init();
 
@@ -135,21 +145,47 @@ function compareTwo(id, msg) {
   }
 }
 
+/** One host of a folder, reduced to its summary row here. */
+function hostRow(id, msg) {
+  if (!(msg.blob instanceof Blob)) {
+    self.postMessage({ id, type: 'error', kind: 'input', message: 'nothing to analyze: expected a File or Blob' });
+    return;
+  }
+  const started = performance.now();
+  try {
+    const progress = (phase, done, total, read) => self.postMessage({ id, type: 'progress', phase, done, total, read });
+    const row = analyzeHost(msg.blob, { ...(msg.options || {}), discard }, progress);
+    self.postMessage({ id, type: 'result', row, ms: performance.now() - started, version: version() });
+  } catch (e) {
+    self.postMessage(failure(id, e));
+  }
+}
+
+function compareRows(id, msg) {
+  try {
+    const out = compareHosts(msg.rows || []);
+    self.postMessage({ id, type: 'result', ...out, version: version() });
+  } catch (e) {
+    self.postMessage(failure(id, e));
+  }
+}
+
+const REQUESTS = { 'analyze-run': runOfComparison, 'compare-reports': compareTwo, 'host-row': hostRow, 'compare-hosts': compareRows };
+
 self.onmessage = async (event) => {
   const msg = event.data || {};
   if (msg.type === 'second-part') {
     await secondPart(msg.blob, msg.work);
     return;
   }
-  if (msg.type === 'analyze-run' || msg.type === 'compare-reports') {
+  if (Object.hasOwn(REQUESTS, msg.type)) {
     try {
       await ready;
     } catch (e) {
       self.postMessage({ id: msg.id, type: 'error', kind: 'engine', message: `the engine did not load: ${e && e.message ? e.message : e}` });
       return;
     }
-    if (msg.type === 'analyze-run') runOfComparison(msg.id, msg);
-    else compareTwo(msg.id, msg);
+    REQUESTS[msg.type](msg.id, msg);
     return;
   }
   const { id, blob, options } = msg;

@@ -338,7 +338,7 @@ describe('oomlens page', { skip: skip || false }, () => {
     await page.close();
   });
 
-  test('a capture folder with several hosts gets a host picker', { skip: !haveShared && 'needs ../shared/captures' }, async () => {
+  test('a capture folder with several hosts: the summary of the newest run, then a host picker', { skip: !haveShared && 'needs ../shared/captures' }, async () => {
     const dir = mkdtempSync(join(RESULTS, 'folder-'));
     const run = join(dir, 'logdir/plugins/profile/2025_01_01_00_00_00');
     const old = join(dir, 'logdir/plugins/profile/2024_01_01_00_00_00');
@@ -351,8 +351,13 @@ describe('oomlens page', { skip: skip || false }, () => {
     let runs = await runsSoFar(page);
     await page.setInputFiles('#folder-input', join(dir, 'logdir'));
     assert.equal(await waitForRun(page, runs), 'done');
+    const rows = await page.$$eval('#hosts-table tbody tr', (trs) => trs.map((tr) => tr.dataset.host));
+    assert.deepEqual(rows, ['host-a', 'host-b'], 'the summary of the newest run only');
     const hosts = await page.$$eval('#host-select option', (o) => o.map((x) => x.textContent));
     assert.deepEqual(hosts, ['host-a', 'host-b'], 'the newest run only');
+    runs = await runsSoFar(page);
+    await page.click('#hosts-table button[data-host="host-a"]');
+    assert.equal(await waitForRun(page, runs), 'done');
     assert.equal(await page.isVisible('#host-picker'), true);
     assert.equal((await pageFacts(page)).headline, expectedFacts(cliJson(conv)).headline);
     runs = await runsSoFar(page);
