@@ -201,7 +201,9 @@ fn analyze(
     };
     let source = self::source("analyze()", source)?;
     let name = name.unwrap_or_else(|| BYTES_NAME.to_owned());
-    run(py, || source.analyze(&name, error_file.as_deref(), &options))
+    run(py, || {
+        source.analyze(&name, error_file.as_deref(), &options)
+    })
 }
 
 /// Compares two runs, as `oomlens diff BEFORE AFTER [--module M]` does: each is a path
