@@ -54,6 +54,11 @@ pub fn classify(name: &str, head: &[u8]) -> Kind {
     if is_dump_name(base) {
         return Kind::DumpFile;
     }
+    // A trace viewer's `.json` or `.json.gz` (what people mistake for the capture): the
+    // capture reader says what it is and which file to pass instead.
+    if is_trace_json(base, head) {
+        return Kind::Capture;
+    }
     if head.starts_with(&[0x1f, 0x8b]) {
         return Kind::DeviceProfile;
     }
@@ -71,6 +76,15 @@ pub fn classify(name: &str, head: &[u8]) -> Kind {
         return Kind::DeviceProfile;
     }
     Kind::Unknown("binary data that is neither a profiler capture, a device memory profile, an XLA dump file nor text")
+}
+
+/// A trace viewer file beside the capture: `*.json.gz`, or `*.json` holding JSON.
+fn is_trace_json(base: &str, head: &[u8]) -> bool {
+    if base.ends_with(".json.gz") {
+        return true;
+    }
+    let first = head.iter().find(|b| !b.is_ascii_whitespace());
+    base.ends_with(".json") && matches!(first, Some(b'{') | Some(b'['))
 }
 
 /// The last part of a name that may carry folders.
@@ -670,6 +684,8 @@ mod native {
             let file_name = name(path);
             let (head, len) = head(path)?;
             match classify(&file_name, &head) {
+                // The trace viewer's copy the profiler writes beside each capture.
+                Kind::Capture if !explicit && super::is_trace_json(&file_name, &head) => {}
                 Kind::Capture => self.add_capture(host_of(&file_name), path, len),
                 Kind::DumpFile if explicit => self.dump_files.push(path.to_owned()),
                 Kind::DumpFile => {}

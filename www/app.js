@@ -568,7 +568,18 @@ function renderDiagnosis(v) {
   const e = v.error;
   if (e) {
     $('error-box').open = true;
-    fill($('error-result'), h('h3', null, clean(e.title, 200)), dl(e.rows, 400), e.reading ? h('p', { class: 'text' }, clean(e.reading, 2000)) : null);
+    const said = (id, text, limit) => (text ? h('p', { class: 'text', id }, clean(text, limit)) : null);
+    fill(
+      $('error-result'),
+      h('h3', null, clean(e.title, 200)),
+      dl(e.rows, 400),
+      said('error-split', e.split, 400),
+      said('error-allocator', e.allocator, 800),
+      said('error-remat', e.remat, 800),
+      said('error-matched', e.matched, 800),
+      e.allocations ? viewTable(e.allocations, { id: 'error-allocations' }) : null,
+      said('error-reading', e.reading, 2000),
+    );
   } else {
     fill($('error-result'));
   }

@@ -16,7 +16,7 @@ same Rust engine as the ``oomlens`` command and its web page::
   ``oomlens PATH --format json`` prints.
 - :func:`diff` compares two runs (``oomlens diff BEFORE AFTER``): a :class:`Diff`, the
   JSON comparison (schema ``oomlens-diff/1``) as a ``dict``.
-- :func:`from_error` reads the figures of a pasted out-of-memory message.
+- :func:`from_error` reports on an out-of-memory message alone: its figures and triage.
 - Errors are :class:`OomlensError`, with ``e.kind`` and the one-line message.
 - The analysis releases the GIL: threads analyze several captures at once.
 - :mod:`oomlens.jax` explains an out-of-memory error where it happens.
@@ -74,9 +74,15 @@ def _source(source: Any) -> Any:
     )
 
 
-def _run(source: Any, module: Optional[str], error_text: Optional[str], name: Optional[str]):
+def _run(source: Any, module: Optional[str], error_text: Any, name: Optional[str]):
+    # A path is read as `--error-text FILE` reads it (the report names the file); a str
+    # is the text itself (named `pasted text`).
+    if isinstance(error_text, _os.PathLike):
+        return _native.analyze(_source(source), module, None, name, _os.fspath(error_text))
     if error_text is not None and not isinstance(error_text, str):
-        raise TypeError(f"error_text must be a str, not {type(error_text).__name__}")
+        raise TypeError(
+            f"error_text must be a str or an os.PathLike, not {type(error_text).__name__}"
+        )
     return _native.analyze(_source(source), module, error_text, name)
 
 
@@ -194,7 +200,7 @@ class Diff(dict):
 def analyze(
     source: Source,
     module: Optional[str] = None,
-    error_text: Optional[str] = None,
+    error_text: Union[str, "_os.PathLike[str]", None] = None,
     *,
     name: Optional[str] = None,
 ) -> Report:
@@ -205,7 +211,9 @@ def analyze(
     is taken and each host file analyzed), or the bytes of one capture file (``name``
     then names it in the report; default ``capture.xplane.pb``). ``module``: the module
     to report on, by label (``jit_step(12)``) or name (``jit_step``). ``error_text``:
-    the out-of-memory message you got (a whole log or traceback is fine).
+    the out-of-memory message you got (a whole log or traceback is fine), as text, or
+    as a path to the file holding it (then the report is byte for byte the CLI's with
+    ``--error-text FILE``).
 
     Returns a :class:`Report`; raises :class:`OomlensError` for input oomlens cannot
     analyze. The GIL is released while the engine works.
@@ -243,19 +251,19 @@ def diff(
     return Diff(_native.diff(_source(before), _source(after), module, name))
 
 
-def from_error(text: str) -> dict:
-    """Reads the out-of-memory message in ``text`` (a whole log, traceback or notebook
-    output is fine) into its figures: the format (``kind``), the requested allocation,
-    the memory used and its capacity, the program's split (arguments, outputs,
-    temporaries), padding, fragmentation, the allocations the message lists, the
-    allocator's stats, as the engine's message reader finds them (the formats it knows:
-    docs/oom-messages.md in the repository). Byte counts are exact integers; fields the message does not state
-    are ``None``. Raises :class:`OomlensError` (kind ``no_oom_message``) when the text
-    holds no out-of-memory message.
+def from_error(text: str) -> Report:
+    """The report on an out-of-memory message alone, as ``oomlens --error-text FILE``
+    gives it without a capture: ``report["error"]`` holds the message's figures (the
+    format ``kind``, the requested allocation, the memory used and its capacity, the
+    program's split, padding, fragmentation, the allocations it lists, the allocator's
+    stats; byte counts exact, ``None`` where the message says nothing), and the
+    diagnosis holds the triage and its fixes. ``text`` may be a whole log, traceback or
+    notebook output. Raises :class:`OomlensError` (kind ``no_oom_message``) when the
+    text holds no out-of-memory message.
     """
     if not isinstance(text, str):
         raise TypeError(f"from_error() takes the message as a str, not {type(text).__name__}")
-    return _json.loads(_native.parse_error(text))
+    return Report(_native.from_error(text))
 
 
 def __getattr__(name: str) -> Any:

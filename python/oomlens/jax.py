@@ -370,7 +370,7 @@ class explain_oom(contextlib.ContextDecorator):
         lines: List[str] = []
         if captures:
             try:
-                self.report = oomlens.analyze(folder, error_text=error_text)
+                self.report = oomlens.analyze(folder, error_text=folder / ERROR_FILE)
                 self.report.save_html(folder / REPORT_FILE)
                 saved.append(REPORT_FILE)
                 lines.append(self.report.brief(self.lines).rstrip("\n"))

@@ -9,7 +9,6 @@ use std::path::PathBuf;
 
 use oomlens::diff::model::DiffReport;
 use oomlens::diff::{DiffOptions, Run};
-use oomlens::evidence::message;
 use oomlens::report::{diff_json, diff_markdown, diff_text, html, json, markdown, present, text};
 use oomlens::{Error, Options, Report};
 use pyo3::exceptions::PyTypeError;
@@ -130,10 +129,37 @@ enum Source<'a> {
 }
 
 impl Source<'_> {
-    fn analyze(&self, name: &str, options: &Options) -> Result<Report, Error> {
+    /// What `oomlens PATH [--error-text FILE]` reports: the path is read as the CLI
+    /// reads it (a capture, a folder of evidence, a dump, a log …), joined to the error
+    /// text given as a file (`error_file`) or as text (`options.error_text`).
+    fn analyze(
+        &self,
+        name: &str,
+        error_file: Option<&std::path::Path>,
+        options: &Options,
+    ) -> Result<Report, Error> {
         match self {
-            Source::Path(path) => oomlens::analyze_path(path, options),
-            Source::Bytes(data) => oomlens::analyze_bytes(data, name, options),
+            Source::Path(path) => {
+                let mut inputs = vec![oomlens::inputs::Input::path(path.clone())];
+                if let Some(file) = error_file {
+                    inputs.push(oomlens::inputs::Input {
+                        path: file.to_owned(),
+                        text: true,
+                    });
+                }
+                oomlens::analyze_inputs_with_progress(&inputs, options, &mut |_, _, _| {})
+            }
+            Source::Bytes(data) => {
+                let mut options = options.clone();
+                if let Some(file) = error_file {
+                    let text = std::fs::read(file).map_err(|e| Error::Open {
+                        path: file.to_owned(),
+                        message: e.to_string(),
+                    })?;
+                    options.error_text = Some(String::from_utf8_lossy(&text).into_owned());
+                }
+                oomlens::analyze_input_bytes(&[(name, data)], &options)
+            }
         }
     }
 }
@@ -159,13 +185,14 @@ fn source<'a>(what: &str, arg: &'a Bound<'_, PyAny>) -> PyResult<Source<'a>> {
 /// Analyzes a capture: `source` is a path (a `.xplane.pb` file or a capture folder, as
 /// the CLI takes it) or the bytes of one capture file, named `name` in the report.
 #[pyfunction]
-#[pyo3(signature = (source, module = None, error_text = None, name = None))]
+#[pyo3(signature = (source, module = None, error_text = None, name = None, error_file = None))]
 fn analyze(
     py: Python<'_>,
     source: &Bound<'_, PyAny>,
     module: Option<String>,
     error_text: Option<String>,
     name: Option<String>,
+    error_file: Option<PathBuf>,
 ) -> PyResult<Analysis> {
     let options = Options {
         module,
@@ -174,7 +201,9 @@ fn analyze(
     };
     let source = self::source("analyze()", source)?;
     let name = name.unwrap_or_else(|| BYTES_NAME.to_owned());
-    run(py, || source.analyze(&name, &options))
+    run(py, || {
+        source.analyze(&name, error_file.as_deref(), &options)
+    })
 }
 
 /// Compares two runs, as `oomlens diff BEFORE AFTER [--module M]` does: each is a path
@@ -207,7 +236,7 @@ fn diff(
                     module: module.map(str::to_owned),
                     ..Options::default()
                 };
-                side.analyze(&name, &options)
+                side.analyze(&name, None, &options)
             },
             &options,
         )
@@ -218,21 +247,16 @@ fn diff(
     }
 }
 
-/// Reads the out-of-memory message in `text` (a whole log or traceback is fine): its
-/// figures as JSON (the engine's `OomMessage`). Raises `OomlensError` (kind
-/// `no_oom_message`) when the text holds none.
+/// The report on an out-of-memory message alone (`oomlens --error-text FILE` without a
+/// capture): the message's figures under `error`, the triage and its fixes. Raises
+/// `OomlensError` (kind `no_oom_message`) when the text holds none.
 #[pyfunction]
-fn parse_error(py: Python<'_>, text: String) -> PyResult<String> {
-    let parsed = py.detach(|| message::parse(&text).map(|m| serde_json::to_string(&m)));
-    match parsed {
-        Ok(Ok(json)) => Ok(json),
-        Ok(Err(e)) => Err(raise(
-            py,
-            &format!("cannot write the message's figures: {e}"),
-            "internal",
-        )),
-        Err(e) => Err(raise(py, &e.to_string(), "no_oom_message")),
-    }
+fn from_error(py: Python<'_>, text: String) -> PyResult<Analysis> {
+    let options = Options {
+        error_text: Some(text),
+        ..Options::default()
+    };
+    run(py, || oomlens::analyze_input_bytes(&[], &options))
 }
 
 /// The `oomlens` command line: `argv` as `sys.argv` gives it (the program name first).
@@ -250,7 +274,7 @@ fn native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Comparison>()?;
     m.add_function(wrap_pyfunction!(analyze, m)?)?;
     m.add_function(wrap_pyfunction!(diff, m)?)?;
-    m.add_function(wrap_pyfunction!(parse_error, m)?)?;
+    m.add_function(wrap_pyfunction!(from_error, m)?)?;
     m.add_function(wrap_pyfunction!(main, m)?)?;
     // `oomlens 0.1.0`, as every report's `tool` says.
     m.add("TOOL", oomlens::tool_name())?;

@@ -7,6 +7,7 @@ import json
 import pickle
 import sys
 import threading
+from pathlib import Path
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
@@ -45,7 +46,8 @@ def test_folders_options_and_renderings_equal_the_cli(args, cli):
     error_text = None
     if "--error-text" in options:
         options["--error-text"] = str(FIXTURES / options["--error-text"])
-        error_text = open(options["--error-text"], encoding="utf-8").read()
+        # As a path: the report names the file, as the CLI's does.
+        error_text = Path(options["--error-text"])
     flags = [x for kv in options.items() for x in kv]
     report = oomlens.analyze(path, module=options.get("--module"), error_text=error_text)
     for fmt, rendered in [
@@ -97,7 +99,7 @@ def test_errors_are_one_exception_with_the_engine_kind_and_the_cli_message(cli, 
     cases = [
         (missing, {}, "open"),
         (garbage, {}, "not_a_capture"),
-        (empty, {}, "no_capture_in_dir"),
+        (empty, {}, "nothing_in_dir"),
         (OOM_FIRST_CALL, {"module": "no_such_module"}, "unknown_module"),
     ]
     for path, kwargs, kind in cases:

@@ -93,14 +93,17 @@ MESSAGES = sorted(ERRORS.glob("*.txt"))
 @pytest.mark.parametrize("txt", MESSAGES, ids=lambda p: p.stem)
 def test_from_error_reads_the_transcribed_figures(txt):
     expected = json.loads(txt.with_suffix(".expected.json").read_text(encoding="utf-8"))
-    parsed = oomlens.from_error(txt.read_text(encoding="utf-8"))
+    report = oomlens.from_error(txt.read_text(encoding="utf-8"))
+    assert report["schema"] == "oomlens/1"
+    assert report["modules"] == [] and report["selected_module"] is None
+    parsed = report["error"]
     assert _first_difference("", expected, parsed) is None, _first_difference("", expected, parsed)
 
 
 def test_from_error_on_the_cpu_failure_text():
     text = (FIXTURES / "oom_first_call" / "error.txt").read_text()
-    parsed = oomlens.from_error(text)
-    assert parsed["requested_bytes"] == 281475043819520
+    report = oomlens.from_error(text)
+    assert report["error"]["requested_bytes"] == 281475043819520
 
 
 def test_from_error_without_a_message():
