@@ -12,8 +12,12 @@ use crate::source::ByteSource;
 
 /// What [`analyze_host`] gives for one host besides its row: its report, or why
 /// there is none.
+// On wasm32 the page's workers keep only the row, so nothing reads these.
+#[cfg_attr(target_arch = "wasm32", allow(dead_code))]
 pub enum Analyzed<'a> {
+    /// The host's report.
     Report(&'a HostReport),
+    /// Why the host could not be analyzed.
     Failed(&'a Error),
 }
 
