@@ -774,7 +774,7 @@ function renderPlan(r, v, module) {
         h('tbody', null, p.rows.map((row) => h('tr', null, h('th', { scope: 'row' }, row.name), h('td', { class: 'num' }, row.value), h('td', { class: 'muted' }, row.note)))),
       ),
     ),
-    v.source ? h('p', { class: 'muted', id: 'plan-source' }, `plan read from ${clean(v.source, 200)}`) : null,
+    p.source ? h('p', { class: 'muted', id: 'plan-source' }, `plan read from ${clean(p.source, 200)}`) : null,
     h('p', { class: 'muted', id: 'plan-padding' }, p.padding),
     p.host_memory ? h('p', { class: 'note', id: 'host-memory' }, `host memory (S(5), not device memory): ${clean(p.host_memory, 400)}`) : null,
     p.note ? h('p', { class: 'note' }, clean(p.note, 600)) : null,
