@@ -155,6 +155,30 @@ export class Analyzer {
   }
 
   /**
+   * Inputs other than a capture, alone or together — the error message (a `.txt` or
+   * `.log`, or `error_text` alone with no file), XLA dump files (`module_NNNN.…`), device
+   * memory profiles, captures beside them — told apart by content and joined by the
+   * engine as `oomlens FILE… --error-text` does. Each file is read whole (a large capture
+   * alone is better given to `run`). Resolves as `run` does.
+   * @param {Array<File|Blob|{name: string, blob: Blob}>} files
+   * @param {{module?: string, error_text?: string}} [options]
+   */
+  runInputs(files, options = {}, hooks = {}) {
+    const list = (files || []).map((f, i) => {
+      if (f && !(f instanceof Blob) && f.blob) return { name: String(f.name || `input${i}`), blob: toBlob(f.blob) };
+      const blob = toBlob(f);
+      return { name: typeof File !== 'undefined' && blob instanceof File ? blob.name : `input${i}`, blob };
+    });
+    this.cancel();
+    if (!this.worker) this.worker = this._spawn();
+    const id = this.nextId++;
+    const opts = {};
+    for (const k of ['module', 'error_text']) if (options[k] != null && options[k] !== '') opts[k] = String(options[k]);
+    const map = (msg) => ({ report: msg.report, view: Array.isArray(msg.view) ? msg.view[0] || null : msg.view || null, markdown: msg.markdown, ms: msg.ms, phases: msg.phases || [], memoryBytes: msg.memoryBytes, version: msg.version, workers: 1 });
+    return this._request({ id, type: 'analyze-files', files: list, options: opts }, hooks, map);
+  }
+
+  /**
    * One host of a folder reduced to its summary row (its report is dropped in the
    * worker); resolves to `{row, ms, version}`, `row` the engine's `{row,
    * profile_start_ns}` for `compareHosts`. A capture the engine cannot read resolves
@@ -213,6 +237,26 @@ export async function analyze(fileOrBytes, options = {}) {
   const analyzer = new Analyzer({ workerUrl });
   try {
     const { report } = await analyzer.run(fileOrBytes, engineOptions, { onProgress, signal });
+    return report;
+  } finally {
+    analyzer.terminate();
+  }
+}
+
+/**
+ * Explains an out-of-memory failure from whatever there is besides (or instead of) a
+ * capture: the error message (`error_text`, or a `.txt`/`.log` file), an XLA dump's
+ * files, device memory profiles — and resolves to the report model, the same object as
+ * `oomlens FILE… [--error-text FILE] --format json`.
+ * @param {Array<File|Blob|{name: string, blob: Blob}>} files may be empty with `error_text`
+ * @param {{module?: string, error_text?: string, onProgress?: Function, signal?: AbortSignal, workerUrl?: string|URL}} [options]
+ * @returns {Promise<object>}
+ */
+export async function analyzeInputs(files, options = {}) {
+  const { onProgress, signal, workerUrl, ...engineOptions } = options;
+  const analyzer = new Analyzer({ workerUrl });
+  try {
+    const { report } = await analyzer.runInputs(files, engineOptions, { onProgress, signal });
     return report;
   } finally {
     analyzer.terminate();

@@ -10,7 +10,7 @@
 import { Analyzer, AbortError, Comparer, HostPool } from './analyze.js';
 import { h, s, fill, text } from './dom.js';
 import { clean, mib, duration } from './format.js';
-import { programChart, runtimeChart, barsChart, compareChart, roleBarsChart } from './charts.js';
+import { programChart, runtimeChart, barsChart, compareChart, roleBarsChart, listingChart, splitBar } from './charts.js';
 
 const $ = (id) => document.getElementById(id);
 const analyzer = new Analyzer();
@@ -21,6 +21,7 @@ const TABS = ['diagnosis', 'plan', 'runtime', 'modules'];
 
 const state = {
   files: [], // [{host, name, blob}]
+  inputs: null, // [{name, blob}]: inputs joined by the engine (error text, logs, dump files, profiles, captures); [] with pasted text alone
   hostIndex: 0,
   module: null, // label chosen by the user; null: the engine's choice
   tab: 'diagnosis',
@@ -157,11 +158,12 @@ function hostOf(name) {
 /** Starts analyzing a new set of host files (one capture, or a run folder's hosts). */
 function load(files, { fromLink = false, module } = {}) {
   if (!files.length) {
-    status('error', 'No *.xplane.pb file there. Drop the file that jax.profiler.trace(...) wrote, or the capture folder that holds plugins/profile/<run>/.');
+    status('error', 'Nothing oomlens reads there. Drop the *.xplane.pb file that jax.profiler.trace(...) wrote (or the capture folder that holds plugins/profile/<run>/), the error message or log (.txt, .log), an XLA dump folder, or device memory profiles (.prof).');
     return;
   }
   files.sort((a, b) => (a.host < b.host ? -1 : a.host > b.host ? 1 : 0));
   state.files = files;
+  state.inputs = null;
   const want = readHash();
   const i = want.host ? files.findIndex((f) => f.host === want.host) : -1;
   state.hostIndex = i >= 0 ? i : 0;
@@ -233,8 +235,15 @@ function mark(phase) {
   if (phase !== 'running') root.dataset.runs = String(++finished);
 }
 
+/** What a set of joined inputs is called on the page. */
+function inputsName(inputs) {
+  if (!inputs.length) return 'the pasted error';
+  return inputs.length === 1 ? inputs[0].name : `${inputs[0].name} and ${inputs.length - 1} more`;
+}
+
 async function run() {
-  const f = state.files[state.hostIndex];
+  const inputs = state.inputs;
+  const f = inputs ? { name: inputsName(inputs), blob: { size: inputs.reduce((a, x) => a + x.blob.size, 0) } } : state.files[state.hostIndex];
   if (!f) return;
   leaveCompare();
   pool.cancel();
@@ -247,7 +256,8 @@ async function run() {
   for (const id of ['copy-md', 'download-json']) $(id).disabled = true;
   const options = { module: state.module, error_text: state.errorText, host: f.host, file_name: f.name };
   try {
-    const result = await analyzer.run(f.blob, options, { onProgress: (p) => showProgress(f.name, p) });
+    const hooks = { onProgress: (p) => showProgress(f.name, p) };
+    const result = inputs ? await analyzer.runInputs(inputs, { module: state.module, error_text: state.errorText }, hooks) : await analyzer.run(f.blob, options, hooks);
     hideProgress();
     state.result = result;
     render();
@@ -293,18 +303,71 @@ function reply(message) {
   }
 }
 
+/**
+ * Inputs other than captures, joined by the engine (which tells them apart by content):
+ * pasted text alone (`[]`), or files — error messages and logs, XLA dump files, device
+ * memory profiles, and the captures beside them.
+ */
+function loadInputs(list) {
+  state.files = [];
+  state.inputs = list;
+  state.hostIndex = 0;
+  state.module = null;
+  state.summary = null;
+  state.replyTo = null;
+  state.showing = 'host';
+  renderHostPicker();
+  run();
+}
+
+// What a file found in a dropped or picked folder may be, by its name (the engine then
+// reads it by content): an XLA dump file, a device memory profile, a log or error text.
+const DUMP_FILE = /^module_\d+\../;
+const PROFILE_FILE = /\.(prof|pprof)$|\.pb\.gz$/i;
+const TEXT_FILE = /\.(txt|log|err|out)$/i;
+
+function isExtraInput(name) {
+  return DUMP_FILE.test(name) || PROFILE_FILE.test(name) || TEXT_FILE.test(name);
+}
+
+/**
+ * Routes what was dropped or picked (`[{path, file}]`): captures alone are analyzed as
+ * captures (one, a folder's hosts, or two loose ones compared); with anything else — a
+ * file not named `*.xplane.pb` given on its own, a folder's error text, log, XLA dump
+ * files or device memory profiles — everything is joined by the engine, as the CLI
+ * joins the paths it is given.
+ */
+function route(entries) {
+  const isLoose = (e) => !e.path.replace(/^\//, '').includes('/');
+  const loose = entries.filter(isLoose);
+  const inFolders = entries.filter((e) => !isLoose(e));
+  const captures = [...loose.filter((e) => e.file.name.endsWith(SUFFIX)), ...capturesIn(inFolders)];
+  const extras = [...loose.filter((e) => !e.file.name.endsWith(SUFFIX)), ...inFolders.filter((e) => isExtraInput(e.file.name))];
+  if (!extras.length) {
+    if (captures.length === 2 && loose.length === 2) {
+      const [before, after] = guessOrder(...captures.map((x) => ({ host: hostOf(x.file.name), name: x.file.name, blob: x.file })));
+      state.replyTo = null;
+      state.compareModule = null;
+      startCompare(before, after);
+      return;
+    }
+    load(captures.map((e) => ({ host: hostOf(e.file.name), name: e.file.name, blob: e.file })));
+    return;
+  }
+  // In name order, numbers by value (step2 before step10), as the CLI walks a folder:
+  // profiles' growth goes from the first to the last.
+  const byName = (a, b) => a.file.name.localeCompare(b.file.name, 'en', { numeric: true });
+  loadInputs([...captures, ...extras.sort(byName)].map((e) => ({ name: e.file.name, blob: e.file })));
+}
+
 /** The host files in a list of {path, file}: the newest run's, as the CLI picks. */
 function capturesIn(entries) {
   const captures = entries.filter((e) => e.file.name.endsWith(SUFFIX));
-  if (!captures.length) return entries.length === 1 ? entries : [];
+  if (!captures.length) return [];
   const dir = (p) => p.slice(0, p.lastIndexOf('/') + 1);
   const dirs = [...new Set(captures.map((e) => dir(e.path)))].sort();
   const newest = dirs[dirs.length - 1];
   return captures.filter((e) => dir(e.path) === newest);
-}
-
-function asHostFiles(entries) {
-  return capturesIn(entries).map((e) => ({ host: hostOf(e.file.name), name: e.file.name, blob: e.file }));
 }
 
 function readAllEntries(reader) {
@@ -430,6 +493,9 @@ function render() {
   $('change-module').hidden = !v.modules;
   text($('file-name'), clean(v.file, 200));
   text($('file-size'), v.size);
+  const inputs = v.inputs || [];
+  fill($('inputs-line'), inputs.length ? ['inputs: ', inputs.map((line, i) => [i ? ' · ' : '', h('span', { class: 'text' }, clean(line, 300))])] : []);
+  $('inputs-line').hidden = !inputs.length;
   const res = state.result;
   text($('engine-info'), `analyzed in ${res.ms < 1000 ? `${res.ms.toFixed(0)} ms` : `${(res.ms / 1000).toFixed(2)} s`} by ${res.version}${res.workers > 1 ? ` on ${res.workers} workers` : ''}`);
   $('engine-info').dataset.workers = String(res.workers || 1);
@@ -566,23 +632,55 @@ function renderDiagnosis(v) {
   const notes = v.notes || [];
   fill($('notes'), notes.length ? [h('h2', null, 'Notes'), h('ul', { class: 'notes' }, notes.map((n) => h('li', { 'data-id': n.id }, h('span', { class: 'text' }, clean(n.text, 3000)))))] : []);
   const e = v.error;
+  // Without a plan (the message alone, or with profiles), the message is the report: first.
+  const panel = $('panel-diagnosis');
+  if (e && !v.plan) panel.prepend($('error-box'));
+  else panel.append($('error-box'));
   if (e) {
     $('error-box').open = true;
-    const said = (id, text, limit) => (text ? h('p', { class: 'text', id }, clean(text, limit)) : null);
-    fill(
-      $('error-result'),
-      h('h3', null, clean(e.title, 200)),
-      dl(e.rows, 400),
-      said('error-split', e.split, 400),
-      said('error-allocator', e.allocator, 800),
-      said('error-remat', e.remat, 800),
-      said('error-matched', e.matched, 800),
-      e.allocations ? viewTable(e.allocations, { id: 'error-allocations' }) : null,
-      said('error-reading', e.reading, 2000),
-    );
+    fill($('error-result'), errorMessage(e, (state.result.report || {}).error || {}));
   } else {
     fill($('error-result'));
   }
+}
+
+/**
+ * The error message as the engine reads it (the view's `error`): its figures, the
+ * TensorCore/SparseCore split as a bar, the allocator and remat lines, the allocations
+ * it lists as bars with their layout padding shaded (lengths from the report's
+ * `error.allocations[]`), and what it points to.
+ */
+function errorMessage(e, model) {
+  const parts = [h('h3', null, clean(e.title, 300)), dl(e.rows, 400)];
+  if (e.split) {
+    const tc = model.tensorcore_bytes || 0;
+    const sc = model.sparsecore_bytes || 0;
+    const box = h('div', { class: 'chart-box', id: 'error-split' });
+    mount('diagnosis', box, (width) => splitBar({ parts: [{ bytes: tc, cls: 'tensorcore', words: `TensorCore` }, { bytes: sc, cls: 'sparsecore', words: `SparseCore` }], sentence: e.split, width }));
+    parts.push(h('p', { class: 'mono', id: 'error-split-text' }, h('span', { class: 'swatch tensorcore' }), h('span', { class: 'swatch sparsecore' }), clean(e.split, 400), label('read')), box);
+  }
+  if (e.allocator) parts.push(h('p', { class: 'mono', id: 'error-allocator' }, clean(e.allocator, 600)));
+  if (e.remat) parts.push(h('p', { class: 'note', id: 'error-remat' }, clean(e.remat, 600)));
+  const t = e.allocations;
+  if (t) {
+    const allocations = model.allocations || [];
+    const items = t.rows.map((cells, i) => {
+      const a = allocations[i] || {};
+      const named = cells.find((c, j) => !t.columns[j].numeric && c.text && c.text !== '—' && t.columns[j].name !== 'type');
+      return { label: named ? named.text : `allocation ${i + 1}`, bytes: a.size_bytes || 0, unpadded: a.unpadded_bytes != null ? a.unpadded_bytes : null, shown: cells[0] ? cells[0].text : '' };
+    });
+    const box = h('div', { class: 'chart-box', id: 'error-listing' });
+    mount('diagnosis', box, (width) => listingChart({ name: t.title, items, width }));
+    parts.push(
+      h('h3', null, t.title.replace(/ \(read\)$/, ''), label('read')),
+      h('ul', { class: 'legend' }, h('li', null, h('span', { class: 'swatch listing-data' }), 'data (unpadded)'), h('li', null, h('span', { class: 'swatch listing-padding' }), 'layout padding')),
+      box,
+      viewTable(t, { id: 'error-allocations', titled: false }),
+    );
+  }
+  if (e.matched) parts.push(h('p', { class: 'note', id: 'error-matched' }, clean(e.matched, 600)));
+  if (e.reading) parts.push(h('p', { class: 'text', id: 'error-reading' }, clean(e.reading, 2000)));
+  return parts;
 }
 
 /** A table of the view ({title, label, columns, rows of {text, full}, more, marks}). */
@@ -676,6 +774,7 @@ function renderPlan(r, v, module) {
         h('tbody', null, p.rows.map((row) => h('tr', null, h('th', { scope: 'row' }, row.name), h('td', { class: 'num' }, row.value), h('td', { class: 'muted' }, row.note)))),
       ),
     ),
+    p.source ? h('p', { class: 'muted', id: 'plan-source' }, `plan read from ${clean(p.source, 200)}`) : null,
     h('p', { class: 'muted', id: 'plan-padding' }, p.padding),
     p.host_memory ? h('p', { class: 'note', id: 'host-memory' }, `host memory (S(5), not device memory): ${clean(p.host_memory, 400)}`) : null,
     p.note ? h('p', { class: 'note' }, clean(p.note, 600)) : null,
@@ -740,8 +839,9 @@ function renderRuntime(r, v) {
   const root = $('runtime-content');
   const rv = v.runtime;
   const rt = r && r.runtime;
+  const profiles = v.profiles ? profilesSection(v.profiles) : null;
   if (!rv) {
-    fill(root, h('p', { class: 'empty' }, 'No runtime section: the capture has no allocator or execution events (see the diagnosis).'));
+    fill(root, profiles || h('p', { class: 'empty' }, 'No runtime section: the capture has no allocator or execution events (see the diagnosis).'));
     return;
   }
   const selected = v.module.label;
@@ -843,7 +943,19 @@ function renderRuntime(r, v) {
     );
   }
   if (rv.executions) parts.push(h('details', { id: 'executions' }, h('summary', null, rv.executions.title), viewTable(rv.executions, { titled: false })));
+  if (profiles) parts.push(profiles);
   fill(root, parts);
+}
+
+/** Device memory profiles (the view's `profiles`): one line each, the latest by Python line, the growth between the first and the last. */
+function profilesSection(pv) {
+  const wrap = h('div', { id: 'profiles' });
+  const parts = [h('h2', null, pv.title.replace(/ \(measured\)$/, ''), label('measured')), h('ul', { class: 'lines', id: 'profile-lines' }, pv.rows.map((line) => h('li', { class: 'mono' }, clean(line, 400))))];
+  if (pv.devices) parts.push(h('p', { class: 'mono', id: 'profile-devices' }, clean(pv.devices, 600)));
+  if (pv.growth) parts.push(viewTable(pv.growth, { id: 'profile-growth', heading: 'h3' }));
+  if (pv.groups) parts.push(viewTable(pv.groups, { id: 'profile-groups', heading: 'h3' }));
+  wrap.append(...parts.flat().filter(Boolean));
+  return wrap;
 }
 
 function renderModules(r, v) {
@@ -1130,12 +1242,22 @@ $('open-folder').addEventListener('click', () => $('folder-input').click());
 $('file-input').addEventListener('change', (e) => {
   const files = [...e.target.files].map((file) => ({ path: file.name, file }));
   e.target.value = '';
-  if (files.length) load(asHostFiles(files));
+  if (files.length) route(files);
 });
 $('folder-input').addEventListener('change', (e) => {
   const files = [...e.target.files].map((file) => ({ path: file.webkitRelativePath || file.name, file }));
   e.target.value = '';
-  if (files.length) load(asHostFiles(files));
+  if (files.length) route(files);
+});
+$('paste-go').addEventListener('click', () => {
+  const pasted = $('paste-text').value.slice(0, 1 << 20);
+  if (!pasted.trim()) {
+    status('error', 'Paste the error message (or the log around it) first.');
+    return;
+  }
+  state.errorText = pasted;
+  $('error-text').value = pasted;
+  loadInputs([]);
 });
 $('try-sample').addEventListener('click', loadSample);
 $('cancel').addEventListener('click', () => {
@@ -1163,14 +1285,14 @@ $('error-apply').addEventListener('click', () => {
   state.errorText = $('error-text').value.slice(0, 1 << 20);
   // A folder's rows carry the pasted error as evidence: its summary is made again when next shown.
   state.summary = null;
-  if (state.files.length) run();
+  if (state.files.length || state.inputs) run();
 });
 $('error-clear').addEventListener('click', () => {
   $('error-text').value = '';
   if (state.errorText) {
     state.errorText = '';
     state.summary = null;
-    if (state.files.length) run();
+    if (state.files.length || (state.inputs && state.inputs.length)) run();
   }
 });
 async function copyMarkdown(md, done) {
@@ -1258,17 +1380,8 @@ window.addEventListener('drop', async (e) => {
   $('drop-overlay').hidden = true;
   if (!e.dataTransfer) return;
   try {
-    const entries = await fromDataTransfer(e.dataTransfer);
-    // Two files dropped together (not a folder's hosts): two runs to compare.
-    const loose = entries.filter((x) => !x.path.replace(/^\//, '').includes('/'));
-    if (entries.length === 2 && loose.length === 2) {
-      const [before, after] = guessOrder(...entries.map((x) => ({ host: hostOf(x.file.name), name: x.file.name, blob: x.file })));
-      state.replyTo = null;
-      state.compareModule = null;
-      startCompare(before, after);
-      return;
-    }
-    load(asHostFiles(entries));
+    // Two captures dropped together (not a folder's hosts) are two runs to compare.
+    route(await fromDataTransfer(e.dataTransfer));
   } catch (err) {
     status('error', `The dropped files could not be read: ${clean(err.message || String(err), 300)}`);
   }

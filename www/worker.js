@@ -38,12 +38,18 @@
 //                                                          read is a failed row, not an error
 //   in:  {id, type: 'compare-hosts', rows}                 rows: the host-row answers, in host order
 //   out: {id, type: 'result', hosts_summary, view, markdown, version}
+// Inputs other than captures, alone or together (the error message pasted or in a
+// .txt/.log, XLA dump files, device memory profiles, with captures or not): read whole
+// here and joined by the engine (analyzeFiles), which tells them apart by content:
+//   in:  {id, type: 'analyze-files', files, options}     files: [{name, blob}];
+//                                                          options: {module, error_text}
+//   out: {id, type: 'result', report, view, markdown, ms, phases, memoryBytes, version, workers}
 // Between the two workers (the first sends the work once it has indexed the file):
 //   out: {type: 'ready'}                     the second worker's engine has loaded
 //   in:  {type: 'second-part', blob, work}   work: the split and the host plane's metadata
 //   out: {type: 'second-part', bytes}        the encoded part, or null if it failed
 
-import init, { Analysis, analyzeHost, analyzeRun, compareHosts, compareReports, parallelFromBytes, scanHostPart, version } from './oomlens.js';
+import init, { Analysis, analyzeFiles, analyzeHost, analyzeRun, compareHosts, compareReports, parallelFromBytes, scanHostPart, version } from './oomlens.js';
 
 const ready = init();
 
@@ -170,7 +176,32 @@ function compareRows(id, msg) {
   }
 }
 
-const REQUESTS = { 'analyze-run': runOfComparison, 'compare-reports': compareTwo, 'host-row': hostRow, 'compare-hosts': compareRows };
+/** Several inputs joined (or pasted text alone), as `oomlens FILE… --error-text` does. */
+function inputs(id, msg, wasm) {
+  const started = performance.now();
+  try {
+    const reader = new FileReaderSync();
+    const list = Array.isArray(msg.files) ? msg.files : [];
+    const total = list.reduce((a, f) => a + (f.blob instanceof Blob ? f.blob.size : 0), 0);
+    let read = 0;
+    const files = list.map((f) => {
+      if (!(f.blob instanceof Blob)) throw Object.assign(new Error('nothing to analyze: expected a File or Blob'), { kind: 'input' });
+      const bytes = new Uint8Array(reader.readAsArrayBuffer(f.blob));
+      read += bytes.length;
+      self.postMessage({ id, type: 'progress', phase: 'open', done: read, total, read });
+      return { name: String(f.name || ''), bytes };
+    });
+    const readMs = performance.now() - started;
+    self.postMessage({ id, type: 'progress', phase: 'diagnosis', done: total, total, read });
+    const out = analyzeFiles(files, msg.options || {});
+    const ms = performance.now() - started;
+    self.postMessage({ id, type: 'result', report: out.report, view: out.view, markdown: out.markdown, ms, phases: [['open', readMs], ['diagnosis', ms - readMs]], memoryBytes: wasm.memory.buffer.byteLength, version: version(), workers: 1 });
+  } catch (e) {
+    self.postMessage(failure(id, e));
+  }
+}
+
+const REQUESTS = { 'analyze-run': runOfComparison, 'compare-reports': compareTwo, 'host-row': hostRow, 'compare-hosts': compareRows, 'analyze-files': inputs };
 
 self.onmessage = async (event) => {
   const msg = event.data || {};
@@ -179,13 +210,14 @@ self.onmessage = async (event) => {
     return;
   }
   if (Object.hasOwn(REQUESTS, msg.type)) {
+    let wasm;
     try {
-      await ready;
+      wasm = await ready;
     } catch (e) {
       self.postMessage({ id: msg.id, type: 'error', kind: 'engine', message: `the engine did not load: ${e && e.message ? e.message : e}` });
       return;
     }
-    REQUESTS[msg.type](msg.id, msg);
+    REQUESTS[msg.type](msg.id, msg, wasm);
     return;
   }
   const { id, blob, options } = msg;
