@@ -44,10 +44,7 @@ pub fn to_value(diff: &DiffReport) -> Value {
 
 /// The comparison as pretty-printed JSON.
 pub fn render(diff: &DiffReport) -> String {
-    let mut s = serde_json::to_string_pretty(&to_value(diff))
-        .unwrap_or_else(|e| format!("{{\"error\": \"{e}\"}}"));
-    s.push('\n');
-    s
+    super::json::pretty(&to_value(diff))
 }
 
 /// The JSON Schema of [`render`]'s output (`schema/oomlens-diff.schema.json`).

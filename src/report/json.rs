@@ -81,8 +81,13 @@ pub fn write_folder(
 
 /// The report as pretty-printed JSON.
 pub fn render(report: &Report) -> String {
-    let mut s = serde_json::to_string_pretty(&to_value(report))
-        .unwrap_or_else(|e| format!("{{\"error\": \"{e}\"}}"));
+    pretty(&to_value(report))
+}
+
+/// A JSON value pretty-printed, ending in a newline: every JSON output's form.
+pub(crate) fn pretty(value: &Value) -> String {
+    let mut s =
+        serde_json::to_string_pretty(value).unwrap_or_else(|e| format!("{{\"error\": \"{e}\"}}"));
     s.push('\n');
     s
 }
