@@ -176,6 +176,17 @@ impl RuntimeScan {
         self.executions.iter().all(|e| e.module.is_some())
     }
 
+    /// Whether TPU planes can be read in any order: every launch names its module and
+    /// program, so no module run or kernel names one for it, which the matching of
+    /// later planes would read (a module run is matched to a launch by module or
+    /// program). What the planes then write to launches (ran kernels, a program) is
+    /// absorbed in plane order ([`RuntimeScan::absorb_kernels`]).
+    pub(super) fn module_runs_match_in_any_order(&self) -> bool {
+        self.executions
+            .iter()
+            .all(|e| e.module.is_some() && e.program_id.is_some())
+    }
+
     /// Adds what a [`RuntimeScan::kernel_part`] found on a device plane's later lines,
     /// as if this scan had gone on to them: launches that ran kernels, programs the
     /// earlier lines did not name, kernel counts, and module names first met there.

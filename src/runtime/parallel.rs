@@ -9,8 +9,9 @@
 
 use super::device::DeviceVisitor;
 use super::host::HostVisitor;
+use super::records::device_memory_bytes;
 use super::records::RuntimeScan;
-use crate::capture::{LineBoundary, Plane};
+use crate::capture::{LineBoundary, Plane, PlaneRef};
 use crate::error::Error;
 use crate::source::ByteSource;
 
@@ -190,6 +191,99 @@ pub(super) fn match_kernels_shared(
         })
     })?;
     Ok(plane.confirm_tables().then_some([first, later]))
+}
+
+/// What reading one device plane adds to the scan's per-plane counts, kept until the
+/// parts are absorbed in plane order.
+struct PlaneCounts {
+    lines: usize,
+    device_events: u64,
+    memory_bytes: Option<u64>,
+}
+
+/// Reads consecutive TPU planes after the first (whose module runs are collected as
+/// launches, and read in order before) on two threads, each thread a run of them into
+/// its own copy of the launches ([`RuntimeScan::kernel_part`]); then adds the two parts
+/// to `result` in plane order. Only for launches that already name module and program
+/// ([`RuntimeScan::module_runs_match_in_any_order`]): then no plane's reading depends
+/// on what another wrote, and the result is what one walk of the planes in order finds.
+pub(super) fn match_tpu_planes_shared(
+    src: &dyn ByteSource,
+    second: &(dyn ByteSource + Send + Sync),
+    planes: &[PlaneRef],
+    result: &mut RuntimeScan,
+    order: &[u32],
+) -> Result<(), Error> {
+    let (mine, theirs) = planes.split_at(balanced_split(planes));
+    let (first_part, later_part) = (result.kernel_part(), result.kernel_part());
+    let (first, later) = std::thread::scope(|scope| {
+        let worker = scope.spawn(|| read_tpu_planes(second, theirs, later_part, order));
+        let first = read_tpu_planes(src, mine, first_part, order);
+        (first, worker.join())
+    });
+    let later = later.unwrap_or_else(|_| {
+        Err(Error::Read {
+            offset: theirs.first().map_or(0, |p| p.offset),
+            message: "the second scan thread stopped".into(),
+        })
+    });
+    for (part, counts) in [first?, later?] {
+        result.absorb_kernels(part);
+        for c in counts {
+            result.note_device_memory_bytes(c.memory_bytes);
+            result.count_device_plane(c.lines, c.device_events);
+        }
+    }
+    Ok(())
+}
+
+/// Where to cut `planes` into two runs of about the same bytes, each of at least one.
+fn balanced_split(planes: &[PlaneRef]) -> usize {
+    let total: u64 = planes.iter().map(|p| p.len).sum();
+    let mut before = 0u64;
+    let mut best = (u64::MAX, 1);
+    for (i, p) in planes
+        .iter()
+        .enumerate()
+        .take(planes.len().saturating_sub(1))
+    {
+        before = before.saturating_add(p.len);
+        let longer = before.max(total.saturating_sub(before));
+        if longer < best.0 {
+            best = (longer, i + 1);
+        }
+    }
+    best.1
+}
+
+/// One thread's run of TPU planes, in order, into `part`, with each plane's counts.
+fn read_tpu_planes(
+    src: &dyn ByteSource,
+    planes: &[PlaneRef],
+    mut part: RuntimeScan,
+    order: &[u32],
+) -> Result<(RuntimeScan, Vec<PlaneCounts>), Error> {
+    let mut counts = Vec::with_capacity(planes.len());
+    for at in planes {
+        // As in one walk: a plane that cannot be opened counts no lines and no events.
+        let Ok(plane) = Plane::open(src, at) else {
+            counts.push(PlaneCounts {
+                lines: 0,
+                device_events: 0,
+                memory_bytes: None,
+            });
+            continue;
+        };
+        let before = part.device_events;
+        let mut visitor = DeviceVisitor::new(&plane, &mut part, order, false);
+        plane.visit_events(src, &mut visitor)?;
+        counts.push(PlaneCounts {
+            lines: plane.line_count,
+            device_events: part.device_events.saturating_sub(before),
+            memory_bytes: device_memory_bytes(&plane),
+        });
+    }
+    Ok((part, counts))
 }
 
 #[cfg(test)]

@@ -5,7 +5,7 @@
 //! are re-exported here.
 
 use super::device::DeviceVisitor;
-use super::parallel::{match_kernels_shared, scan_host_plane, Scan};
+use super::parallel::{match_kernels_shared, match_tpu_planes_shared, scan_host_plane, Scan};
 pub use super::records::{ExecutionRecord, RuntimeScan};
 use super::HOST_PLANE;
 use crate::capture::{Plane, PlaneRef};
@@ -84,11 +84,41 @@ pub(super) fn scan_devices(
     // Launches are in time order now.
     let order: Vec<u32> = (0..result.executions.len() as u32).collect();
     let mut first_tpu = true;
-    for at in device_planes {
+    let mut next = 0;
+    while let Some(at) = device_planes.get(next) {
+        // The first TPU plane's module runs are collected as launches, in order.
+        let run = (!first_tpu)
+            .then(|| tpu_run(device_planes, next, &result, shared_from))
+            .flatten();
+        if let (Some(run), Some(second)) = (run, src.share()) {
+            match_tpu_planes_shared(src, second.as_ref(), run, &mut result, &order)?;
+            next += run.len();
+            continue;
+        }
         scan_device_plane(src, at, &mut result, &order, shared_from, &mut first_tpu)?;
+        next += 1;
     }
     result.finish_devices();
     Ok(result)
+}
+
+/// The run of consecutive TPU planes from `planes[from]` (after the first TPU plane)
+/// that two threads can share, by plane: two or more of them, together at least
+/// `shared_from` bytes, and launches that already name module and program (see
+/// [`RuntimeScan::module_runs_match_in_any_order`]). Real TPU planes hold one long
+/// line of ops each, so they are shared by plane rather than by line.
+fn tpu_run<'p>(
+    planes: &'p [PlaneRef],
+    from: usize,
+    result: &RuntimeScan,
+    shared_from: Option<u64>,
+) -> Option<&'p [PlaneRef]> {
+    let shared_from = shared_from?;
+    let rest = planes.get(from..)?;
+    let len = rest.iter().take_while(|p| p.name.contains("TPU")).count();
+    let run = rest.get(..len)?;
+    let bytes: u64 = run.iter().map(|p| p.len).sum();
+    (len >= 2 && bytes >= shared_from && result.module_runs_match_in_any_order()).then_some(run)
 }
 
 /// One device plane into `result`: its kernels matched to launches (the first TPU's

@@ -157,12 +157,17 @@ fn device_planes_shared_by_two_threads_match_kernels_as_one_scanner_does() {
         let two = devices_with(devices_shared);
         let what = |scan: &RuntimeScan| {
             format!(
-                "kernels {}\nlaunches {:?}\nmodules {:?}\nlines {:?}\nmemory {:?}",
+                "kernels {}\nlaunches {:?}\nmodules {:?}\nlines {:?}\nmemory {:?}\n\
+                 per plane {:?}\nevents {}\nlast {:?}\ndevice launches {:?}",
                 scan.kernels,
                 scan.executions,
                 scan.module_names,
                 scan.device_line_counts,
-                scan.device_memory_bytes
+                scan.device_memory_bytes,
+                scan.device_kernel_counts,
+                scan.device_events,
+                scan.last_kernel_ps,
+                scan.device_executions,
             )
         };
         assert_eq!(what(&two), what(&one), "{}", path.display());
@@ -171,4 +176,26 @@ fn device_planes_shared_by_two_threads_match_kernels_as_one_scanner_does() {
         }
     }
     assert!(shared >= 3, "only {shared} captures had kernels to share");
+}
+
+/// TPU planes are cut into two runs of about the same bytes, neither empty.
+#[test]
+fn tpu_planes_are_cut_into_two_runs_of_about_the_same_bytes() {
+    let planes = |lens: &[u64]| -> Vec<PlaneRef> {
+        lens.iter()
+            .map(|&len| PlaneRef {
+                name: "/device:TPU:0".into(),
+                offset: 0,
+                len,
+                damage: Default::default(),
+                cut: None,
+            })
+            .collect()
+    };
+    assert_eq!(balanced_split(&planes(&[40, 40])), 1);
+    assert_eq!(balanced_split(&planes(&[40, 40, 40])), 1);
+    assert_eq!(balanced_split(&planes(&[10, 10, 10, 30])), 3);
+    assert_eq!(balanced_split(&planes(&[100, 1, 1, 1])), 1);
+    assert_eq!(balanced_split(&planes(&[1, 1, 1, 100])), 3);
+    assert_eq!(balanced_split(&planes(&[0, 0])), 1);
 }
