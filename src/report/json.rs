@@ -4,16 +4,19 @@
 use serde_json::{json, Map, Value};
 
 use super::model::{Report, SCHEMA};
+use super::sorted_json::{Key, Node, Tree};
+
+/// Which label each part of the report carries (`provenance`).
+fn provenance() -> Value {
+    json!({"plan": "read", "runtime": "measured", "saving_bytes": "estimated", "growth_ratio_to_outputs": "estimated"})
+}
 
 /// The report as a JSON value (`oomlens/1`): with one host, its fields at the top level.
 pub fn to_value(report: &Report) -> Value {
     let mut top = Map::new();
     top.insert("schema".into(), json!(SCHEMA));
     top.insert("tool".into(), json!(report.tool));
-    top.insert(
-        "provenance".into(),
-        json!({"plan": "read", "runtime": "measured", "saving_bytes": "estimated", "growth_ratio_to_outputs": "estimated"}),
-    );
+    top.insert("provenance".into(), provenance());
     match report.hosts.as_slice() {
         [one] if report.hosts_summary.is_empty() => {
             if let Ok(Value::Object(fields)) = serde_json::to_value(one) {
@@ -37,10 +40,14 @@ pub fn to_value(report: &Report) -> Value {
 /// One host's report as it appears in `hosts[]` of [`render`]'s output: pretty, each
 /// line indented as an element of that array. [`write_folder`] joins these.
 pub fn host_fragment(host: &super::model::HostReport) -> String {
-    // Through a `Value`, as [`to_value`] does: its keys come out sorted.
-    let body = serde_json::to_value(host)
-        .and_then(|v| serde_json::to_string_pretty(&v))
-        .unwrap_or_else(|e| format!("{{\"error\": \"{e}\"}}"));
+    // Keys sorted, as [`to_value`]'s `Value` sorts them.
+    let mut tree = Tree::default();
+    let body = match tree.node(host) {
+        Ok(node) => tree.pretty(&node),
+        Err(_) => serde_json::to_value(host)
+            .and_then(|v| serde_json::to_string_pretty(&v))
+            .unwrap_or_else(|e| format!("{{\"error\": \"{e}\"}}")),
+    };
     let mut out = String::with_capacity(body.len() + body.len() / 8);
     for (i, line) in body.lines().enumerate() {
         if i > 0 {
@@ -81,7 +88,33 @@ pub fn write_folder(
 
 /// The report as pretty-printed JSON.
 pub fn render(report: &Report) -> String {
-    pretty(&to_value(report))
+    sorted_render(report).unwrap_or_else(|_| pretty(&to_value(report)))
+}
+
+/// [`render`] without the `Value` tree (see [`super::sorted_json`]): the same entries
+/// as [`to_value`], in the same order, so that the same key wins where two repeat.
+fn sorted_render(report: &Report) -> Result<String, serde_json::Error> {
+    let mut tree = Tree::default();
+    let mut top = vec![
+        (Key::Field("schema"), tree.node(SCHEMA)?),
+        (Key::Field("tool"), tree.node(&report.tool)?),
+        (Key::Field("provenance"), tree.node(&provenance())?),
+    ];
+    match report.hosts.as_slice() {
+        [one] if report.hosts_summary.is_empty() => {
+            if let Node::Object(fields) = tree.node(one)? {
+                top.extend(fields);
+            }
+        }
+        many => {
+            top.push((Key::Field("hosts"), tree.node(many)?));
+            let summary = tree.node(&report.hosts_summary)?;
+            top.push((Key::Field("hosts_summary"), summary));
+        }
+    }
+    let mut out = tree.pretty(&Tree::object(top));
+    out.push('\n');
+    Ok(out)
 }
 
 /// A JSON value pretty-printed, ending in a newline: every JSON output's form.

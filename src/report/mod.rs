@@ -10,6 +10,7 @@ pub mod json;
 pub mod markdown;
 pub mod model;
 pub mod present;
+mod sorted_json;
 pub mod text;
 pub mod view;
 

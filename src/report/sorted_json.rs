@@ -1,0 +1,608 @@
+//! Pretty JSON with every object's keys sorted, written from the model without building
+//! a `serde_json::Value` first. The report's JSON has always been rendered through a
+//! `Value` (whose objects sort their keys); for a capture with tens of thousands of
+//! launches that tree is millions of small allocations, most of the time spent
+//! rendering. Here each scalar is written once, as serde_json writes it, into one
+//! buffer; objects and arrays keep only those byte ranges and their keys, are sorted
+//! when complete, and are written out pretty. The output is byte for byte
+//! `serde_json::to_string_pretty(&serde_json::to_value(x))`, which the tests check on
+//! every report; what this writer does not handle (a map key that is not a string or a
+//! number) is an error, and the caller falls back to the `Value`.
+
+use serde::ser::{self, Serialize};
+use serde_json::Error;
+
+/// A JSON value whose scalars lie, already written, in a [`Tree`]'s buffer.
+pub(crate) enum Node {
+    /// A scalar's bytes in the buffer.
+    Scalar(std::ops::Range<usize>),
+    Array(Vec<Node>),
+    /// Entries in the order given until [`Node::sorted`].
+    Object(Vec<(Key, Node)>),
+}
+
+/// An object's key: a struct field's name, or a map's key.
+pub(crate) enum Key {
+    Field(&'static str),
+    Owned(String),
+}
+
+impl Key {
+    fn as_str(&self) -> &str {
+        match self {
+            Key::Field(k) => k,
+            Key::Owned(k) => k,
+        }
+    }
+}
+
+impl Node {
+    /// The object's entries sorted by key, the last of a repeated key kept (what a
+    /// `serde_json::Map` does with them).
+    fn sorted(mut entries: Vec<(Key, Node)>) -> Node {
+        entries.sort_by(|a, b| a.0.as_str().cmp(b.0.as_str()));
+        let mut kept: Vec<(Key, Node)> = Vec::with_capacity(entries.len());
+        for entry in entries {
+            match kept.last_mut() {
+                Some(last) if last.0.as_str() == entry.0.as_str() => *last = entry,
+                _ => kept.push(entry),
+            }
+        }
+        Node::Object(kept)
+    }
+}
+
+/// The buffer the scalars are written to, and what writes nodes out.
+#[derive(Default)]
+pub(crate) struct Tree {
+    scalars: Vec<u8>,
+}
+
+impl Tree {
+    /// `value` as a node, its objects' keys sorted.
+    pub(crate) fn node<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<Node, Error> {
+        value.serialize(NodeSerializer { tree: self })
+    }
+
+    /// An object of `entries` (in the order a `Map` would receive them), sorted.
+    pub(crate) fn object(entries: Vec<(Key, Node)>) -> Node {
+        Node::sorted(entries)
+    }
+
+    /// `node` pretty-printed as serde_json's pretty printer writes it.
+    pub(crate) fn pretty(&self, node: &Node) -> String {
+        let mut out = Vec::with_capacity(self.scalars.len().saturating_mul(2));
+        self.write(node, 0, &mut out);
+        // Every byte written is a scalar serde_json wrote, a key it escaped, or ASCII.
+        String::from_utf8(out).unwrap_or_default()
+    }
+
+    fn write(&self, node: &Node, depth: usize, out: &mut Vec<u8>) {
+        match node {
+            Node::Scalar(range) => {
+                out.extend_from_slice(self.scalars.get(range.clone()).unwrap_or_default())
+            }
+            Node::Array(items) if items.is_empty() => out.extend_from_slice(b"[]"),
+            Node::Array(items) => {
+                out.push(b'[');
+                for (i, item) in items.iter().enumerate() {
+                    out.extend_from_slice(if i == 0 { b"\n" } else { b",\n" });
+                    indent(out, depth + 1);
+                    self.write(item, depth + 1, out);
+                }
+                out.push(b'\n');
+                indent(out, depth);
+                out.push(b']');
+            }
+            Node::Object(entries) if entries.is_empty() => out.extend_from_slice(b"{}"),
+            Node::Object(entries) => {
+                out.push(b'{');
+                for (i, (key, value)) in entries.iter().enumerate() {
+                    out.extend_from_slice(if i == 0 { b"\n" } else { b",\n" });
+                    indent(out, depth + 1);
+                    // Writing into a Vec does not fail.
+                    let _ = serde_json::to_writer(&mut *out, key.as_str());
+                    out.extend_from_slice(b": ");
+                    self.write(value, depth + 1, out);
+                }
+                out.push(b'\n');
+                indent(out, depth);
+                out.push(b'}');
+            }
+        }
+    }
+
+    /// Writes a scalar as serde_json writes it.
+    fn scalar<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<Node, Error> {
+        let start = self.scalars.len();
+        serde_json::to_writer(&mut self.scalars, value)?;
+        Ok(Node::Scalar(start..self.scalars.len()))
+    }
+}
+
+fn indent(out: &mut Vec<u8>, depth: usize) {
+    for _ in 0..depth {
+        out.extend_from_slice(b"  ");
+    }
+}
+
+/// Serializes into a [`Node`] what `serde_json::to_value` would make a `Value` of.
+struct NodeSerializer<'t> {
+    tree: &'t mut Tree,
+}
+
+/// A `Value::Number` of a float: finite ones as f64, others null.
+fn float(tree: &mut Tree, v: f64) -> Result<Node, Error> {
+    if v.is_finite() {
+        tree.scalar(&v)
+    } else {
+        tree.scalar(&())
+    }
+}
+
+impl<'t> ser::Serializer for NodeSerializer<'t> {
+    type Ok = Node;
+    type Error = Error;
+    type SerializeSeq = Seq<'t>;
+    type SerializeTuple = Seq<'t>;
+    type SerializeTupleStruct = Seq<'t>;
+    type SerializeTupleVariant = Seq<'t>;
+    type SerializeMap = Object<'t>;
+    type SerializeStruct = Object<'t>;
+    type SerializeStructVariant = Object<'t>;
+
+    fn serialize_bool(self, v: bool) -> Result<Node, Error> {
+        self.tree.scalar(&v)
+    }
+    fn serialize_i8(self, v: i8) -> Result<Node, Error> {
+        self.tree.scalar(&v)
+    }
+    fn serialize_i16(self, v: i16) -> Result<Node, Error> {
+        self.tree.scalar(&v)
+    }
+    fn serialize_i32(self, v: i32) -> Result<Node, Error> {
+        self.tree.scalar(&v)
+    }
+    fn serialize_i64(self, v: i64) -> Result<Node, Error> {
+        self.tree.scalar(&v)
+    }
+    fn serialize_i128(self, v: i128) -> Result<Node, Error> {
+        match (i64::try_from(v), u64::try_from(v)) {
+            (Ok(v), _) => self.tree.scalar(&v),
+            (_, Ok(v)) => self.tree.scalar(&v),
+            _ => Err(ser::Error::custom("number out of range")),
+        }
+    }
+    fn serialize_u8(self, v: u8) -> Result<Node, Error> {
+        self.tree.scalar(&v)
+    }
+    fn serialize_u16(self, v: u16) -> Result<Node, Error> {
+        self.tree.scalar(&v)
+    }
+    fn serialize_u32(self, v: u32) -> Result<Node, Error> {
+        self.tree.scalar(&v)
+    }
+    fn serialize_u64(self, v: u64) -> Result<Node, Error> {
+        self.tree.scalar(&v)
+    }
+    fn serialize_u128(self, v: u128) -> Result<Node, Error> {
+        match u64::try_from(v) {
+            Ok(v) => self.tree.scalar(&v),
+            Err(_) => Err(ser::Error::custom("number out of range")),
+        }
+    }
+    fn serialize_f32(self, v: f32) -> Result<Node, Error> {
+        // As a `Value` holds it: widened to f64.
+        float(self.tree, f64::from(v))
+    }
+    fn serialize_f64(self, v: f64) -> Result<Node, Error> {
+        float(self.tree, v)
+    }
+    fn serialize_char(self, v: char) -> Result<Node, Error> {
+        self.tree.scalar(&v)
+    }
+    fn serialize_str(self, v: &str) -> Result<Node, Error> {
+        self.tree.scalar(v)
+    }
+    fn serialize_bytes(self, v: &[u8]) -> Result<Node, Error> {
+        let items = v
+            .iter()
+            .map(|b| self.tree.scalar(b))
+            .collect::<Result<_, _>>()?;
+        Ok(Node::Array(items))
+    }
+    fn serialize_none(self) -> Result<Node, Error> {
+        self.tree.scalar(&())
+    }
+    fn serialize_some<T: Serialize + ?Sized>(self, value: &T) -> Result<Node, Error> {
+        value.serialize(self)
+    }
+    fn serialize_unit(self) -> Result<Node, Error> {
+        self.tree.scalar(&())
+    }
+    fn serialize_unit_struct(self, _name: &'static str) -> Result<Node, Error> {
+        self.tree.scalar(&())
+    }
+    fn serialize_unit_variant(
+        self,
+        _name: &'static str,
+        _index: u32,
+        variant: &'static str,
+    ) -> Result<Node, Error> {
+        self.tree.scalar(variant)
+    }
+    fn serialize_newtype_struct<T: Serialize + ?Sized>(
+        self,
+        _name: &'static str,
+        value: &T,
+    ) -> Result<Node, Error> {
+        value.serialize(self)
+    }
+    fn serialize_newtype_variant<T: Serialize + ?Sized>(
+        self,
+        _name: &'static str,
+        _index: u32,
+        variant: &'static str,
+        value: &T,
+    ) -> Result<Node, Error> {
+        let inner = value.serialize(NodeSerializer {
+            tree: &mut *self.tree,
+        })?;
+        Ok(Node::Object(vec![(Key::Field(variant), inner)]))
+    }
+    fn serialize_seq(self, len: Option<usize>) -> Result<Seq<'t>, Error> {
+        Ok(Seq {
+            tree: self.tree,
+            items: Vec::with_capacity(len.unwrap_or(0)),
+            variant: None,
+        })
+    }
+    fn serialize_tuple(self, len: usize) -> Result<Seq<'t>, Error> {
+        self.serialize_seq(Some(len))
+    }
+    fn serialize_tuple_struct(self, _name: &'static str, len: usize) -> Result<Seq<'t>, Error> {
+        self.serialize_seq(Some(len))
+    }
+    fn serialize_tuple_variant(
+        self,
+        _name: &'static str,
+        _index: u32,
+        variant: &'static str,
+        len: usize,
+    ) -> Result<Seq<'t>, Error> {
+        Ok(Seq {
+            tree: self.tree,
+            items: Vec::with_capacity(len),
+            variant: Some(variant),
+        })
+    }
+    fn serialize_map(self, len: Option<usize>) -> Result<Object<'t>, Error> {
+        Ok(Object {
+            tree: self.tree,
+            entries: Vec::with_capacity(len.unwrap_or(0)),
+            next_key: None,
+            variant: None,
+        })
+    }
+    fn serialize_struct(self, _name: &'static str, len: usize) -> Result<Object<'t>, Error> {
+        self.serialize_map(Some(len))
+    }
+    fn serialize_struct_variant(
+        self,
+        _name: &'static str,
+        _index: u32,
+        variant: &'static str,
+        len: usize,
+    ) -> Result<Object<'t>, Error> {
+        Ok(Object {
+            tree: self.tree,
+            entries: Vec::with_capacity(len),
+            next_key: None,
+            variant: Some(variant),
+        })
+    }
+}
+
+/// An array being filled (a tuple variant's, wrapped in an object of its name).
+struct Seq<'t> {
+    tree: &'t mut Tree,
+    items: Vec<Node>,
+    variant: Option<&'static str>,
+}
+
+impl Seq<'_> {
+    fn push<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<(), Error> {
+        let node = value.serialize(NodeSerializer {
+            tree: &mut *self.tree,
+        })?;
+        self.items.push(node);
+        Ok(())
+    }
+
+    fn done(self) -> Node {
+        let array = Node::Array(self.items);
+        match self.variant {
+            Some(variant) => Node::Object(vec![(Key::Field(variant), array)]),
+            None => array,
+        }
+    }
+}
+
+impl ser::SerializeSeq for Seq<'_> {
+    type Ok = Node;
+    type Error = Error;
+    fn serialize_element<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<(), Error> {
+        self.push(value)
+    }
+    fn end(self) -> Result<Node, Error> {
+        Ok(self.done())
+    }
+}
+
+impl ser::SerializeTuple for Seq<'_> {
+    type Ok = Node;
+    type Error = Error;
+    fn serialize_element<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<(), Error> {
+        self.push(value)
+    }
+    fn end(self) -> Result<Node, Error> {
+        Ok(self.done())
+    }
+}
+
+impl ser::SerializeTupleStruct for Seq<'_> {
+    type Ok = Node;
+    type Error = Error;
+    fn serialize_field<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<(), Error> {
+        self.push(value)
+    }
+    fn end(self) -> Result<Node, Error> {
+        Ok(self.done())
+    }
+}
+
+impl ser::SerializeTupleVariant for Seq<'_> {
+    type Ok = Node;
+    type Error = Error;
+    fn serialize_field<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<(), Error> {
+        self.push(value)
+    }
+    fn end(self) -> Result<Node, Error> {
+        Ok(self.done())
+    }
+}
+
+/// An object being filled (a struct variant's, wrapped in an object of its name).
+struct Object<'t> {
+    tree: &'t mut Tree,
+    entries: Vec<(Key, Node)>,
+    next_key: Option<String>,
+    variant: Option<&'static str>,
+}
+
+impl Object<'_> {
+    fn value_of<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<Node, Error> {
+        value.serialize(NodeSerializer {
+            tree: &mut *self.tree,
+        })
+    }
+
+    fn done(self) -> Node {
+        let object = Node::sorted(self.entries);
+        match self.variant {
+            Some(variant) => Node::Object(vec![(Key::Field(variant), object)]),
+            None => object,
+        }
+    }
+}
+
+impl ser::SerializeMap for Object<'_> {
+    type Ok = Node;
+    type Error = Error;
+    fn serialize_key<T: Serialize + ?Sized>(&mut self, key: &T) -> Result<(), Error> {
+        self.next_key = Some(map_key(key)?);
+        Ok(())
+    }
+    fn serialize_value<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<(), Error> {
+        let key = self
+            .next_key
+            .take()
+            .ok_or_else(|| <Error as ser::Error>::custom("a map value without its key"))?;
+        let node = self.value_of(value)?;
+        self.entries.push((Key::Owned(key), node));
+        Ok(())
+    }
+    fn end(self) -> Result<Node, Error> {
+        Ok(self.done())
+    }
+}
+
+impl ser::SerializeStruct for Object<'_> {
+    type Ok = Node;
+    type Error = Error;
+    fn serialize_field<T: Serialize + ?Sized>(
+        &mut self,
+        key: &'static str,
+        value: &T,
+    ) -> Result<(), Error> {
+        let node = self.value_of(value)?;
+        self.entries.push((Key::Field(key), node));
+        Ok(())
+    }
+    fn end(self) -> Result<Node, Error> {
+        Ok(self.done())
+    }
+}
+
+impl ser::SerializeStructVariant for Object<'_> {
+    type Ok = Node;
+    type Error = Error;
+    fn serialize_field<T: Serialize + ?Sized>(
+        &mut self,
+        key: &'static str,
+        value: &T,
+    ) -> Result<(), Error> {
+        let node = self.value_of(value)?;
+        self.entries.push((Key::Field(key), node));
+        Ok(())
+    }
+    fn end(self) -> Result<Node, Error> {
+        Ok(self.done())
+    }
+}
+
+/// A map key as a `Value`'s object holds it: a string, or a number or bool written as
+/// one; anything else is refused (and the caller falls back to the `Value`).
+fn map_key<T: Serialize + ?Sized>(key: &T) -> Result<String, Error> {
+    match serde_json::to_value(key)? {
+        serde_json::Value::String(s) => Ok(s),
+        serde_json::Value::Number(n) => Ok(n.to_string()),
+        serde_json::Value::Bool(b) => Ok(b.to_string()),
+        _ => Err(<Error as ser::Error>::custom(
+            "a map key that is not a string",
+        )),
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+mod tests {
+    use serde::Serialize;
+    use serde_json::json;
+    use std::collections::{BTreeMap, HashMap};
+
+    use super::*;
+
+    /// Every `.xplane.pb` under `tests/fixtures/*/` and in `../shared/captures`.
+    fn real_captures() -> Vec<std::path::PathBuf> {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+        let dirs = std::fs::read_dir(root.join("tests/fixtures"))
+            .into_iter()
+            .flatten()
+            .flatten()
+            .map(|e| e.path())
+            .chain([root.join("../shared/captures")]);
+        let mut files: Vec<_> = dirs
+            .flat_map(|dir| std::fs::read_dir(dir).into_iter().flatten().flatten())
+            .map(|e| e.path())
+            .filter(|p| p.to_string_lossy().ends_with(".xplane.pb"))
+            .collect();
+        files.sort();
+        files
+    }
+
+    /// What the report's JSON has always been: through a `Value`.
+    fn through_value<T: Serialize + ?Sized>(value: &T) -> String {
+        serde_json::to_string_pretty(&serde_json::to_value(value).unwrap()).unwrap()
+    }
+
+    fn sorted<T: Serialize + ?Sized>(value: &T) -> String {
+        let mut tree = Tree::default();
+        let node = tree.node(value).unwrap();
+        tree.pretty(&node)
+    }
+
+    #[derive(Serialize)]
+    enum Shape {
+        Unit,
+        Newtype(u8),
+        Tuple(i32, f32),
+        Struct { z: bool, a: Option<String> },
+    }
+
+    #[derive(Serialize)]
+    struct Fields {
+        zeta: Vec<Shape>,
+        alpha: f64,
+        #[serde(flatten)]
+        more: BTreeMap<String, i64>,
+        empty: Vec<u8>,
+        nothing: HashMap<String, u8>,
+        unit: (),
+        bytes: serde_bytes_like::Bytes,
+        nan: f64,
+        keys: BTreeMap<u32, &'static str>,
+    }
+
+    /// Bytes serialized as bytes (as `serde_bytes` would), without the dependency.
+    mod serde_bytes_like {
+        pub struct Bytes(pub Vec<u8>);
+        impl serde::Serialize for Bytes {
+            fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                s.serialize_bytes(&self.0)
+            }
+        }
+    }
+
+    /// Every shape serde gives a value in writes what the `Value` path writes:
+    /// variants, floats (f32 widened, NaN as null), escapes, flattened maps whose keys
+    /// sort among the struct's, empty containers, numeric map keys.
+    #[test]
+    fn every_serde_shape_is_written_as_through_a_value() {
+        let value = Fields {
+            zeta: vec![
+                Shape::Unit,
+                Shape::Newtype(7),
+                Shape::Tuple(-3, 0.1),
+                Shape::Struct {
+                    z: true,
+                    a: Some("quote \" backslash \\ tab \t é \u{1}".into()),
+                },
+                Shape::Struct { z: false, a: None },
+            ],
+            alpha: 1.0,
+            more: [("beta".to_string(), 2), ("empty".to_string(), 3)].into(),
+            empty: vec![],
+            nothing: HashMap::new(),
+            unit: (),
+            bytes: serde_bytes_like::Bytes(vec![0, 255]),
+            nan: f64::NAN,
+            keys: [(10, "ten"), (9, "nine")].into(),
+        };
+        assert_eq!(sorted(&value), through_value(&value));
+        let values = [
+            json!(null),
+            json!([]),
+            json!({}),
+            json!([[], {}, [1, [2, {"b": 1, "a": [true, false]}]]]),
+            json!({"b": {"d": 1e300, "c": -0.0}, "a": "x", "": 5, "ä": 1, "Z": 2}),
+            json!(u64::MAX),
+            json!(i64::MIN),
+        ];
+        for v in &values {
+            assert_eq!(sorted(v), through_value(v), "{v}");
+        }
+    }
+
+    /// The report on every real capture, a folder of several of them, and with a
+    /// pasted error: the same bytes as through a `Value`.
+    #[test]
+    fn every_real_report_renders_as_through_a_value() {
+        let options = crate::Options::default();
+        let mut hosts = Vec::new();
+        for path in real_captures() {
+            let src = crate::source::FileSource::open(&path).expect("open");
+            let Ok(host) = crate::analyze(&src, "host", "capture", &options, &mut |_, _, _| {})
+            else {
+                continue;
+            };
+            let report = crate::report(vec![host.clone()]);
+            let json = crate::report::json::render(&report);
+            let value = crate::report::json::to_value(&report);
+            assert_eq!(
+                json,
+                format!("{}\n", through_value(&value)),
+                "{}",
+                path.display()
+            );
+            hosts.push(host);
+        }
+        assert!(hosts.len() >= 3, "only {} real captures", hosts.len());
+        let report = crate::report(hosts);
+        let value = crate::report::json::to_value(&report);
+        assert_eq!(
+            crate::report::json::render(&report),
+            format!("{}\n", through_value(&value))
+        );
+    }
+}
