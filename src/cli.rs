@@ -243,6 +243,7 @@ fn report(cli: ReportArgs) -> u8 {
     // `--json -` puts the JSON alone on standard output, so that it parses; `--json
     // FILE` writes it there and keeps the chosen format on standard output.
     let json_to_stdout = cli.json.as_ref().is_some_and(|t| t.as_os_str() == "-");
+    let rendering = std::time::Instant::now();
     let body = match cli.format {
         _ if json_to_stdout => json::render(&report),
         Format::Text => text::render(&report, cli.top),
@@ -250,6 +251,10 @@ fn report(cli: ReportArgs) -> u8 {
         Format::Json => json::render(&report),
         Format::Html => html::render(&report, cli.top),
     };
+    if timing {
+        let took = rendering.elapsed().as_secs_f64();
+        eprintln!("oomlens: render: {took:.3} s");
+    }
     if let Some(target) = cli.json.as_ref().filter(|_| !json_to_stdout) {
         if let Err(e) = std::fs::write(target, json::render(&report)) {
             return fail(format!(
