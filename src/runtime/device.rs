@@ -111,18 +111,35 @@ impl<'p, 's> DeviceVisitor<'p, 's> {
         let mut program = program.and_then(|v| v.as_u64());
         let mut module = module.and_then(|v| self.module_of(&v));
         if module.is_none() {
-            let (m, p) = match self.by_metadata.get(&event.metadata_id) {
-                Some(&known) => known,
-                None => {
-                    let known = self.metadata_module_and_program(event.metadata_id);
-                    self.by_metadata.insert(event.metadata_id, known);
-                    known
-                }
-            };
+            let (m, p) = self.module_and_program_of_type(event.metadata_id);
             module = m;
             program = program.or(p);
         }
         (module, program)
+    }
+
+    /// What an event type's own stats name, read once per type.
+    fn module_and_program_of_type(&mut self, metadata_id: i64) -> (Option<u32>, Option<u64>) {
+        if let Some(&known) = self.by_metadata.get(&metadata_id) {
+            return known;
+        }
+        let known = self.metadata_module_and_program(metadata_id);
+        self.by_metadata.insert(metadata_id, known);
+        known
+    }
+
+    /// Whether an event of type `metadata_id` is a kernel known from its type alone,
+    /// when counting it is all that is asked: once this device's module runs have
+    /// placed its work, a kernel off the module line is only counted; and on a plane
+    /// without an `hlo_module` stat (TPU) an event's own stats can add a program but
+    /// never take away the module or program its type names. False sends the event
+    /// the long way, its stats read.
+    fn counted_by_type(&mut self, metadata_id: i64) -> bool {
+        if !self.module_runs_matched || self.on_modules_line || self.ids.hlo_module.is_some() {
+            return false;
+        }
+        let (module, program) = self.module_and_program_of_type(metadata_id);
+        module.is_some() || program.is_some()
     }
 
     fn metadata_module_and_program(&mut self, metadata_id: i64) -> (Option<u32>, Option<u64>) {
@@ -149,6 +166,11 @@ impl EventVisitor for DeviceVisitor<'_, '_> {
     }
 
     fn event(&mut self, line: &LineInfo, event: &Event<'_>) {
+        if self.counted_by_type(event.metadata_id) {
+            self.scan.kernels += 1;
+            self.saw_device_activity(event.start_ps(line));
+            return;
+        }
         let (module, program) = self.module_and_program(event);
         let start = event.start_ps(line);
         if self.on_modules_line {
