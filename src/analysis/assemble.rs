@@ -123,9 +123,7 @@ pub(super) fn report(
         scan: &scan,
         labels: &labels,
         capacity: runtime::pool_capacity(&scan),
-        in_use_at_start: (0..scan.executions.len())
-            .map(|i| runtime::in_use_at_launch(&scan, i))
-            .collect(),
+        in_use_at_start: runtime::in_use_at_launches(&scan),
     };
     let chosen = selection::select(
         &report,

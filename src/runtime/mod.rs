@@ -46,7 +46,7 @@ pub use parallel::{Scan, DEVICE_PARALLEL_FROM_BYTES, PARALLEL_FROM_BYTES};
 pub use parts::{HostParts, SecondPart};
 pub(crate) use scan::scan_capture;
 pub(crate) use summary::{
-    execution_ordinals, in_use_at_launch, pool_capacity, summarize, xprof_capacity_note,
+    execution_ordinals, in_use_at_launches, pool_capacity, summarize, xprof_capacity_note,
     SelectedPlan,
 };
 

@@ -29,10 +29,14 @@ pub(crate) fn pool_capacity(scan: &RuntimeScan) -> Option<u64> {
         .filter(|&c| c > 0)
 }
 
-/// Bytes in use in the device pool when launch `index` started, when known.
-pub(crate) fn in_use_at_launch(scan: &RuntimeScan, index: usize) -> Option<u64> {
-    let start = scan.executions.get(index)?.start_ps;
-    DevicePool::of(scan).in_use_at(start)
+/// Bytes in use in the device pool when each launch started, when known, in launch
+/// order (the pool is found once: a capture can hold tens of thousands of launches).
+pub(crate) fn in_use_at_launches(scan: &RuntimeScan) -> Vec<Option<u64>> {
+    let pool = DevicePool::of(scan);
+    scan.executions
+        .iter()
+        .map(|e| pool.in_use_at(e.start_ps))
+        .collect()
 }
 
 /// Sort key that puts `GPU_2_bfc` before `GPU_10_bfc`.
