@@ -45,6 +45,11 @@ pub(crate) mod input;
 pub(crate) mod selection;
 pub(crate) mod units;
 
+/// The real captures the unit tests run on (the integration tests' list).
+#[cfg(test)]
+#[path = "../tests/support/real_captures.rs"]
+pub(crate) mod real_captures;
+
 pub use analysis::{analyze, Options};
 pub use error::Error;
 pub use report::model::{HostReport, Report};

@@ -4,7 +4,7 @@
 use std::collections::HashMap;
 
 use super::stat::{parse_stat, OwnedStat, StatRef, StatValue};
-use super::{CutPart, Damage, LineBoundary, PlaneCut, PlaneRef, READ_CHUNK};
+use super::{CutPart, Damage, LineBoundary, LineClaim, PlaneCut, PlaneRef, READ_CHUNK};
 use crate::error::Error;
 use crate::source::ByteSource;
 use crate::wire::fields::{
@@ -32,6 +32,10 @@ pub const MAX_LINES_INDEXED: usize = 1 << 20;
 const LINE_HEADER_READ: usize = 4096;
 /// Longest plane or line name kept.
 const MAX_NAME: u64 = 4096;
+
+mod claim;
+
+pub use claim::{FirstWalk, SecondWalk};
 
 /// An event type: its name and the stats shared by all its events.
 #[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
@@ -104,6 +108,22 @@ enum Share<'b> {
     Before(&'b LineBoundary),
     /// Those from the boundary on, which this walk sets at the plane's middle.
     FromMiddle(&'b LineBoundary),
+    /// Those before the line another scanner claimed, or all if none is met there
+    /// (see [`LineClaim`] and `claim.rs`).
+    BeforeClaim(&'b LineClaim),
+    /// Those from the claimed line start at this offset on, numbered from 0.
+    FromClaim(u64),
+}
+
+/// How a walk of a plane's lines ended, for the walks that share a plane by a claim.
+#[derive(Default)]
+struct WalkEnd {
+    /// The layout the walk met, when the plane was read tables-first and the walk's
+    /// part of it is to be joined to another's (a walk that met every line sets it on
+    /// the plane itself).
+    walked: Option<Walked>,
+    /// The ordinal of the claimed line the walk stopped before.
+    stopped_at: Option<usize>,
 }
 
 /// The header of a line, given to visitors with each of its events.
@@ -739,22 +759,27 @@ impl Plane {
         src: &dyn ByteSource,
         share: Share<'_>,
         visitor: &mut V,
-    ) -> Result<(), Error> {
+    ) -> Result<WalkEnd, Error> {
         let end = self.offset.saturating_add(self.len);
-        let mut reader = StreamReader::over(src, READ_CHUNK, self.offset, end);
+        let from = match share {
+            Share::FromClaim(at) => at,
+            _ => self.offset,
+        };
+        let mut reader = StreamReader::over(src, READ_CHUNK, from, end);
         let mut ordinal = 0usize;
+        let mut stopped_at = None;
         // A plane read tables-first learns its layout here (see `confirm_tables`), from
-        // a walk that meets every line.
+        // a walk that meets every line, or from two walks by a claim that together do.
         let mut walked = match share {
-            Share::All | Share::FromMiddle(_) => self.tables_guess.map(|_| Walked::default()),
             Share::Before(_) => None,
+            _ => self.tables_guess.map(|_| Walked::default()),
         };
         let mut tables_at = None;
         // The second scanner: its lines' bytes (only it needs them: summing an index
         // is not free), bytes of the lines before this one, and its first line.
         let line_bytes = match share {
             Share::FromMiddle(_) => self.line_bytes(),
-            Share::All | Share::Before(_) => 0,
+            _ => 0,
         };
         let mut passed = 0u64;
         let mut first_line = None;
@@ -782,6 +807,21 @@ impl Plane {
                             }
                             true
                         }
+                        Share::BeforeClaim(claim) => {
+                            if !claim.first_takes(at) {
+                                stopped_at = Some(ordinal);
+                                // Not counted in this walk's layout: it is the other's.
+                                if let Some(walked) = &mut walked {
+                                    walked.line_count = walked.line_count.saturating_sub(1);
+                                    if walked.lines.last() == Some(&(offset, len)) {
+                                        walked.lines.pop();
+                                    }
+                                }
+                                break;
+                            }
+                            true
+                        }
+                        Share::FromClaim(_) => true,
                         Share::FromMiddle(boundary) => {
                             // The middle by work: this walk also reads the headers of
                             // the first scanner's lines.
@@ -831,11 +871,20 @@ impl Plane {
                 boundary.second_claims(ordinal);
             }
         }
+        let mut walk = WalkEnd {
+            walked: None,
+            stopped_at,
+        };
         if let Some(mut walked) = walked {
             walked.tables_at = tables_at.unwrap_or(end);
-            let _ = self.walked.set(walked);
+            let part = matches!(share, Share::FromClaim(_)) || stopped_at.is_some();
+            if part {
+                walk.walked = Some(walked);
+            } else {
+                let _ = self.walked.set(walked);
+            }
         }
-        Ok(())
+        Ok(walk)
     }
 
     /// Walks the lines `lines` (by their place in [`Plane::lines`]), giving them their

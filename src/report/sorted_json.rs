@@ -473,24 +473,6 @@ mod tests {
 
     use super::*;
 
-    /// Every `.xplane.pb` under `tests/fixtures/*/` and in `../shared/captures`.
-    fn real_captures() -> Vec<std::path::PathBuf> {
-        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
-        let dirs = std::fs::read_dir(root.join("tests/fixtures"))
-            .into_iter()
-            .flatten()
-            .flatten()
-            .map(|e| e.path())
-            .chain([root.join("../shared/captures")]);
-        let mut files: Vec<_> = dirs
-            .flat_map(|dir| std::fs::read_dir(dir).into_iter().flatten().flatten())
-            .map(|e| e.path())
-            .filter(|p| p.to_string_lossy().ends_with(".xplane.pb"))
-            .collect();
-        files.sort();
-        files
-    }
-
     /// What the report's JSON has always been: through a `Value`.
     fn through_value<T: Serialize + ?Sized>(value: &T) -> String {
         serde_json::to_string_pretty(&serde_json::to_value(value).unwrap()).unwrap()
@@ -580,7 +562,7 @@ mod tests {
     fn every_real_report_renders_as_through_a_value() {
         let options = crate::Options::default();
         let mut hosts = Vec::new();
-        for path in real_captures() {
+        for path in crate::real_captures::all() {
             let src = crate::source::FileSource::open(&path).expect("open");
             let Ok(host) = crate::analyze(&src, "host", "capture", &options, &mut |_, _, _| {})
             else {

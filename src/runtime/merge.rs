@@ -176,6 +176,15 @@ impl RuntimeScan {
         self.executions.iter().all(|e| e.module.is_some())
     }
 
+    /// A part scanned from a plane's line `lines` on, with its lines numbered from 0,
+    /// numbered as from the plane's start (see `Plane::visit_events_from_claim`).
+    pub(super) fn numbered_from_line(mut self, lines: usize) -> RuntimeScan {
+        if let Some(marks) = self.line_marks.pop() {
+            self.line_marks.push(marks.numbered_from(lines));
+        }
+        self
+    }
+
     /// Whether TPU planes can be read in any order: every launch names its module and
     /// program, so no module run or kernel names one for it, which the matching of
     /// later planes would read (a module run is matched to a launch by module or

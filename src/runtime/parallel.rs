@@ -1,17 +1,21 @@
 //! Two threads at once, natively: the scan strategy ([`Scan`], chosen in
-//! [`crate::Options`]) and the two ways a plane is shared. Two threads share a host
-//! plane, or a device plane whose kernels can be matched in any order, without an index
-//! of its lines: the first scans from the plane's start, the second walks line headers
-//! to the middle, sets the boundary there and scans on to the end ([`LineBoundary`]).
-//! Each scans into its own [`RuntimeScan`] and the parts are merged in line order, so
-//! the result is what one scanner finds. (The page's workers share no memory and
-//! split a plane by line index instead: see [`super::parts`].)
+//! [`crate::Options`]) and the ways a plane is shared. Two threads share a host plane,
+//! or a device plane whose kernels can be matched in any order, without an index of its
+//! lines: the first scans from the plane's start; the second either claims a line start
+//! near the middle of the plane's bytes, found by its shape, and scans from it (a plane
+//! read tables-first, whose lines end where its tables start: [`LineClaim`], proved when
+//! the first scanner meets it), or walks line headers to the middle, sets the boundary
+//! there and scans on to the end ([`LineBoundary`]). TPU planes after the first are
+//! shared by plane. Each thread scans into its own [`RuntimeScan`] and the parts are
+//! merged in line (or plane) order, so the result is what one scanner finds. (The
+//! page's workers share no memory and split a plane by line index instead: see
+//! [`super::parts`].)
 
 use super::device::DeviceVisitor;
 use super::host::HostVisitor;
 use super::records::device_memory_bytes;
 use super::records::RuntimeScan;
-use crate::capture::{LineBoundary, Plane, PlaneRef};
+use crate::capture::{LineBoundary, LineClaim, Plane, PlaneRef};
 use crate::error::Error;
 use crate::source::ByteSource;
 
@@ -96,6 +100,9 @@ pub(super) fn scan_host_plane(
         .host_shared_from()
         .is_some_and(|from| plane.byte_len() >= from);
     if let (true, Some(second)) = (shared, src.share()) {
+        if plane.shares_by_claim() {
+            return share_host_plane_by_claim(src, second.as_ref(), plane, scan);
+        }
         return share_host_plane(src, second.as_ref(), plane, scan);
     }
     let mut visitor = HostVisitor::new(plane, scan);
@@ -129,6 +136,40 @@ fn share_host_plane(
     });
     let mut first = first?;
     first.absorb(later?);
+    Ok(first)
+}
+
+/// A host plane read tables-first, shared by two threads by a claim (see
+/// [`LineClaim`]): this one scans from the start into `scan` until the line the other
+/// claimed near the middle; the other, reading through `second`, scans from there into
+/// a fresh scan, absorbed into the earlier once the first scanner has met the claim.
+fn share_host_plane_by_claim(
+    src: &dyn ByteSource,
+    second: &(dyn ByteSource + Send + Sync),
+    plane: &Plane,
+    scan: RuntimeScan,
+) -> Result<RuntimeScan, Error> {
+    let claim = LineClaim::default();
+    let (first, later) = std::thread::scope(|scope| {
+        let worker = scope.spawn(|| {
+            let mut visitor = HostVisitor::new(plane, RuntimeScan::for_one_host_plane());
+            let walk = plane.visit_events_from_claim(second, &claim, &mut visitor);
+            (visitor.scan, walk)
+        });
+        let mut visitor = HostVisitor::new(plane, scan);
+        let walk = plane.visit_events_until_claim(src, &claim, &mut visitor);
+        ((visitor.scan, walk), worker.join())
+    });
+    let (mut first, first_walk) = first;
+    let Ok((later, later_walk)) = later else {
+        return Err(Error::Read {
+            offset: plane.offset(),
+            message: "the second scan thread stopped".into(),
+        });
+    };
+    if let Some(lines_before) = plane.join_claimed(first_walk, later_walk) {
+        first.absorb(later.numbered_from_line(lines_before));
+    }
     Ok(first)
 }
 

@@ -70,6 +70,25 @@ impl LineMarks {
     }
 
     /// Adds what another scanner learned about other lines of the same plane.
+    /// The marks of lines numbered from 0 by a walk that started `lines` lines into
+    /// the plane, numbered as one walk from the start numbers them (and capped as it
+    /// caps them).
+    pub(super) fn numbered_from(self, lines: usize) -> LineMarks {
+        let max = crate::capture::plane::MAX_LINES_INDEXED;
+        let mut spans = vec![Self::UNKNOWN; lines.min(max)];
+        spans.extend(self.spans);
+        spans.truncate(max);
+        let checkpoints = self
+            .checkpoints
+            .into_iter()
+            .filter_map(|(line, start, offset)| {
+                let line = u32::try_from(lines).ok()?.checked_add(line)?;
+                Some((line, start, offset))
+            })
+            .collect();
+        LineMarks { spans, checkpoints }
+    }
+
     pub(super) fn absorb(&mut self, other: LineMarks) {
         if self.spans.len() < other.spans.len() {
             self.spans.resize(other.spans.len(), Self::UNKNOWN);

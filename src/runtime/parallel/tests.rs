@@ -2,12 +2,10 @@
 //! orders the threads can meet in, and device planes matched in two kernel parts. (The
 //! threads racing for real, and the page's parts, are in `tests/split_scan.rs`.)
 
-#[path = "../../../tests/support/real_captures.rs"]
-mod real_captures;
-
 use super::*;
 use crate::analysis::{analyze, prepare, Options, Prepared};
 use crate::capture::{CaptureIndex, PlaneRef};
+use crate::real_captures;
 use crate::runtime::parts::HostParts;
 use crate::runtime::scan::{scan_devices, scan_host_planes};
 use crate::runtime::{DEVICE_PLANE_PREFIX, HOST_PLANE};
