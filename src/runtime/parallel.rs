@@ -200,7 +200,8 @@ pub(super) fn scan_host_part(
     Ok(visitor.scan)
 }
 
-/// Matches a device plane's kernels to launches on two threads sharing its lines, each
+/// Matches a device plane's kernels to launches on two threads sharing its lines (by a
+/// claim when it was read tables-first, else by a boundary the second walks to), each
 /// into its own copy of the launches ([`RuntimeScan::kernel_part`]): the parts to add
 /// to `result` in order ([`RuntimeScan::absorb_kernels`]), or `None` when the second
 /// walk did not confirm the tables read from the plane's end (nothing is added then,
@@ -212,8 +213,32 @@ pub(super) fn match_kernels_shared(
     result: &RuntimeScan,
     order: &[u32],
 ) -> Result<Option<[RuntimeScan; 2]>, Error> {
-    let boundary = LineBoundary::default();
     let (mut first, mut later) = (result.kernel_part(), result.kernel_part());
+    if plane.shares_by_claim() {
+        let shared: &Plane = plane;
+        let claim = LineClaim::default();
+        let (first_walk, later_walk) = std::thread::scope(|scope| {
+            let worker = scope.spawn(|| {
+                let mut visitor = DeviceVisitor::new(shared, &mut later, order, false);
+                shared.visit_events_from_claim(second, &claim, &mut visitor)
+            });
+            let mut visitor = DeviceVisitor::new(shared, &mut first, order, false);
+            let first_walk = shared.visit_events_until_claim(src, &claim, &mut visitor);
+            (first_walk, worker.join())
+        });
+        let Ok(later_walk) = later_walk else {
+            return Err(Error::Read {
+                offset: shared.offset(),
+                message: "the second scan thread stopped".into(),
+            });
+        };
+        if shared.join_claimed(first_walk, later_walk).is_none() {
+            // The first thread read every line: nothing of the second's is added.
+            later = result.kernel_part();
+        }
+        return Ok(plane.confirm_tables().then_some([first, later]));
+    }
+    let boundary = LineBoundary::default();
     let shared: &Plane = plane;
     let (first_walk, later_walk) = std::thread::scope(|scope| {
         let worker = scope.spawn(|| {
