@@ -328,49 +328,28 @@ impl Seq<'_> {
     }
 }
 
-impl ser::SerializeSeq for Seq<'_> {
-    type Ok = Node;
-    type Error = Error;
-    fn serialize_element<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<(), Error> {
-        self.push(value)
-    }
-    fn end(self) -> Result<Node, Error> {
-        Ok(self.done())
-    }
+/// The four array-like serde traits, each adding an element (`$add`) to a [`Seq`].
+macro_rules! seq_impl {
+    ($($trait:ident :: $add:ident),*) => {$(
+        impl ser::$trait for Seq<'_> {
+            type Ok = Node;
+            type Error = Error;
+            fn $add<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<(), Error> {
+                self.push(value)
+            }
+            fn end(self) -> Result<Node, Error> {
+                Ok(self.done())
+            }
+        }
+    )*};
 }
 
-impl ser::SerializeTuple for Seq<'_> {
-    type Ok = Node;
-    type Error = Error;
-    fn serialize_element<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<(), Error> {
-        self.push(value)
-    }
-    fn end(self) -> Result<Node, Error> {
-        Ok(self.done())
-    }
-}
-
-impl ser::SerializeTupleStruct for Seq<'_> {
-    type Ok = Node;
-    type Error = Error;
-    fn serialize_field<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<(), Error> {
-        self.push(value)
-    }
-    fn end(self) -> Result<Node, Error> {
-        Ok(self.done())
-    }
-}
-
-impl ser::SerializeTupleVariant for Seq<'_> {
-    type Ok = Node;
-    type Error = Error;
-    fn serialize_field<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<(), Error> {
-        self.push(value)
-    }
-    fn end(self) -> Result<Node, Error> {
-        Ok(self.done())
-    }
-}
+seq_impl!(
+    SerializeSeq::serialize_element,
+    SerializeTuple::serialize_element,
+    SerializeTupleStruct::serialize_field,
+    SerializeTupleVariant::serialize_field
+);
 
 /// An object being filled (a struct variant's, wrapped in an object of its name).
 struct Object<'t> {
@@ -417,39 +396,29 @@ impl ser::SerializeMap for Object<'_> {
     }
 }
 
-impl ser::SerializeStruct for Object<'_> {
-    type Ok = Node;
-    type Error = Error;
-    fn serialize_field<T: Serialize + ?Sized>(
-        &mut self,
-        key: &'static str,
-        value: &T,
-    ) -> Result<(), Error> {
-        let node = self.value_of(value)?;
-        self.entries.push((Key::Field(key), node));
-        Ok(())
-    }
-    fn end(self) -> Result<Node, Error> {
-        Ok(self.done())
-    }
+/// The two struct-like serde traits: a field is an entry under its name.
+macro_rules! struct_impl {
+    ($($trait:ident),*) => {$(
+        impl ser::$trait for Object<'_> {
+            type Ok = Node;
+            type Error = Error;
+            fn serialize_field<T: Serialize + ?Sized>(
+                &mut self,
+                key: &'static str,
+                value: &T,
+            ) -> Result<(), Error> {
+                let node = self.value_of(value)?;
+                self.entries.push((Key::Field(key), node));
+                Ok(())
+            }
+            fn end(self) -> Result<Node, Error> {
+                Ok(self.done())
+            }
+        }
+    )*};
 }
 
-impl ser::SerializeStructVariant for Object<'_> {
-    type Ok = Node;
-    type Error = Error;
-    fn serialize_field<T: Serialize + ?Sized>(
-        &mut self,
-        key: &'static str,
-        value: &T,
-    ) -> Result<(), Error> {
-        let node = self.value_of(value)?;
-        self.entries.push((Key::Field(key), node));
-        Ok(())
-    }
-    fn end(self) -> Result<Node, Error> {
-        Ok(self.done())
-    }
-}
+struct_impl!(SerializeStruct, SerializeStructVariant);
 
 /// A map key as a `Value`'s object holds it: a string, or a number or bool written as
 /// one; anything else is refused (and the caller falls back to the `Value`).
