@@ -327,9 +327,19 @@ fn the_readers_spell_no_bare_field_numbers_or_keys() {
         root.join("src/wire.rs"),
         root.join("src/evidence/device_profile/budget.rs"),
     ];
-    for entry in std::fs::read_dir(root.join("src/capture")).unwrap() {
-        files.push(entry.unwrap().path());
+    // Every file under src/capture, in its folders too.
+    let mut dirs = vec![root.join("src/capture")];
+    while let Some(dir) = dirs.pop() {
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                dirs.push(path);
+            } else {
+                files.push(path);
+            }
+        }
     }
+    assert!(files.iter().any(|f| f.ends_with("capture/plane/claim.rs")));
     // Every one-byte key a field of number 1 to 15 can have.
     let keys: Vec<String> = (1u8..=15)
         .flat_map(|f| [0u8, 1, 2, 5].map(|w| format!("0x{:02x}", (f << 3) | w)))
