@@ -628,7 +628,10 @@ function renderDiagnosis(v) {
     cards.length ? cards : null,
     v.nothing_stands_out ? h('p', { class: 'empty sentence', id: 'nothing-stands-out' }, v.nothing_stands_out) : null,
   );
-  fill($('check'), v.check ? ['Check on your side: ', h('code', null, v.check)] : []);
+  // A card that shows the same check already says it: the line under the cards is for
+  // when none does.
+  const carded = (v.diagnosis || []).some((d) => d.check != null && d.check === v.check);
+  fill($('check'), v.check && !carded ? ['Check on your side: ', h('code', null, v.check)] : []);
   const notes = v.notes || [];
   fill($('notes'), notes.length ? [h('h2', null, 'Notes'), h('ul', { class: 'notes' }, notes.map((n) => h('li', { 'data-id': n.id }, h('span', { class: 'text' }, clean(n.text, 3000)))))] : []);
   const e = v.error;

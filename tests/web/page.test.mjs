@@ -112,6 +112,14 @@ describe('oomlens page', { skip: skip || false }, () => {
         assert.deepEqual(facts.liveRows.map((r) => r[0]), view.live ? view.live.rows.map((r) => r[0].text) : [], 'live buffers listed, with their bytes');
         const nothing = await page.$eval('#diagnosis-cards', (e) => (e.querySelector('#nothing-stands-out') || {}).textContent || null);
         assert.equal(nothing, view.nothing_stands_out, 'the sentence for no diagnosis line');
+        // How to check the plan on the user's side: in each card whose estimate it
+        // checks, and under the cards only when no card shows it.
+        const snippet = view.check || view.diagnosis.map((d) => d.check).find((x) => x != null);
+        if (snippet != null) {
+          const inCards = view.diagnosis.filter((d) => d.check === snippet).length;
+          const shown = await page.$$eval('#panel-diagnosis code', (els, want) => els.filter((e) => e.textContent === want).length, snippet);
+          assert.equal(shown, inCards || 1, `"${snippet}" in each card that carries it, else once under them`);
+        }
       }
       const stem = c.name.replace(/\.xplane\.pb$/, '');
       await page.screenshot({ path: join(RESULTS, `${stem}-diagnosis.png`), fullPage: true });
