@@ -210,6 +210,11 @@ impl RuntimeScan {
         for name in &later.module_names {
             self.intern_module(name);
         }
+        // Planes the part read whole (a run of TPU planes): their counts come after
+        // this scan's, and the first memory size stated wins.
+        self.device_line_counts.extend(later.device_line_counts);
+        self.device_kernel_counts.extend(later.device_kernel_counts);
+        self.device_memory_bytes = self.device_memory_bytes.or(later.device_memory_bytes);
     }
 }
 

@@ -13,8 +13,8 @@
 
 use super::device::DeviceVisitor;
 use super::host::HostVisitor;
-use super::records::device_memory_bytes;
 use super::records::RuntimeScan;
+use super::scan::scan_device_plane;
 use crate::capture::{LineBoundary, LineClaim, Plane, PlaneRef};
 use crate::error::Error;
 use crate::source::ByteSource;
@@ -259,20 +259,13 @@ pub(super) fn match_kernels_shared(
     Ok(plane.confirm_tables().then_some([first, later]))
 }
 
-/// What reading one device plane adds to the scan's per-plane counts, kept until the
-/// parts are absorbed in plane order.
-struct PlaneCounts {
-    lines: usize,
-    device_events: u64,
-    memory_bytes: Option<u64>,
-}
-
 /// Reads consecutive TPU planes after the first (whose module runs are collected as
 /// launches, and read in order before) on two threads, each thread a run of them into
-/// its own copy of the launches ([`RuntimeScan::kernel_part`]); then adds the two parts
-/// to `result` in plane order. Only for launches that already name module and program
-/// ([`RuntimeScan::module_runs_match_in_any_order`]): then no plane's reading depends
-/// on what another wrote, and the result is what one walk of the planes in order finds.
+/// its own copy of the launches ([`RuntimeScan::kernel_part`]), with their per-plane
+/// counts; then adds the two parts to `result` in plane order. Only for launches that
+/// already name module and program ([`RuntimeScan::module_runs_match_in_any_order`]):
+/// then no plane's reading depends on what another wrote, and the result is what one
+/// walk of the planes in order finds.
 pub(super) fn match_tpu_planes_shared(
     src: &dyn ByteSource,
     second: &(dyn ByteSource + Send + Sync),
@@ -293,13 +286,8 @@ pub(super) fn match_tpu_planes_shared(
             message: "the second scan thread stopped".into(),
         })
     });
-    for (part, counts) in [first?, later?] {
-        result.absorb_kernels(part);
-        for c in counts {
-            result.note_device_memory_bytes(c.memory_bytes);
-            result.count_device_plane(c.lines, c.device_events);
-        }
-    }
+    result.absorb_kernels(first?);
+    result.absorb_kernels(later?);
     Ok(())
 }
 
@@ -322,34 +310,18 @@ fn balanced_split(planes: &[PlaneRef]) -> usize {
     best.1
 }
 
-/// One thread's run of TPU planes, in order, into `part`, with each plane's counts.
+/// One thread's run of TPU planes, each read as one walk of the planes reads it (none
+/// collects module runs: the first TPU plane was read before), into `part`.
 fn read_tpu_planes(
     src: &dyn ByteSource,
     planes: &[PlaneRef],
     mut part: RuntimeScan,
     order: &[u32],
-) -> Result<(RuntimeScan, Vec<PlaneCounts>), Error> {
-    let mut counts = Vec::with_capacity(planes.len());
+) -> Result<RuntimeScan, Error> {
     for at in planes {
-        // As in one walk: a plane that cannot be opened counts no lines and no events.
-        let Ok(plane) = Plane::open(src, at) else {
-            counts.push(PlaneCounts {
-                lines: 0,
-                device_events: 0,
-                memory_bytes: None,
-            });
-            continue;
-        };
-        let before = part.device_events;
-        let mut visitor = DeviceVisitor::new(&plane, &mut part, order, false);
-        plane.visit_events(src, &mut visitor)?;
-        counts.push(PlaneCounts {
-            lines: plane.line_count,
-            device_events: part.device_events.saturating_sub(before),
-            memory_bytes: device_memory_bytes(&plane),
-        });
+        scan_device_plane(src, at, &mut part, order, None, &mut false)?;
     }
-    Ok((part, counts))
+    Ok(part)
 }
 
 #[cfg(test)]

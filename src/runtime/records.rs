@@ -229,12 +229,13 @@ impl RuntimeScan {
 
     /// The device's memory size, from the first device plane that states one.
     pub(super) fn note_device_memory(&mut self, plane: &Plane) {
-        self.note_device_memory_bytes(device_memory_bytes(plane));
-    }
-
-    /// [`RuntimeScan::note_device_memory`] with what a plane read elsewhere states.
-    pub(super) fn note_device_memory_bytes(&mut self, bytes: Option<u64>) {
-        self.device_memory_bytes = self.device_memory_bytes.or(bytes);
+        if self.device_memory_bytes.is_none() {
+            self.device_memory_bytes = plane
+                .plane_stat("memory_size")
+                .and_then(|v| v.as_ref())
+                .and_then(|v| v.as_u64())
+                .filter(|&b| b > 0);
+        }
     }
 
     /// The launches not kept, counted by the module and program known for them.
@@ -419,15 +420,6 @@ pub(super) fn cutoff(times: impl ExactSizeIterator<Item = i64>, keep: usize) -> 
     let mut times: Vec<i64> = times.collect();
     let (_, &mut through, _) = times.select_nth_unstable(last_dropped);
     Some(through)
-}
-
-/// The memory size a device plane states (`memory_size`), if it states one.
-pub(super) fn device_memory_bytes(plane: &Plane) -> Option<u64> {
-    plane
-        .plane_stat("memory_size")
-        .and_then(|v| v.as_ref())
-        .and_then(|v| v.as_u64())
-        .filter(|&b| b > 0)
 }
 
 #[cfg(test)]

@@ -124,7 +124,7 @@ fn tpu_run<'p>(
 /// One device plane into `result`: its kernels matched to launches (the first TPU's
 /// module runs collected as launches too), and its line and kernel counts kept, 0 for a
 /// plane that cannot be read.
-fn scan_device_plane(
+pub(super) fn scan_device_plane(
     src: &dyn ByteSource,
     at: &PlaneRef,
     result: &mut RuntimeScan,

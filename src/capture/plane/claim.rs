@@ -78,7 +78,7 @@ impl Plane {
         claim: &LineClaim,
         visitor: &mut V,
     ) -> Option<SecondWalk> {
-        let guess = self.tables_guess.filter(|_| self.cut.is_none())?;
+        let guess = self.tables_guess.filter(|_| self.shares_by_claim())?;
         let (lines_from, lines_end) = (guess.lines_from, guess.tables_from);
         let middle = lines_from.saturating_add(lines_end.saturating_sub(lines_from) / 2);
         let at = line_start_near(src, middle, lines_end)?;
