@@ -149,6 +149,7 @@ fn two_threads_sharing_every_plane_give_the_one_scanner_report() {
     let everything = Scan::TwoThreads {
         host_from_bytes: 0,
         device_from_bytes: 0,
+        cut_from_bytes: 0,
     };
     for path in real_captures::all() {
         let src = FileSource::open(&path).expect("open");

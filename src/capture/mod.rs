@@ -28,8 +28,8 @@ use crate::wire::fields::{
 };
 use crate::wire::{StreamReader, StreamValue};
 
-pub use plane::{Event, EventMetadata, EventVisitor, LineInfo, Plane};
-pub use split::{LineBoundary, LineClaim};
+pub use plane::{Event, EventMetadata, EventVisitor, LineInfo, Plane, SegmentJoin, SegmentWalk};
+pub use split::LineBoundary;
 pub use stat::{OwnedStat, StatRef, StatValue};
 
 /// Read-ahead window for walking planes. Large enough to amortize a read call (a

@@ -4,7 +4,7 @@
 use std::collections::HashMap;
 
 use super::stat::{parse_stat, OwnedStat, StatRef, StatValue};
-use super::{CutPart, Damage, LineBoundary, LineClaim, PlaneCut, PlaneRef, READ_CHUNK};
+use super::{CutPart, Damage, LineBoundary, PlaneCut, PlaneRef, READ_CHUNK};
 use crate::error::Error;
 use crate::source::ByteSource;
 use crate::wire::fields::{
@@ -33,9 +33,9 @@ const LINE_HEADER_READ: usize = 4096;
 /// Longest plane or line name kept.
 const MAX_NAME: u64 = 4096;
 
-mod claim;
+mod segments;
 
-pub use claim::{FirstWalk, SecondWalk};
+pub use segments::{SegmentJoin, SegmentWalk};
 
 /// An event type: its name and the stats shared by all its events.
 #[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
@@ -108,22 +108,25 @@ enum Share<'b> {
     Before(&'b LineBoundary),
     /// Those from the boundary on, which this walk sets at the plane's middle.
     FromMiddle(&'b LineBoundary),
-    /// Those before the line another scanner claimed, or all if none is met there
-    /// (see [`LineClaim`] and `claim.rs`).
-    BeforeClaim(&'b LineClaim),
-    /// Those from the claimed line start at this offset on, numbered from 0.
-    FromClaim(u64),
+    /// A segment (see `segments.rs`): the lines from offset `from` on, numbered from
+    /// 0, up to the first later line whose start `stop` holds for, or to the end.
+    Segment {
+        from: u64,
+        stop: &'b dyn Fn(u64) -> bool,
+    },
 }
 
-/// How a walk of a plane's lines ended, for the walks that share a plane by a claim.
+/// How a walk of a plane's lines ended, for the walks that share a plane by segments.
 #[derive(Default)]
 struct WalkEnd {
     /// The layout the walk met, when the plane was read tables-first and the walk's
-    /// part of it is to be joined to another's (a walk that met every line sets it on
+    /// part of it is to be joined to others' (a walk that met every line sets it on
     /// the plane itself).
     walked: Option<Walked>,
-    /// The ordinal of the claimed line the walk stopped before.
-    stopped_at: Option<usize>,
+    /// The start of the other segment's line the walk stopped before.
+    stopped_at: Option<u64>,
+    /// How many lines the walk met (before the one it stopped at).
+    lines: usize,
 }
 
 /// The header of a line, given to visitors with each of its events.
@@ -762,14 +765,14 @@ impl Plane {
     ) -> Result<WalkEnd, Error> {
         let end = self.offset.saturating_add(self.len);
         let from = match share {
-            Share::FromClaim(at) => at,
+            Share::Segment { from, .. } => from,
             _ => self.offset,
         };
         let mut reader = StreamReader::over(src, READ_CHUNK, from, end);
         let mut ordinal = 0usize;
         let mut stopped_at = None;
         // A plane read tables-first learns its layout here (see `confirm_tables`), from
-        // a walk that meets every line, or from two walks by a claim that together do.
+        // a walk that meets every line, or from segment walks that together do.
         let mut walked = match share {
             Share::Before(_) => None,
             _ => self.tables_guess.map(|_| Walked::default()),
@@ -793,6 +796,13 @@ impl Plane {
             }
             match (field, value) {
                 (XPLANE_LINES, StreamValue::Bytes { offset, len }) => {
+                    if let Share::Segment { from, stop } = share {
+                        // Another segment's start met: its lines from here on.
+                        if at != from && stop(at) {
+                            stopped_at = Some(at);
+                            break;
+                        }
+                    }
                     if let Some(walked) = &mut walked {
                         walked.line_count = walked.line_count.saturating_add(1);
                         if walked.lines.len() < MAX_LINES_INDEXED {
@@ -807,21 +817,7 @@ impl Plane {
                             }
                             true
                         }
-                        Share::BeforeClaim(claim) => {
-                            if !claim.first_takes(at) {
-                                stopped_at = Some(ordinal);
-                                // Not counted in this walk's layout: it is the other's.
-                                if let Some(walked) = &mut walked {
-                                    walked.line_count = walked.line_count.saturating_sub(1);
-                                    if walked.lines.last() == Some(&(offset, len)) {
-                                        walked.lines.pop();
-                                    }
-                                }
-                                break;
-                            }
-                            true
-                        }
-                        Share::FromClaim(_) => true,
+                        Share::Segment { .. } => true,
                         Share::FromMiddle(boundary) => {
                             // The middle by work: this walk also reads the headers of
                             // the first scanner's lines.
@@ -874,11 +870,11 @@ impl Plane {
         let mut walk = WalkEnd {
             walked: None,
             stopped_at,
+            lines: ordinal,
         };
         if let Some(mut walked) = walked {
             walked.tables_at = tables_at.unwrap_or(end);
-            let part = matches!(share, Share::FromClaim(_)) || stopped_at.is_some();
-            if part {
+            if matches!(share, Share::Segment { .. }) {
                 walk.walked = Some(walked);
             } else {
                 let _ = self.walked.set(walked);

@@ -3,8 +3,8 @@
 //! later lines of a device plane matched to a copy of the launches.
 
 use super::records::{
-    AllocationRecord, AllocatorState, ExecutionRecord, Origin, RetryRecord, RuntimeScan,
-    MAX_RETRY_RECORDS,
+    cutoff, AllocationRecord, AllocatorState, ExecutionRecord, Origin, RetryRecord, RuntimeScan,
+    MAX_ALLOCATION_RECORDS, MAX_RETRY_RECORDS,
 };
 
 /// Where another part's indices land in this scan's tables: its interned modules and
@@ -134,6 +134,8 @@ impl RuntimeScan {
 
     /// Another part's allocator events: what either part's history leaves out is
     /// dropped and counted, the rest renumbered and kept, and the history capped again.
+    /// The merged history's cut is found from both parts' times before anything moves,
+    /// so that only what is kept is moved, into room this part's history mostly has.
     fn absorb_records(
         &mut self,
         theirs: Vec<AllocationRecord>,
@@ -144,21 +146,27 @@ impl RuntimeScan {
         self.records_dropped += dropped;
         // What either part dropped is older than what the whole keeps.
         let through = self.records_dropped_through_ps.max(dropped_through_ps);
-        // Drop first what either part's history leaves out, so that the merged records
-        // mostly fit where this part's were (moving them all to a larger buffer cost
-        // more than the rest of the merge).
+        let after = |r: &&AllocationRecord| through.is_none_or(|t| r.time_ps > t);
+        let times: Vec<i64> = self
+            .records
+            .iter()
+            .chain(&theirs)
+            .filter(after)
+            .map(|r| r.time_ps)
+            .collect();
+        // `None` is before every time.
+        let through = through.max(cutoff(times.into_iter(), MAX_ALLOCATION_RECORDS));
         if let Some(through) = through {
             self.drop_records_through(through);
         }
         let later = theirs.len();
+        let before = self.records.len();
         let kept = theirs
             .into_iter()
             .filter(|r| through.is_none_or(|t| r.time_ps > t));
-        let before = self.records.len();
         self.records.extend(kept.map(|r| renumber.record(r)));
         let added = self.records.len() - before;
         self.records_dropped += (later - added) as u64;
-        self.keep_latest_records();
     }
 
     /// What a second device scanner needs to match kernels to launches on its own:
@@ -177,7 +185,7 @@ impl RuntimeScan {
     }
 
     /// A part scanned from a plane's line `lines` on, with its lines numbered from 0,
-    /// numbered as from the plane's start (see `Plane::visit_events_from_claim`).
+    /// numbered as from the plane's start (see `Plane::visit_segment`).
     pub(super) fn numbered_from_line(mut self, lines: usize) -> RuntimeScan {
         if let Some(marks) = self.line_marks.pop() {
             self.line_marks.push(marks.numbered_from(lines));

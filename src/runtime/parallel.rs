@@ -1,23 +1,24 @@
 //! Two threads at once, natively: the scan strategy ([`Scan`], chosen in
 //! [`crate::Options`]) and the ways a plane is shared. Two threads share a host plane,
 //! or a device plane whose kernels can be matched in any order, without an index of its
-//! lines: the first scans from the plane's start; the second either claims a line start
-//! near the middle of the plane's bytes, found by its shape, and scans from it (a plane
-//! read tables-first, whose lines end where its tables start: [`LineClaim`], proved when
-//! the first scanner meets it), or walks line headers to the middle, sets the boundary
-//! there and scans on to the end ([`LineBoundary`]). TPU planes after the first are
-//! shared by plane. Each thread scans into its own [`RuntimeScan`] and the parts are
-//! merged in line (or plane) order, so the result is what one scanner finds. (The
-//! page's workers share no memory and split a plane by line index instead: see
-//! [`super::parts`].)
+//! lines: a plane read tables-first (whose lines end where its tables start) is cut into
+//! segments at line starts found by their shape, each thread taking half of what is
+//! left of the other's when it is done with its own ([`segments`]); another plane is
+//! cut in two by a boundary the second thread walks line headers to ([`LineBoundary`]). TPU planes after the first are shared by plane.
+//! Each thread scans into its own [`RuntimeScan`] and the parts are merged in line (or
+//! plane) order, so the result is what one scanner finds. (The page's workers share no
+//! memory and split a plane by line index instead: see [`super::parts`].)
 
+use self::segments::{scan_segments, SegmentScan};
 use super::device::DeviceVisitor;
 use super::host::HostVisitor;
 use super::records::RuntimeScan;
 use super::scan::scan_device_plane;
-use crate::capture::{LineBoundary, LineClaim, Plane, PlaneRef};
+use crate::capture::{LineBoundary, Plane, PlaneRef, SegmentWalk};
 use crate::error::Error;
 use crate::source::ByteSource;
+
+mod segments;
 
 /// Host planes at least this large are scanned by two scanners: threads natively
 /// ([`Scan::default`]), workers in the page (its default `parallel_from_bytes`).
@@ -28,6 +29,11 @@ pub const PARALLEL_FROM_BYTES: u64 = 32 << 20;
 /// natively ([`Scan::default`]), when the order kernels are matched in cannot change
 /// the result.
 pub const DEVICE_PARALLEL_FROM_BYTES: u64 = 8 << 20;
+
+/// A thread done with its segment of a plane takes half of what is left of the
+/// other's when at least this much is left, natively: a smaller part costs more to
+/// set up and add than it saves.
+pub const CUT_FROM_BYTES: u64 = 8 << 20;
 
 /// How the runtime scan divides its work, from [`crate::Options::scan`]. Whatever the
 /// strategy, the report is the same byte for byte; only the time differs.
@@ -41,10 +47,14 @@ pub enum Scan {
     /// once (a file; bytes in memory and the page's `File` cannot) and, for a device
     /// plane, when its kernels can be matched to launches in any order (every launch
     /// names its module, and it is not a TPU, whose module runs must be read first).
-    /// Planes below the thresholds, and the rest, are read by one thread.
+    /// Planes below the thresholds, and the rest, are read by one thread. A shared
+    /// plane read tables-first is cut into segments as the threads go: a thread done
+    /// with its own takes half of what is left of the other's, when at least
+    /// `cut_from_bytes` are left.
     TwoThreads {
         host_from_bytes: u64,
         device_from_bytes: u64,
+        cut_from_bytes: u64,
     },
 }
 
@@ -53,6 +63,7 @@ impl Scan {
     pub const TWO_THREADS: Scan = Scan::TwoThreads {
         host_from_bytes: PARALLEL_FROM_BYTES,
         device_from_bytes: DEVICE_PARALLEL_FROM_BYTES,
+        cut_from_bytes: CUT_FROM_BYTES,
     };
 
     /// The size from which a host plane is shared by two threads, if any is.
@@ -62,6 +73,17 @@ impl Scan {
             Scan::TwoThreads {
                 host_from_bytes, ..
             } => Some(host_from_bytes),
+        }
+    }
+
+    /// How little may be left of a segment for the other thread to cut it, when
+    /// `plane` can be shared by segments at all.
+    fn cut_from(self, plane: &Plane) -> Option<u64> {
+        match self {
+            Scan::TwoThreads { cut_from_bytes, .. } if plane.shares_by_segments() => {
+                Some(cut_from_bytes)
+            }
+            _ => None,
         }
     }
 
@@ -100,8 +122,9 @@ pub(super) fn scan_host_plane(
         .host_shared_from()
         .is_some_and(|from| plane.byte_len() >= from);
     if let (true, Some(second)) = (shared, src.share()) {
-        if plane.shares_by_claim() {
-            return share_host_plane_by_claim(src, second.as_ref(), plane, scan);
+        if let Some(cut_from) = how.cut_from(plane) {
+            let how = HostSegments { plane };
+            return scan_segments(src, second.as_ref(), plane, &how, cut_from, scan);
         }
         return share_host_plane(src, second.as_ref(), plane, scan);
     }
@@ -139,38 +162,66 @@ fn share_host_plane(
     Ok(first)
 }
 
-/// A host plane read tables-first, shared by two threads by a claim (see
-/// [`LineClaim`]): this one scans from the start into `scan` until the line the other
-/// claimed near the middle; the other, reading through `second`, scans from there into
-/// a fresh scan, absorbed into the earlier once the first scanner has met the claim.
-fn share_host_plane_by_claim(
-    src: &dyn ByteSource,
-    second: &(dyn ByteSource + Send + Sync),
-    plane: &Plane,
-    scan: RuntimeScan,
-) -> Result<RuntimeScan, Error> {
-    let claim = LineClaim::default();
-    let (first, later) = std::thread::scope(|scope| {
-        let worker = scope.spawn(|| {
-            let mut visitor = HostVisitor::new(plane, RuntimeScan::for_one_host_plane());
-            let walk = plane.visit_events_from_claim(second, &claim, &mut visitor);
-            (visitor.scan, walk)
-        });
-        let mut visitor = HostVisitor::new(plane, scan);
-        let walk = plane.visit_events_until_claim(src, &claim, &mut visitor);
-        ((visitor.scan, walk), worker.join())
-    });
-    let (mut first, first_walk) = first;
-    let Ok((later, later_walk)) = later else {
-        return Err(Error::Read {
-            offset: plane.offset(),
-            message: "the second scan thread stopped".into(),
-        });
-    };
-    if let Some(lines_before) = plane.join_claimed(first_walk, later_walk) {
-        first.absorb(later.numbered_from_line(lines_before));
+/// A host plane's segments scanned into [`RuntimeScan`]s, the later ones numbered on
+/// from the lines before them.
+struct HostSegments<'a> {
+    plane: &'a Plane,
+}
+
+impl SegmentScan for HostSegments<'_> {
+    type Part = RuntimeScan;
+
+    fn part(&self) -> RuntimeScan {
+        RuntimeScan::for_one_host_plane()
     }
-    Ok(first)
+
+    fn scan(
+        &self,
+        src: &dyn ByteSource,
+        from: u64,
+        stop: &dyn Fn(u64) -> bool,
+        part: &mut RuntimeScan,
+    ) -> SegmentWalk {
+        let mut visitor = HostVisitor::new(self.plane, std::mem::take(part));
+        let walk = self.plane.visit_segment(src, from, stop, &mut visitor);
+        *part = visitor.scan;
+        walk
+    }
+
+    fn add(&self, into: &mut RuntimeScan, later: RuntimeScan, lines_before: usize) {
+        into.absorb(later.numbered_from_line(lines_before));
+    }
+}
+
+/// A device plane's segments matched to copies of the launches
+/// ([`RuntimeScan::kernel_part`]).
+struct KernelSegments<'a> {
+    plane: &'a Plane,
+    result: &'a RuntimeScan,
+    order: &'a [u32],
+}
+
+impl SegmentScan for KernelSegments<'_> {
+    type Part = RuntimeScan;
+
+    fn part(&self) -> RuntimeScan {
+        self.result.kernel_part()
+    }
+
+    fn scan(
+        &self,
+        src: &dyn ByteSource,
+        from: u64,
+        stop: &dyn Fn(u64) -> bool,
+        part: &mut RuntimeScan,
+    ) -> SegmentWalk {
+        let mut visitor = DeviceVisitor::new(self.plane, part, self.order, false);
+        self.plane.visit_segment(src, from, stop, &mut visitor)
+    }
+
+    fn add(&self, into: &mut RuntimeScan, later: RuntimeScan, _lines_before: usize) {
+        into.absorb_kernels(later);
+    }
 }
 
 /// One of the two scanners of a host plane shared without an index of its lines.
@@ -200,44 +251,31 @@ pub(super) fn scan_host_part(
     Ok(visitor.scan)
 }
 
-/// Matches a device plane's kernels to launches on two threads sharing its lines (by a
-/// claim when it was read tables-first, else by a boundary the second walks to), each
-/// into its own copy of the launches ([`RuntimeScan::kernel_part`]): the parts to add
-/// to `result` in order ([`RuntimeScan::absorb_kernels`]), or `None` when the second
-/// walk did not confirm the tables read from the plane's end (nothing is added then,
-/// and the plane is to be read again).
+/// Matches a device plane's kernels to launches on two threads sharing its lines (by
+/// segments when it was read tables-first, else by a boundary the second walks to),
+/// each into its own copy of the launches ([`RuntimeScan::kernel_part`]): what to add
+/// to `result` ([`RuntimeScan::absorb_kernels`]), or `None` when the walks did not
+/// confirm the tables read from the plane's end (nothing is added then, and the plane
+/// is to be read again).
 pub(super) fn match_kernels_shared(
     src: &dyn ByteSource,
     second: &(dyn ByteSource + Send + Sync),
     plane: &mut Plane,
     result: &RuntimeScan,
     order: &[u32],
-) -> Result<Option<[RuntimeScan; 2]>, Error> {
-    let (mut first, mut later) = (result.kernel_part(), result.kernel_part());
-    if plane.shares_by_claim() {
+    how: Scan,
+) -> Result<Option<RuntimeScan>, Error> {
+    if let Some(cut_from) = how.cut_from(plane) {
         let shared: &Plane = plane;
-        let claim = LineClaim::default();
-        let (first_walk, later_walk) = std::thread::scope(|scope| {
-            let worker = scope.spawn(|| {
-                let mut visitor = DeviceVisitor::new(shared, &mut later, order, false);
-                shared.visit_events_from_claim(second, &claim, &mut visitor)
-            });
-            let mut visitor = DeviceVisitor::new(shared, &mut first, order, false);
-            let first_walk = shared.visit_events_until_claim(src, &claim, &mut visitor);
-            (first_walk, worker.join())
-        });
-        let Ok(later_walk) = later_walk else {
-            return Err(Error::Read {
-                offset: shared.offset(),
-                message: "the second scan thread stopped".into(),
-            });
+        let how = KernelSegments {
+            plane: shared,
+            result,
+            order,
         };
-        if shared.join_claimed(first_walk, later_walk).is_none() {
-            // The first thread read every line: nothing of the second's is added.
-            later = result.kernel_part();
-        }
-        return Ok(plane.confirm_tables().then_some([first, later]));
+        let part = scan_segments(src, second, shared, &how, cut_from, result.kernel_part())?;
+        return Ok(plane.confirm_tables().then_some(part));
     }
+    let (mut first, mut later) = (result.kernel_part(), result.kernel_part());
     let boundary = LineBoundary::default();
     let shared: &Plane = plane;
     let (first_walk, later_walk) = std::thread::scope(|scope| {
@@ -256,7 +294,8 @@ pub(super) fn match_kernels_shared(
             message: "the second scan thread stopped".into(),
         })
     })?;
-    Ok(plane.confirm_tables().then_some([first, later]))
+    first.absorb_kernels(later);
+    Ok(plane.confirm_tables().then_some(first))
 }
 
 /// Reads consecutive TPU planes after the first (whose module runs are collected as
@@ -319,7 +358,7 @@ fn read_tpu_planes(
     order: &[u32],
 ) -> Result<RuntimeScan, Error> {
     for at in planes {
-        scan_device_plane(src, at, &mut part, order, None, &mut false)?;
+        scan_device_plane(src, at, &mut part, order, Scan::OneThread, &mut false)?;
     }
     Ok(part)
 }

@@ -95,7 +95,7 @@ pub(super) fn scan_devices(
             next += run.len();
             continue;
         }
-        scan_device_plane(src, at, &mut result, &order, shared_from, &mut first_tpu)?;
+        scan_device_plane(src, at, &mut result, &order, how, &mut first_tpu)?;
         next += 1;
     }
     result.finish_devices();
@@ -129,13 +129,13 @@ pub(super) fn scan_device_plane(
     at: &PlaneRef,
     result: &mut RuntimeScan,
     order: &[u32],
-    shared_from: Option<u64>,
+    how: Scan,
     first_tpu: &mut bool,
 ) -> Result<(), Error> {
     // A large plane may be shared by two threads, which need no index of its lines,
     // when kernels can be matched in any order. A TPU's ops are placed by its module
     // runs, which must be read first: its lines are walked in order.
-    let shared = shared_from.is_some_and(|from| at.len >= from)
+    let shared = how.device_shared_from().is_some_and(|from| at.len >= from)
         && result.kernels_match_in_any_order()
         && !at.name.contains("TPU");
     let opened = if shared {
@@ -155,11 +155,9 @@ pub(super) fn scan_device_plane(
     }
     let events_before = result.device_events;
     if let (true, false, Some(second)) = (shared, collect, src.share()) {
-        let parts = match_kernels_shared(src, second.as_ref(), &mut plane, result, order)?;
-        if let Some(parts) = parts {
-            for part in parts {
-                result.absorb_kernels(part);
-            }
+        let part = match_kernels_shared(src, second.as_ref(), &mut plane, result, order, how)?;
+        if let Some(part) = part {
+            result.absorb_kernels(part);
             let seen = result.device_events - events_before;
             result.count_device_plane(plane.line_count, seen);
             return Ok(());

@@ -132,6 +132,7 @@ fn device_planes_shared_by_two_threads_match_kernels_as_one_scanner_does() {
     let devices_shared = Scan::TwoThreads {
         host_from_bytes: u64::MAX,
         device_from_bytes: 0,
+        cut_from_bytes: 0,
     };
     let mut shared = 0;
     for path in real_captures::all() {
