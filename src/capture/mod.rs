@@ -28,7 +28,9 @@ use crate::wire::fields::{
 };
 use crate::wire::{StreamReader, StreamValue};
 
-pub use plane::{Event, EventMetadata, EventVisitor, LineInfo, Plane, SegmentJoin, SegmentWalk};
+pub use plane::{
+    Event, EventMetadata, EventVisitor, LineInfo, LineReader, Plane, SegmentJoin, SegmentWalk,
+};
 pub use split::LineBoundary;
 pub use stat::{OwnedStat, StatRef, StatValue};
 

@@ -129,6 +129,9 @@ struct WalkEnd {
     lines: usize,
 }
 
+/// Reads a plane's lines one at a time (see [`Plane::line_reader`]).
+pub struct LineReader<'s>(StreamReader<'s>);
+
 /// The header of a line, given to visitors with each of its events.
 #[derive(Debug, Clone, Default)]
 pub struct LineInfo {
@@ -137,6 +140,9 @@ pub struct LineInfo {
     pub timestamp_ns: i64,
     /// The line's position among its plane's lines.
     pub ordinal: usize,
+    /// Where the line's bytes lie in the file (its payload), to visit it again alone
+    /// ([`Plane::visit_line_alone`]).
+    pub span: std::ops::Range<u64>,
 }
 
 /// One event, borrowed from the wire bytes. Stats are decoded on demand.
@@ -883,6 +889,35 @@ impl Plane {
         Ok(walk)
     }
 
+    /// A reader of this plane's lines one at a time ([`Plane::visit_line_alone`]),
+    /// reading through `src`: lines visited in file order share its windows.
+    pub fn line_reader<'s>(&self, src: &'s dyn ByteSource) -> LineReader<'s> {
+        let end = self.offset.saturating_add(self.len);
+        LineReader(StreamReader::over(src, READ_CHUNK, self.offset, end))
+    }
+
+    /// Visits the one line whose payload is `line.span` (as a walk of the plane met it)
+    /// with its ordinal, through `reader` (this plane's): a line a visitor turned down
+    /// in a walk, visited apart. A line the plane's cut ends in ends at its last whole
+    /// event, as in a walk.
+    pub fn visit_line_alone<V: EventVisitor + ?Sized>(
+        &self,
+        reader: &mut LineReader<'_>,
+        line: &LineInfo,
+        visitor: &mut V,
+    ) -> Result<(), Error> {
+        let (start, end) = (line.span.start, line.span.end);
+        let plane_end = self.offset.saturating_add(self.len);
+        if start < self.offset || end > plane_end || start > end {
+            return Err(Error::Corrupt {
+                offset: start,
+                what: "a line handed over lies outside its plane",
+            });
+        }
+        let at_cut = self.cut.is_some() && end == plane_end;
+        visit_line(&mut reader.0, start, end, line.ordinal, at_cut, visitor)
+    }
+
     /// Walks the lines `lines` (by their place in [`Plane::lines`]), giving them their
     /// plane-wide ordinals: a part of [`Plane::visit_events`] that another thread can
     /// do at the same time.
@@ -937,6 +972,7 @@ fn visit_line<V: EventVisitor + ?Sized>(
 ) -> Result<(), Error> {
     let mut line = LineInfo {
         ordinal,
+        span: start..end,
         ..LineInfo::default()
     };
     let mut announced: Option<bool> = None;

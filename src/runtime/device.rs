@@ -38,6 +38,9 @@ pub(super) struct DeviceVisitor<'p, 's> {
     queue_cursor: HashMap<(Option<u32>, Option<u64>), usize>,
     /// Whether module runs placed this device's work on launches.
     module_runs_matched: bool,
+    /// Where to hand a line that only counts ops instead of reading it (see
+    /// [`DeviceVisitor::deferring`]).
+    defer: Option<&'s (dyn Fn(&LineInfo) + Sync)>,
 }
 
 /// How many of the launches `order` lists (by start) start at or before `start`,
@@ -82,7 +85,22 @@ impl<'p, 's> DeviceVisitor<'p, 's> {
         order: &'s [u32],
         collect_device_executions: bool,
     ) -> Self {
-        let ids = StatIds::resolve(plane);
+        Self::with_ids(
+            plane,
+            StatIds::resolve(plane),
+            scan,
+            order,
+            collect_device_executions,
+        )
+    }
+
+    fn with_ids(
+        plane: &'p Plane,
+        ids: StatIds,
+        scan: &'s mut RuntimeScan,
+        order: &'s [u32],
+        collect_device_executions: bool,
+    ) -> Self {
         Self {
             plane,
             kernel_stats: ids.kernel_stats(),
@@ -99,7 +117,34 @@ impl<'p, 's> DeviceVisitor<'p, 's> {
             launch_by_run: None,
             queue_cursor: HashMap::default(),
             module_runs_matched: false,
+            defer: None,
         }
+    }
+
+    /// A visitor that hands each line that can only count ops to `defer` instead of
+    /// reading it: once this device's module runs have placed its work, on a plane
+    /// without an `hlo_module` stat (TPU), a line off the module line only counts its
+    /// ops (see [`DeviceVisitor::counted_by_type`]; no op names a module to intern,
+    /// none is attached to a launch), which commutes with everything else the walk
+    /// does, so another thread can count it ([`DeviceVisitor::counting`]).
+    pub(super) fn deferring(mut self, defer: &'s (dyn Fn(&LineInfo) + Sync)) -> Self {
+        self.defer = Some(defer);
+        self
+    }
+
+    /// A visitor for lines handed over by a [`DeviceVisitor::deferring`] walk: it
+    /// counts their ops into `scan` as that walk would have, its module runs matched.
+    /// `ids` are the plane's ([`StatIds::resolve`]), resolved once for its lines.
+    pub(super) fn counting(plane: &'p Plane, ids: StatIds, scan: &'s mut RuntimeScan) -> Self {
+        let mut visitor = Self::with_ids(plane, ids, scan, &[], false);
+        visitor.module_runs_matched = true;
+        visitor
+    }
+
+    /// Whether lines off the module line only count ops now (see
+    /// [`DeviceVisitor::deferring`]).
+    fn lines_only_count(&self) -> bool {
+        self.module_runs_matched && self.ids.hlo_module.is_none()
     }
 
     fn module_of(&mut self, value: &StatRef<'_>) -> Option<u32> {
@@ -162,6 +207,12 @@ impl<'p, 's> DeviceVisitor<'p, 's> {
 impl EventVisitor for DeviceVisitor<'_, '_> {
     fn line(&mut self, line: &LineInfo) -> bool {
         self.on_modules_line = line.name == "XLA Modules";
+        if let Some(defer) = self.defer {
+            if !self.on_modules_line && self.lines_only_count() {
+                defer(line);
+                return false;
+            }
+        }
         true
     }
 

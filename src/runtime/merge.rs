@@ -4,7 +4,7 @@
 
 use super::records::{
     cutoff, AllocationRecord, AllocatorState, ExecutionRecord, Origin, RetryRecord, RuntimeScan,
-    MAX_ALLOCATION_RECORDS, MAX_RETRY_RECORDS,
+    MAX_ALLOCATION_RECORDS, MAX_EXECUTIONS, MAX_RETRY_RECORDS,
 };
 
 /// Where another part's indices land in this scan's tables: its interned modules and
@@ -193,20 +193,10 @@ impl RuntimeScan {
         self
     }
 
-    /// Whether TPU planes can be read in any order: every launch names its module and
-    /// program, so no module run or kernel names one for it, which the matching of
-    /// later planes would read (a module run is matched to a launch by module or
-    /// program). What the planes then write to launches (ran kernels, a program) is
-    /// absorbed in plane order ([`RuntimeScan::absorb_kernels`]).
-    pub(super) fn module_runs_match_in_any_order(&self) -> bool {
-        self.executions
-            .iter()
-            .all(|e| e.module.is_some() && e.program_id.is_some())
-    }
-
     /// Adds what a [`RuntimeScan::kernel_part`] found on a device plane's later lines,
-    /// as if this scan had gone on to them: launches that ran kernels, programs the
-    /// earlier lines did not name, kernel counts, and module names first met there.
+    /// as if this scan had gone on to them: launches that ran kernels, modules and
+    /// programs the earlier lines did not name, kernel counts, module names first met
+    /// there, and the launches a TPU's module line gave.
     pub(super) fn absorb_kernels(&mut self, later: RuntimeScan) {
         self.kernels = self.kernels.saturating_add(later.kernels);
         self.device_events = self.device_events.saturating_add(later.device_events);
@@ -214,6 +204,7 @@ impl RuntimeScan {
         for (mine, theirs) in self.executions.iter_mut().zip(&later.executions) {
             mine.launched_kernels |= theirs.launched_kernels;
             mine.program_id = mine.program_id.or(theirs.program_id);
+            mine.module = mine.module.or(theirs.module);
         }
         for name in &later.module_names {
             self.intern_module(name);
@@ -223,6 +214,9 @@ impl RuntimeScan {
         self.device_line_counts.extend(later.device_line_counts);
         self.device_kernel_counts.extend(later.device_kernel_counts);
         self.device_memory_bytes = self.device_memory_bytes.or(later.device_memory_bytes);
+        let room = MAX_EXECUTIONS.saturating_sub(self.device_executions.len());
+        self.device_executions
+            .extend(later.device_executions.into_iter().take(room));
     }
 }
 

@@ -4,11 +4,13 @@
 //! lines: a plane read tables-first (whose lines end where its tables start) is cut into
 //! segments at line starts found by their shape, each thread taking half of what is
 //! left of the other's when it is done with its own ([`segments`]); another plane is
-//! cut in two by a boundary the second thread walks line headers to ([`LineBoundary`]). TPU planes after the first are shared by plane.
-//! Each thread scans into its own [`RuntimeScan`] and the parts are merged in line (or
-//! plane) order, so the result is what one scanner finds. (The page's workers share no
+//! cut in two by a boundary the second thread walks line headers to ([`LineBoundary`]).
+//! TPU planes after the first, and runs of device planes each too small to share by
+//! line, are shared by plane. Each thread scans into its own [`RuntimeScan`] and the
+//! parts are merged in line (or plane) order, so the result is what one scanner finds. (The page's workers share no
 //! memory and split a plane by line index instead: see [`super::parts`].)
 
+pub(super) use self::deferred::read_tpu_run;
 use self::segments::{scan_segments, SegmentScan};
 use super::device::DeviceVisitor;
 use super::host::HostVisitor;
@@ -18,6 +20,7 @@ use crate::capture::{LineBoundary, Plane, PlaneRef, SegmentWalk};
 use crate::error::Error;
 use crate::source::ByteSource;
 
+mod deferred;
 mod segments;
 
 /// Host planes at least this large are scanned by two scanners: threads natively
@@ -298,14 +301,14 @@ pub(super) fn match_kernels_shared(
     Ok(plane.confirm_tables().then_some(first))
 }
 
-/// Reads consecutive TPU planes after the first (whose module runs are collected as
-/// launches, and read in order before) on two threads, each thread a run of them into
-/// its own copy of the launches ([`RuntimeScan::kernel_part`]), with their per-plane
-/// counts; then adds the two parts to `result` in plane order. Only for launches that
-/// already name module and program ([`RuntimeScan::module_runs_match_in_any_order`]):
-/// then no plane's reading depends on what another wrote, and the result is what one
-/// walk of the planes in order finds.
-pub(super) fn match_tpu_planes_shared(
+/// Reads a run of consecutive device planes (see `plane_run` in `scan.rs`: TPU planes
+/// after the first, or planes each too small to share by line) on two threads, each
+/// thread a run of them into its own copy of the launches
+/// ([`RuntimeScan::kernel_part`]), with their per-plane counts; then adds the two parts
+/// to `result` in plane order. Only where no plane's reading depends on what another
+/// wrote (launches that already name what the planes would name for them): the result
+/// is what one walk of the planes in order finds.
+pub(super) fn match_planes_shared(
     src: &dyn ByteSource,
     second: &(dyn ByteSource + Send + Sync),
     planes: &[PlaneRef],
@@ -315,8 +318,8 @@ pub(super) fn match_tpu_planes_shared(
     let (mine, theirs) = planes.split_at(balanced_split(planes));
     let (first_part, later_part) = (result.kernel_part(), result.kernel_part());
     let (first, later) = std::thread::scope(|scope| {
-        let worker = scope.spawn(|| read_tpu_planes(second, theirs, later_part, order));
-        let first = read_tpu_planes(src, mine, first_part, order);
+        let worker = scope.spawn(|| read_planes(second, theirs, later_part, order));
+        let first = read_planes(src, mine, first_part, order);
         (first, worker.join())
     });
     let later = later.unwrap_or_else(|_| {
@@ -349,9 +352,9 @@ fn balanced_split(planes: &[PlaneRef]) -> usize {
     best.1
 }
 
-/// One thread's run of TPU planes, each read as one walk of the planes reads it (none
-/// collects module runs: the first TPU plane was read before), into `part`.
-fn read_tpu_planes(
+/// One thread's run of device planes, each read as one walk of the planes reads it
+/// (none collects module runs: the first TPU plane was read before), into `part`.
+fn read_planes(
     src: &dyn ByteSource,
     planes: &[PlaneRef],
     mut part: RuntimeScan,

@@ -5,7 +5,9 @@
 //! are re-exported here.
 
 use super::device::DeviceVisitor;
-use super::parallel::{match_kernels_shared, match_tpu_planes_shared, scan_host_plane, Scan};
+use super::parallel::{
+    match_kernels_shared, match_planes_shared, read_tpu_run, scan_host_plane, Scan,
+};
 pub use super::records::{ExecutionRecord, RuntimeScan};
 use super::HOST_PLANE;
 use crate::capture::{Plane, PlaneRef};
@@ -86,12 +88,25 @@ pub(super) fn scan_devices(
     let mut first_tpu = true;
     let mut next = 0;
     while let Some(at) = device_planes.get(next) {
-        // The first TPU plane's module runs are collected as launches, in order.
-        let run = (!first_tpu)
-            .then(|| tpu_run(device_planes, next, &result, shared_from))
-            .flatten();
+        let run = tpu_run(device_planes, next, shared_from);
         if let (Some(run), Some(second)) = (run, src.share()) {
-            match_tpu_planes_shared(src, second.as_ref(), run, &mut result, &order)?;
+            let part = read_tpu_run(src, second.as_ref(), run, &result, &order, first_tpu)?;
+            match part {
+                Some(part) => result.absorb_kernels(part),
+                // A line could not be read: in one walk, as one walk stops at it.
+                None => {
+                    for at in run {
+                        scan_device_plane(src, at, &mut result, &order, how, &mut first_tpu)?;
+                    }
+                }
+            }
+            first_tpu = false;
+            next += run.len();
+            continue;
+        }
+        let run = plane_run(device_planes, next, &result, shared_from);
+        if let (Some(run), Some(second)) = (run, src.share()) {
+            match_planes_shared(src, second.as_ref(), run, &mut result, &order)?;
             next += run.len();
             continue;
         }
@@ -102,12 +117,22 @@ pub(super) fn scan_devices(
     Ok(result)
 }
 
-/// The run of consecutive TPU planes from `planes[from]` (after the first TPU plane)
-/// that two threads can share, by plane: two or more of them, together at least
-/// `shared_from` bytes, and launches that already name module and program (see
-/// [`RuntimeScan::module_runs_match_in_any_order`]). Real TPU planes hold one long
-/// line of ops each, so they are shared by plane rather than by line.
-fn tpu_run<'p>(
+/// The run of consecutive TPU planes from `planes[from]` that two threads share by
+/// line (see `parallel/deferred.rs`): together at least `shared_from` bytes.
+fn tpu_run(planes: &[PlaneRef], from: usize, shared_from: Option<u64>) -> Option<&[PlaneRef]> {
+    let shared_from = shared_from?;
+    let rest = planes.get(from..)?;
+    let len = rest.iter().take_while(|p| p.name.contains("TPU")).count();
+    let run = rest.get(..len)?;
+    let bytes: u64 = run.iter().map(|p| p.len).sum();
+    (len >= 1 && bytes >= shared_from).then_some(run)
+}
+
+/// The run of consecutive device planes from `planes[from]`, other than TPU planes and
+/// each too small to be shared by line, that two threads can share by plane when
+/// kernels can be matched in any order (see [`RuntimeScan::kernels_match_in_any_order`]):
+/// two or more planes, together at least `shared_from` bytes.
+fn plane_run<'p>(
     planes: &'p [PlaneRef],
     from: usize,
     result: &RuntimeScan,
@@ -115,10 +140,16 @@ fn tpu_run<'p>(
 ) -> Option<&'p [PlaneRef]> {
     let shared_from = shared_from?;
     let rest = planes.get(from..)?;
-    let len = rest.iter().take_while(|p| p.name.contains("TPU")).count();
+    if !result.kernels_match_in_any_order() {
+        return None;
+    }
+    let len = rest
+        .iter()
+        .take_while(|p| !p.name.contains("TPU") && p.len < shared_from)
+        .count();
     let run = rest.get(..len)?;
     let bytes: u64 = run.iter().map(|p| p.len).sum();
-    (len >= 2 && bytes >= shared_from && result.module_runs_match_in_any_order()).then_some(run)
+    (len >= 2 && bytes >= shared_from).then_some(run)
 }
 
 /// One device plane into `result`: its kernels matched to launches (the first TPU's

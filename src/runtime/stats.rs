@@ -51,6 +51,14 @@ pub(super) enum MemoryStat {
     Device,
 }
 
+impl MemoryStat {
+    /// How many kinds there are (a slot each when an event's stats are decoded).
+    pub(super) const COUNT: usize = 11;
+}
+
+// `Device` is the last kind: every kind has a slot.
+const _: () = assert!(MemoryStat::Device as usize + 1 == MemoryStat::COUNT);
+
 /// Stat metadata ids at or above this are looked up by comparison instead.
 const DENSE_STAT_IDS: u64 = 1 << 16;
 

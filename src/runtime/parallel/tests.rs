@@ -177,9 +177,10 @@ fn device_planes_shared_by_two_threads_match_kernels_as_one_scanner_does() {
     assert!(shared >= 3, "only {shared} captures had kernels to share");
 }
 
-/// TPU planes are cut into two runs of about the same bytes, neither empty.
+/// Runs of device planes shared by plane are cut into two runs of about the same
+/// bytes, neither empty.
 #[test]
-fn tpu_planes_are_cut_into_two_runs_of_about_the_same_bytes() {
+fn plane_runs_are_cut_into_two_runs_of_about_the_same_bytes() {
     let planes = |lens: &[u64]| -> Vec<PlaneRef> {
         lens.iter()
             .map(|&len| PlaneRef {
@@ -197,4 +198,87 @@ fn tpu_planes_are_cut_into_two_runs_of_about_the_same_bytes() {
     assert_eq!(balanced_split(&planes(&[100, 1, 1, 1])), 1);
     assert_eq!(balanced_split(&planes(&[1, 1, 1, 100])), 3);
     assert_eq!(balanced_split(&planes(&[0, 0])), 1);
+}
+
+/// Records where each event of the lines named `line` starts.
+struct EventsOn<'a> {
+    line: &'a str,
+    on: bool,
+    offsets: Vec<u64>,
+}
+
+impl crate::capture::EventVisitor for EventsOn<'_> {
+    fn line(&mut self, line: &crate::capture::LineInfo) -> bool {
+        self.on = line.name == self.line;
+        true
+    }
+    fn event(&mut self, _line: &crate::capture::LineInfo, event: &crate::capture::Event<'_>) {
+        if self.on {
+            self.offsets.push(event.file_offset);
+        }
+    }
+}
+
+/// A TPU run whose ops lines are counted on the second thread, with a line that cannot
+/// be read (an event's key made invalid): one walk stops that plane there, and so does
+/// the shared read (it reads the run again in one walk). Either way, and undamaged,
+/// two threads give the one-thread report.
+#[test]
+fn a_tpu_run_read_by_line_stops_where_one_walk_stops() {
+    let shared = Scan::TwoThreads {
+        host_from_bytes: u64::MAX,
+        device_from_bytes: 0,
+        cut_from_bytes: 0,
+    };
+    let report_with = |src: &FileSource, scan: Scan| {
+        let options = Options {
+            scan,
+            ..Options::default()
+        };
+        analyze(src, "host", "capture", &options, &mut |_, _, _| {})
+            .map(report_json)
+            .expect("analysis succeeds")
+    };
+    let mut tried = 0;
+    for path in real_captures::all() {
+        let src = FileSource::open(&path).expect("open");
+        let tpus: Vec<PlaneRef> = CaptureIndex::scan(&src)
+            .expect("index")
+            .planes
+            .into_iter()
+            .filter(|p| p.name.contains("TPU"))
+            .collect();
+        let Some(second_tpu) = tpus.get(1) else {
+            continue;
+        };
+        assert_eq!(report_with(&src, shared), one_scanner_report(&src));
+        let plane = crate::capture::Plane::open(&src, second_tpu).expect("open");
+        let mut ops = EventsOn {
+            line: "XLA Ops",
+            on: false,
+            offsets: Vec::new(),
+        };
+        plane.visit_events(&src, &mut ops).expect("walk");
+        let Some(&at) = ops.offsets.get(ops.offsets.len() / 2) else {
+            continue;
+        };
+        let mut bytes = std::fs::read(&path).expect("read");
+        // Field 4 (an event) with wire type 7, which no decoder reads.
+        bytes[at as usize] = (4 << 3) | 7;
+        let damaged = std::env::temp_dir().join(format!(
+            "oomlens-damaged-tpu-{}-{}.xplane.pb",
+            std::process::id(),
+            tried
+        ));
+        std::fs::write(&damaged, &bytes).expect("write");
+        let undamaged = one_scanner_report(&src);
+        let src = FileSource::open(&damaged).expect("open");
+        let one = one_scanner_report(&src);
+        assert_ne!(one, undamaged, "the damage stops the plane's walk");
+        let two = report_with(&src, shared);
+        let _ = std::fs::remove_file(&damaged);
+        assert_eq!(two, one, "{}", path.display());
+        tried += 1;
+    }
+    assert!(tried >= 1, "no capture had two TPU planes with ops");
 }
