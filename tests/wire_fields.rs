@@ -339,7 +339,9 @@ fn the_readers_spell_no_bare_field_numbers_or_keys() {
             }
         }
     }
-    assert!(files.iter().any(|f| f.ends_with("capture/plane/segments.rs")));
+    assert!(files
+        .iter()
+        .any(|f| f.ends_with("capture/plane/segments.rs")));
     // Every one-byte key a field of number 1 to 15 can have.
     let keys: Vec<String> = (1u8..=15)
         .flat_map(|f| [0u8, 1, 2, 5].map(|w| format!("0x{:02x}", (f << 3) | w)))

@@ -999,12 +999,33 @@ fn visit_line<V: EventVisitor + ?Sized>(
         loop {
             if announced == Some(true) {
                 // Most events are of types the visitor skips: pass over runs of them
-                // in a tight loop, keeping only the last (for the line's span).
-                if let Some(raw) =
-                    fields.skip_small_messages(XLINE_EVENTS_TAG, |id| !visitor.wants(id))
-                {
+                // in a tight loop, keeping only the last (for the line's span), and
+                // visit the event the loop stops at, which it read whole.
+                let skipped = fields.skip_small_messages(XLINE_EVENTS_TAG, |id| !visitor.wants(id));
+                if let Some(raw) = skipped.last {
                     last_raw = Some(raw);
                     consumed = fields.position();
+                }
+                if let Some((raw, at)) = skipped.kept {
+                    let here = pos.saturating_add(at as u64);
+                    last_raw = Some(raw);
+                    match Event::parse(raw) {
+                        Ok(mut event) => {
+                            event.file_offset = here;
+                            visitor.event(&line, &event);
+                            if visitor.line_done() {
+                                return Ok(());
+                            }
+                        }
+                        Err(e) => {
+                            return Err(Error::Corrupt {
+                                offset: here,
+                                what: e.describe(),
+                            })
+                        }
+                    }
+                    consumed = fields.position();
+                    continue;
                 }
             }
             let field = match fields.next_field() {
