@@ -1007,22 +1007,9 @@ fn visit_line<V: EventVisitor + ?Sized>(
                     consumed = fields.position();
                 }
                 if let Some((raw, at)) = skipped.kept {
-                    let here = pos.saturating_add(at as u64);
                     last_raw = Some(raw);
-                    match Event::parse(raw) {
-                        Ok(mut event) => {
-                            event.file_offset = here;
-                            visitor.event(&line, &event);
-                            if visitor.line_done() {
-                                return Ok(());
-                            }
-                        }
-                        Err(e) => {
-                            return Err(Error::Corrupt {
-                                offset: here,
-                                what: e.describe(),
-                            })
-                        }
+                    if visit_event(visitor, &line, raw, pos.saturating_add(at as u64))? {
+                        return Ok(());
                     }
                     consumed = fields.position();
                     continue;
@@ -1076,22 +1063,8 @@ fn visit_line<V: EventVisitor + ?Sized>(
                         return Ok(());
                     }
                     let skip = peek_metadata_id(raw).is_some_and(|id| !visitor.wants(id));
-                    if !skip {
-                        match Event::parse(raw) {
-                            Ok(mut event) => {
-                                event.file_offset = here;
-                                visitor.event(&line, &event);
-                                if visitor.line_done() {
-                                    return Ok(());
-                                }
-                            }
-                            Err(e) => {
-                                return Err(Error::Corrupt {
-                                    offset: here,
-                                    what: e.describe(),
-                                })
-                            }
-                        }
+                    if !skip && visit_event(visitor, &line, raw, here)? {
+                        return Ok(());
                     }
                 }
                 _ => {}
@@ -1157,6 +1130,24 @@ fn visit_line<V: EventVisitor + ?Sized>(
         }
     }
     Ok(())
+}
+
+/// Decodes the event in `raw`, whose field starts at `here` in the file, and gives it
+/// to `visitor`: whether the visitor is done with the line.
+#[inline(always)]
+fn visit_event<V: EventVisitor + ?Sized>(
+    visitor: &mut V,
+    line: &LineInfo,
+    raw: &[u8],
+    here: u64,
+) -> Result<bool, Error> {
+    let mut event = Event::parse(raw).map_err(|e| Error::Corrupt {
+        offset: here,
+        what: e.describe(),
+    })?;
+    event.file_offset = here;
+    visitor.event(line, &event);
+    Ok(visitor.line_done())
 }
 
 /// A field the end of a plane cuts short (see [`Plane::next_field`]).
