@@ -15,8 +15,10 @@
 //! - what it keeps: `records.rs` (the record store and its capped histories),
 //!   `launches.rs` (launch events merged into launches, and their labels),
 //!   `window.rs` (line marks, and pass two between the last two launches);
-//! - two scanners: `parallel.rs` (the strategy; two threads sharing a plane),
-//!   `parts.rs` (the page's two workers), `merge.rs` (a part absorbed into another);
+//! - two scanners: `parallel.rs` (the strategy; two threads sharing a plane or a run
+//!   of planes), `parallel/segments.rs` (a plane cut into segments as the threads
+//!   go), `parallel/deferred.rs` (TPU planes shared by line), `parts.rs` (the page's
+//!   two workers), `merge.rs` (a part absorbed into another);
 //! - the report's runtime section: `summary.rs`, `live.rs` (live arrays by origin),
 //!   `coverage.rs` (what the trace does not cover).
 //!
