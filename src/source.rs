@@ -164,12 +164,14 @@ impl ByteSource for FileSource {
         // mapping cannot rule out is another process shrinking the file meanwhile (the
         // read would then fault); profiler captures are written once and then only
         // read, the same bet ripgrep makes. A failed map falls back to copying reads.
+        // Not populated up front: a walk that jumps over most of a window (a line it
+        // hands to another thread, the events after a checkpoint) maps only the pages
+        // it reads, and the kernel maps pages around each fault in batches anyway.
         #[allow(unsafe_code)]
         let map = unsafe {
             memmap2::MmapOptions::new()
                 .offset(offset)
                 .len(len)
-                .populate()
                 .map(&self.file)
         };
         map.ok().map(View::Mapped)
