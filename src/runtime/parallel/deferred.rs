@@ -35,7 +35,7 @@ struct Lines {
     queue: VecDeque<HandedOver>,
     /// The run's planes by place, as the walk opens them (`None`: could not be), with
     /// their stat ids.
-    planes: Vec<Option<(Arc<Plane>, StatIds)>>,
+    planes: Vec<Option<PlaneIds>>,
     /// The walk is over: no more lines will come.
     walked: bool,
     /// A line handed over could not be read.
@@ -123,6 +123,18 @@ impl Shared {
 }
 
 impl Counted {
+    /// Adds these counts to the run's part, each plane's to that plane's count.
+    fn add_to(self, part: &mut RuntimeScan) {
+        part.kernels = part.kernels.saturating_add(self.kernels);
+        part.last_kernel_ps = part.last_kernel_ps.max(self.last_kernel_ps);
+        for (plane, events) in self.device_events.into_iter().enumerate() {
+            part.device_events = part.device_events.saturating_add(events);
+            if let Some(count) = part.device_kernel_counts.get_mut(plane) {
+                *count = count.saturating_add(events);
+            }
+        }
+    }
+
     /// Adds what a visitor counted on plane `plane`'s lines.
     fn add(&mut self, plane: usize, part: &RuntimeScan) {
         self.kernels = self.kernels.saturating_add(part.kernels);
@@ -187,16 +199,8 @@ pub(in crate::runtime) fn read_tpu_run(
     if shared.lines().damaged {
         return Ok(None);
     }
-    for counted in [mine, theirs] {
-        part.kernels = part.kernels.saturating_add(counted.kernels);
-        part.last_kernel_ps = part.last_kernel_ps.max(counted.last_kernel_ps);
-        for (plane, events) in counted.device_events.into_iter().enumerate() {
-            part.device_events = part.device_events.saturating_add(events);
-            if let Some(count) = part.device_kernel_counts.get_mut(plane) {
-                *count = count.saturating_add(events);
-            }
-        }
-    }
+    mine.add_to(&mut part);
+    theirs.add_to(&mut part);
     Ok(Some(part))
 }
 

@@ -15,15 +15,20 @@ fn report_json(report: crate::HostReport) -> String {
     crate::report::json::render(&crate::report(vec![report]))
 }
 
-/// The report as one scanner makes it.
-fn one_scanner_report(src: &FileSource) -> String {
+/// The report as `scan` makes it.
+fn report_with(src: &FileSource, scan: Scan) -> String {
     let options = Options {
-        scan: Scan::OneThread,
+        scan,
         ..Options::default()
     };
     analyze(src, "host", "capture", &options, &mut |_, _, _| {})
         .map(report_json)
         .expect("analysis succeeds")
+}
+
+/// The report as one scanner makes it.
+fn one_scanner_report(src: &FileSource) -> String {
+    report_with(src, Scan::OneThread)
 }
 
 fn prepared(src: &FileSource) -> Prepared {
@@ -229,15 +234,6 @@ fn a_tpu_run_read_by_line_stops_where_one_walk_stops() {
         host_from_bytes: u64::MAX,
         device_from_bytes: 0,
         cut_from_bytes: 0,
-    };
-    let report_with = |src: &FileSource, scan: Scan| {
-        let options = Options {
-            scan,
-            ..Options::default()
-        };
-        analyze(src, "host", "capture", &options, &mut |_, _, _| {})
-            .map(report_json)
-            .expect("analysis succeeds")
     };
     let mut tried = 0;
     for path in real_captures::all() {
