@@ -117,25 +117,21 @@ pub(crate) fn decode_varint(buf: &[u8]) -> Result<(u64, usize), WireError> {
             // The lowest clear high bit ends the varint: bit 8k+7 for k+1 bytes.
             let used = (stops.trailing_zeros() as usize).wrapping_add(1) / 8;
             let bits = (used as u32).wrapping_mul(8);
-            let x = word & (u64::MAX >> 64u32.wrapping_sub(bits)) & 0x7f7f_7f7f_7f7f_7f7f;
-            // Pack the 7-bit groups: pairs, then quads, then the two halves.
-            let x = ((x & 0x7f00_7f00_7f00_7f00) >> 1) | (x & 0x007f_007f_007f_007f);
-            let x = ((x & 0x3fff_0000_3fff_0000) >> 2) | (x & 0x0000_3fff_0000_3fff);
-            let x = ((x & 0x0fff_ffff_0000_0000) >> 4) | (x & 0x0000_0000_0fff_ffff);
-            return Ok((x, used));
+            let x = word & (u64::MAX >> 64u32.wrapping_sub(bits));
+            return Ok((pack_groups(x), used));
         }
-    }
-    // Away from the end of the buffer: a fixed-size array the compiler unrolls without
-    // bounds checks.
-    if let Some(bytes) = buf.first_chunk::<10>() {
-        let mut value = 0u64;
-        for (i, &b) in bytes.iter().enumerate() {
-            value |= u64::from(b & 0x7f).wrapping_shl((i as u32).wrapping_mul(7));
-            if b < 0x80 {
-                return Ok((value, i.wrapping_add(1)));
+        // Nine or ten bytes (ids and hashes that use all 64 bits): the eight read, then
+        // the last one or two; a tenth byte holds the top bit.
+        let low = pack_groups(word);
+        match buf.get(8..10) {
+            Some(&[last @ 0..=0x7f, _]) => return Ok((low | u64::from(last) << 56, 9)),
+            Some(&[b8, last @ 0..=0x7f]) => {
+                let high = u64::from(b8 & 0x7f) << 56 | u64::from(last).wrapping_shl(63);
+                return Ok((low | high, 10));
             }
+            Some(_) => return Err(WireError::BadVarint),
+            None => {}
         }
-        return Err(WireError::BadVarint);
     }
     let mut value = 0u64;
     let mut shift = 0u32;
@@ -153,6 +149,16 @@ pub(crate) fn decode_varint(buf: &[u8]) -> Result<(u64, usize), WireError> {
     } else {
         Err(WireError::Truncated)
     }
+}
+
+/// The 7-bit groups of the eight varint bytes in `word` (their high bits ignored)
+/// packed into one number: pairs, then quads, then the two halves.
+#[inline(always)]
+fn pack_groups(word: u64) -> u64 {
+    let x = word & 0x7f7f_7f7f_7f7f_7f7f;
+    let x = ((x & 0x7f00_7f00_7f00_7f00) >> 1) | (x & 0x007f_007f_007f_007f);
+    let x = ((x & 0x3fff_0000_3fff_0000) >> 2) | (x & 0x0000_3fff_0000_3fff);
+    ((x & 0x0fff_ffff_0000_0000) >> 4) | (x & 0x0000_0000_0fff_ffff)
 }
 
 /// Appends `v` as a varint (for tests that build wire bytes by hand).
@@ -635,8 +641,14 @@ mod tests {
                 assert_eq!(by_byte(&buf), Some((v, used)));
             }
         }
+        // A tenth byte past the top bit (encoders never write one): its low bit only.
+        let mut wide = vec![0xff; 9];
+        wide.extend([0x7f, 0x01, 0x02]);
+        assert_eq!(decode_varint(&wide), Ok((u64::MAX, 10)));
+        assert_eq!(by_byte(&wide), Some((u64::MAX, 10)));
         // Overlong and truncated, by word and near the end.
         assert_eq!(decode_varint(&[0xff; 16]), Err(WireError::BadVarint));
+        assert_eq!(decode_varint(&[0xff; 10]), Err(WireError::BadVarint));
         assert_eq!(decode_varint(&[0xff; 9]), Err(WireError::Truncated));
         assert_eq!(decode_varint(&[0x80; 3]), Err(WireError::Truncated));
     }
