@@ -158,7 +158,8 @@ pub struct Event<'a> {
     pub file_offset: u64,
     raw: &'a [u8],
     /// Where the stats may start in `raw`: after the header when it had the usual
-    /// shape, else 0 (the stat walk then skips the header fields itself).
+    /// shape (the end when it has no stats), else 0 (the stat walk then skips the
+    /// header fields itself).
     stats_at: usize,
 }
 
@@ -196,7 +197,8 @@ impl<'a> Event<'a> {
             event.duration_ps = duration as i64;
         }
         match raw.get(pos..) {
-            Some([]) => {}
+            // No stats: a walk over them starts at the end, not over the header.
+            Some([]) => event.stats_at = pos,
             // The first stat is framed whole, as the general decoder requires.
             Some([XEVENT_STATS_TAG, len @ 0..=0x7f, rest @ ..])
                 if offset.is_some() && usize::from(*len) <= rest.len() =>
