@@ -12,6 +12,12 @@ use crate::capture::{Event, EventVisitor, LineInfo, Plane, StatRef};
 
 /// Visits a device plane: kernels (events with `hlo_module`/`program_id`) and, on TPU,
 /// the `XLA Modules` line.
+/// The module and program an event type names.
+type ModuleOfType = (Option<u32>, Option<u64>);
+
+/// Event metadata ids below this are cached in a table, the others hashed.
+const DENSE_METADATA_IDS: usize = 1 << 16;
+
 pub(super) struct DeviceVisitor<'p, 's> {
     plane: &'p Plane,
     ids: StatIds,
@@ -23,8 +29,11 @@ pub(super) struct DeviceVisitor<'p, 's> {
     collect_device_executions: bool,
     /// Interned module by the stat-metadata id its name is interned as.
     module_by_ref: HashMap<u64, u32>,
-    /// Module and program an event type's own stats name, by metadata id.
-    by_metadata: HashMap<i64, (Option<u32>, Option<u64>)>,
+    /// Module and program an event type's own stats name, by metadata id: dense for
+    /// the small ids encoders give (asked once per op on TPU, where a hash lookup
+    /// cost more than the rest of counting it), hashed past them.
+    by_metadata: Vec<Option<ModuleOfType>>,
+    by_large_metadata: HashMap<i64, ModuleOfType>,
     /// The last kernel's match: kernels of the same module and program starting in
     /// `[from, to)` (between the same two launches) belong to the same launch.
     last_match: Option<KernelMatch>,
@@ -110,7 +119,8 @@ impl<'p, 's> DeviceVisitor<'p, 's> {
             on_modules_line: false,
             collect_device_executions,
             module_by_ref: HashMap::default(),
-            by_metadata: HashMap::default(),
+            by_metadata: Vec::new(),
+            by_large_metadata: HashMap::default(),
             last_match: None,
             last_search: None,
             module_runs: HashMap::default(),
@@ -164,12 +174,36 @@ impl<'p, 's> DeviceVisitor<'p, 's> {
     }
 
     /// What an event type's own stats name, read once per type.
-    fn module_and_program_of_type(&mut self, metadata_id: i64) -> (Option<u32>, Option<u64>) {
-        if let Some(&known) = self.by_metadata.get(&metadata_id) {
-            return known;
+    #[inline]
+    fn module_and_program_of_type(&mut self, metadata_id: i64) -> ModuleOfType {
+        let slot = usize::try_from(metadata_id).unwrap_or(usize::MAX);
+        match self.by_metadata.get(slot) {
+            Some(&Some(known)) => known,
+            _ => self.learn_module_and_program_of_type(metadata_id),
         }
+    }
+
+    /// Reads what an event type names and keeps it (see `by_metadata`).
+    #[cold]
+    fn learn_module_and_program_of_type(&mut self, metadata_id: i64) -> ModuleOfType {
+        let dense = usize::try_from(metadata_id)
+            .ok()
+            .filter(|&i| i < DENSE_METADATA_IDS);
+        let Some(slot) = dense else {
+            if let Some(&known) = self.by_large_metadata.get(&metadata_id) {
+                return known;
+            }
+            let known = self.metadata_module_and_program(metadata_id);
+            self.by_large_metadata.insert(metadata_id, known);
+            return known;
+        };
         let known = self.metadata_module_and_program(metadata_id);
-        self.by_metadata.insert(metadata_id, known);
+        if self.by_metadata.len() <= slot {
+            self.by_metadata.resize(slot + 1, None);
+        }
+        if let Some(cached) = self.by_metadata.get_mut(slot) {
+            *cached = Some(known);
+        }
         known
     }
 
@@ -455,5 +489,47 @@ mod tests {
             }
         }
         assert_eq!(launches_started_by(&[], &[], 7, 0), 0);
+    }
+
+    /// What an event type names is the same whether its id is cached in the table or
+    /// hashed past it, asked first or again.
+    #[test]
+    fn an_event_types_module_is_found_for_small_and_large_ids() {
+        use crate::capture::{EventMetadata, OwnedStat, StatValue};
+        let mut plane = Plane::default();
+        plane.stat_names.insert(1, "hlo_module".into());
+        plane.stat_names.insert(2, "program_id".into());
+        let large = DENSE_METADATA_IDS as i64 + 5;
+        for id in [3, large] {
+            let stats = vec![
+                OwnedStat {
+                    metadata_id: 1,
+                    value: StatValue::Str(format!("jit_f{id}").into()),
+                },
+                OwnedStat {
+                    metadata_id: 2,
+                    value: StatValue::Uint(7),
+                },
+            ];
+            let meta = EventMetadata {
+                id,
+                name: format!("fusion.{id}"),
+                display_name: String::new(),
+                stats,
+            };
+            plane.event_metadata.insert(id, meta);
+        }
+        let mut scan = RuntimeScan::default();
+        let mut visitor = DeviceVisitor::new(&plane, &mut scan, &[], false);
+        for _ in 0..2 {
+            for id in [3, large, 4, large + 1] {
+                let (module, program) = visitor.module_and_program_of_type(id);
+                let named = module.map(|m| visitor.scan.module_names[m as usize].clone());
+                let known = id == 3 || id == large;
+                assert_eq!(named, known.then(|| format!("jit_f{id}")), "{id}");
+                assert_eq!(program, known.then_some(7), "{id}");
+            }
+        }
+        assert_eq!(visitor.by_large_metadata.len(), 2);
     }
 }
