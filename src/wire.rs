@@ -151,6 +151,37 @@ pub(crate) fn decode_varint(buf: &[u8]) -> Result<(u64, usize), WireError> {
     }
 }
 
+/// The varint that is exactly the first `len` bytes of `bytes`, as the general decoder
+/// reads it (every byte but the last carries the continuation bit); `None` otherwise.
+/// Up to eight bytes are checked and packed from one word where eight are there to
+/// read: the stat's frame already told the length, so no byte is searched for.
+#[inline(always)]
+pub(crate) fn varint_of_len(bytes: &[u8], len: usize) -> Option<u64> {
+    // One byte (zeros, small counts): a branch each call site predicts on its own.
+    if len == 1 {
+        return bytes.first().filter(|&&b| b < 0x80).map(|&b| u64::from(b));
+    }
+    if let (2..=8, Some(word)) = (len, bytes.first_chunk::<8>()) {
+        let word = u64::from_le_bytes(*word);
+        let mask = u64::MAX >> 64u32.wrapping_sub((len as u32).wrapping_mul(8));
+        let continues = word & mask & 0x8080_8080_8080_8080;
+        return (continues == (mask >> 8) & 0x8080_8080_8080_8080)
+            .then(|| pack_groups(word & mask));
+    }
+    let (&last, init) = bytes.get(..len)?.split_last()?;
+    if last >= 0x80 || init.len() > 9 {
+        return None;
+    }
+    let mut value = 0u64;
+    for (i, &b) in init.iter().enumerate() {
+        if b < 0x80 {
+            return None;
+        }
+        value |= u64::from(b & 0x7f).wrapping_shl((i as u32).wrapping_mul(7));
+    }
+    Some(value | u64::from(last).wrapping_shl((init.len() as u32).wrapping_mul(7)))
+}
+
 /// The 7-bit groups of the eight varint bytes in `word` (their high bits ignored)
 /// packed into one number: pairs, then quads, then the two halves.
 #[inline(always)]
@@ -639,6 +670,33 @@ mod tests {
                 buf.extend(&tail);
                 assert_eq!(decode_varint(&buf), Ok((v, used)), "{v} {tail:?}");
                 assert_eq!(by_byte(&buf), Some((v, used)));
+            }
+        }
+        // Every length told, with and without bytes after it to read a word from.
+        for v in [
+            0u64,
+            1,
+            127,
+            128,
+            300,
+            1 << 35,
+            (1 << 56) - 1,
+            1 << 56,
+            u64::MAX,
+        ] {
+            let mut exact = Vec::new();
+            encode_varint(v, &mut exact);
+            for tail in [vec![], vec![0xff; 12], vec![0x00; 12]] {
+                let buf = [&exact[..], &tail[..]].concat();
+                for len in 0..=buf.len().min(11) {
+                    let told = varint_of_len(&buf, len);
+                    let general = match decode_varint(&buf[..len]) {
+                        Ok((value, used)) if used == len => Some(value),
+                        _ => None,
+                    };
+                    assert_eq!(told, general, "{v} {len} {tail:?}");
+                }
+                assert_eq!(varint_of_len(&buf, exact.len()), Some(v));
             }
         }
         // A tenth byte past the top bit (encoders never write one): its low bit only.

@@ -18,7 +18,9 @@ use crate::wire::fields::{
     XSTAT_METADATA_ID_TAG, XSTAT_METADATA_NAME, XSTAT_METADATA_OWN_ID, XSTAT_REF_VALUE,
     XSTAT_REF_VALUE_TAG, XSTAT_STR_VALUE, XSTAT_UINT64_VALUE, XSTAT_UINT64_VALUE_TAG,
 };
-use crate::wire::{decode_varint, Fields, StreamReader, StreamValue, Value, WireError};
+use crate::wire::{
+    decode_varint, varint_of_len, Fields, StreamReader, StreamValue, Value, WireError,
+};
 
 /// Stat payloads up to this size are kept in memory with their metadata; larger ones
 /// (a module's `Hlo Proto`) stay in the file and are read when needed.
@@ -178,6 +180,7 @@ impl<'a> Event<'a> {
         }
     }
 
+    #[inline]
     fn parse(raw: &'a [u8]) -> Result<Self, crate::wire::WireError> {
         Self::parse_usual(raw).map_or_else(|| Self::parse_any(raw), Ok)
     }
@@ -212,6 +215,8 @@ impl<'a> Event<'a> {
     }
 
     /// Any field order, repeated or unknown fields included.
+    #[cold]
+    #[inline(never)]
     fn parse_any(raw: &'a [u8]) -> Result<Self, crate::wire::WireError> {
         let mut event = Event::unread(raw);
         let mut fields = Fields::new(raw);
@@ -368,16 +373,9 @@ fn usual_stat<'a>(
             StatRef::Double(f64::from_le_bytes(*<&[u8; 8]>::try_from(value).ok()?))
         }
         XSTAT_UINT64_VALUE_TAG | XSTAT_INT64_VALUE_TAG | XSTAT_REF_VALUE_TAG => {
-            // Decoded from the event's bytes rather than the stat's, so that the
-            // unrolled decoder applies where ten bytes follow; the varint must fill
-            // the stat exactly.
-            let v = match raw.get(from..)? {
-                rest if rest.len() >= 10 => match decode_varint(rest).ok()? {
-                    (v, used) if used == value.len() => v,
-                    _ => return None,
-                },
-                _ => varint_filling(value)?,
-            };
+            // The varint fills the stat, whose length the frame gave: it is checked
+            // and packed from a word of the event's bytes where eight follow.
+            let v = varint_of_len(raw.get(from..)?, value.len())?;
             match key {
                 XSTAT_UINT64_VALUE_TAG => StatRef::Uint(v),
                 XSTAT_INT64_VALUE_TAG => StatRef::Int(v as i64),
@@ -387,24 +385,6 @@ fn usual_stat<'a>(
         _ => return None,
     };
     Some((Some((id, value)), end))
-}
-
-/// The varint that is exactly `bytes` (up to 10 of them), as the general decoder reads
-/// it: every byte but the last carries the continuation bit.
-#[inline(always)]
-fn varint_filling(bytes: &[u8]) -> Option<u64> {
-    let (&last, init) = bytes.split_last()?;
-    if last >= 0x80 || init.len() > 9 {
-        return None;
-    }
-    let mut value = 0u64;
-    for (i, &b) in init.iter().enumerate() {
-        if b < 0x80 {
-            return None;
-        }
-        value |= u64::from(b & 0x7f).wrapping_shl((i as u32).wrapping_mul(7));
-    }
-    Some(value | u64::from(last).wrapping_shl((init.len() as u32).wrapping_mul(7)))
 }
 
 /// The metadata id of an event without decoding the rest: encoders write it first.
