@@ -107,6 +107,14 @@ impl StatIds {
                 .copied()
                 .unwrap_or(MemoryStat::Ignored);
         }
+        self.memory_stat_past_table(id)
+    }
+
+    /// [`StatIds::memory_stat`] for an id past the table. Out of line: inlined, the
+    /// ids it compares with were loaded on every allocator event.
+    #[cold]
+    #[inline(never)]
+    fn memory_stat_past_table(&self, id: u64) -> MemoryStat {
         self.memory_stats()
             .into_iter()
             .find(|(i, _)| *i == Some(id))
@@ -155,17 +163,29 @@ impl StatIds {
 #[derive(Debug, Clone, Copy)]
 pub(super) struct StatSet<const N: usize> {
     low: u128,
+    /// For each id below 128 in the set, its place in `ids` (the first, as a search
+    /// from the start finds it).
+    place_of_low: [u8; 128],
     ids: [Option<u64>; N],
 }
 
 impl<const N: usize> StatSet<N> {
     pub(super) fn new(ids: [Option<u64>; N]) -> Self {
-        let low = ids
-            .iter()
-            .flatten()
-            .filter(|&&id| id < 128)
-            .fold(0u128, |low, &id| low | 1u128.wrapping_shl(id as u32));
-        StatSet { low, ids }
+        let mut low = 0u128;
+        let mut place_of_low = [0u8; 128];
+        for (place, id) in ids.iter().enumerate().rev() {
+            if let Some(id) = id.filter(|&id| id < 128) {
+                low |= 1u128.wrapping_shl(id as u32);
+                if let Some(slot) = place_of_low.get_mut(id as usize) {
+                    *slot = place as u8;
+                }
+            }
+        }
+        StatSet {
+            low,
+            place_of_low,
+            ids,
+        }
     }
 
     #[inline(always)]
@@ -173,8 +193,31 @@ impl<const N: usize> StatSet<N> {
         if id < 128 {
             self.low.wrapping_shr(id as u32) & 1 == 1
         } else {
-            self.ids.contains(&Some(id))
+            self.contains_large(id)
         }
+    }
+
+    /// [`StatSet::contains`] for ids past 127, out of line: inlined, every id of the
+    /// set was loaded on each read.
+    #[cold]
+    #[inline(never)]
+    fn contains_large(&self, id: u64) -> bool {
+        self.ids.contains(&Some(id))
+    }
+
+    /// Where `id`, one of the set, is in it.
+    #[inline(always)]
+    fn place(&self, id: u64) -> Option<usize> {
+        match self.place_of_low.get(id as usize) {
+            Some(&place) if id < 128 => Some(usize::from(place)),
+            _ => self.place_large(id),
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn place_large(&self, id: u64) -> Option<usize> {
+        self.ids.iter().position(|&i| i == Some(id))
     }
 
     /// The event's value of each stat in the set, in the set's order (the last when
@@ -185,8 +228,7 @@ impl<const N: usize> StatSet<N> {
         event.for_each_stat_of(
             |id| self.contains(id),
             |id, v| {
-                let slot = self.ids.iter().position(|&i| i == Some(id));
-                if let Some(value) = slot.and_then(|i| values.get_mut(i)) {
+                if let Some(value) = self.place(id).and_then(|i| values.get_mut(i)) {
                     *value = Some(v);
                 }
             },
