@@ -67,6 +67,9 @@ impl<'a> MemoryStats<'a> {
 /// The host visitor's allocators, found once per name, interned name or device.
 #[derive(Debug, Default)]
 pub(super) struct Allocators {
+    /// The allocator the last interned name was found for: events of one allocator
+    /// come in runs.
+    last_ref: Option<(u64, u16)>,
     by_ref: HashMap<u64, u16>,
     by_name: HashMap<String, u16>,
     by_index: HashMap<u64, u16>,
@@ -82,12 +85,11 @@ impl Allocators {
         stats: &MemoryStats<'_>,
     ) -> u16 {
         let named = stats.allocator.and_then(|v| match v {
-            StatRef::Ref(r) => Some(match self.by_ref.get(&r) {
-                Some(&i) => i,
-                None => {
-                    let name = plane.stat_name(r).unwrap_or("?").to_owned();
-                    let i = self.named(scan, &name);
-                    self.by_ref.insert(r, i);
+            StatRef::Ref(r) => Some(match self.last_ref {
+                Some((last, i)) if last == r => i,
+                _ => {
+                    let i = self.of_ref(scan, plane, r);
+                    self.last_ref = Some((r, i));
                     i
                 }
             }),
@@ -95,6 +97,17 @@ impl Allocators {
             _ => None,
         });
         named.unwrap_or_else(|| self.of_device(scan, stats.device))
+    }
+
+    /// The allocator an interned name names.
+    fn of_ref(&mut self, scan: &mut RuntimeScan, plane: &Plane, r: u64) -> u16 {
+        if let Some(&i) = self.by_ref.get(&r) {
+            return i;
+        }
+        let name = plane.stat_name(r).unwrap_or("?").to_owned();
+        let i = self.named(scan, &name);
+        self.by_ref.insert(r, i);
+        i
     }
 
     /// TPU: the allocator is the device's, found by `index_on_host` (or TF's
