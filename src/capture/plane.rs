@@ -13,10 +13,11 @@ use crate::wire::fields::{
     XEVENT_METADATA_OWN_ID, XEVENT_METADATA_STATS, XEVENT_NUM_OCCURRENCES, XEVENT_OFFSET_PS,
     XEVENT_OFFSET_PS_TAG, XEVENT_STATS, XEVENT_STATS_TAG, XLINE_EVENTS, XLINE_EVENTS_TAG, XLINE_ID,
     XLINE_NAME, XLINE_TIMESTAMP_NS, XPLANE_EVENT_METADATA, XPLANE_ID, XPLANE_LINES, XPLANE_NAME,
-    XPLANE_STATS, XPLANE_STAT_METADATA, XSTAT_BYTES_VALUE, XSTAT_DOUBLE_VALUE,
-    XSTAT_DOUBLE_VALUE_TAG, XSTAT_INT64_VALUE, XSTAT_INT64_VALUE_TAG, XSTAT_METADATA_ID,
-    XSTAT_METADATA_ID_TAG, XSTAT_METADATA_NAME, XSTAT_METADATA_OWN_ID, XSTAT_REF_VALUE,
-    XSTAT_REF_VALUE_TAG, XSTAT_STR_VALUE, XSTAT_UINT64_VALUE, XSTAT_UINT64_VALUE_TAG,
+    XPLANE_STATS, XPLANE_STAT_METADATA, XSTAT_BYTES_VALUE, XSTAT_BYTES_VALUE_TAG,
+    XSTAT_DOUBLE_VALUE, XSTAT_DOUBLE_VALUE_TAG, XSTAT_INT64_VALUE, XSTAT_INT64_VALUE_TAG,
+    XSTAT_METADATA_ID, XSTAT_METADATA_ID_TAG, XSTAT_METADATA_NAME, XSTAT_METADATA_OWN_ID,
+    XSTAT_REF_VALUE, XSTAT_REF_VALUE_TAG, XSTAT_STR_VALUE, XSTAT_STR_VALUE_TAG, XSTAT_UINT64_VALUE,
+    XSTAT_UINT64_VALUE_TAG,
 };
 use crate::wire::{
     decode_varint, varint_of_len, Fields, StreamReader, StreamValue, Value, WireError,
@@ -264,15 +265,21 @@ impl<'a> Event<'a> {
             let usual = usual_stat(raw, pos, &wanted);
             let (stat, next) = match usual {
                 Some((stat, next)) => (stat, next),
-                None => {
-                    let mut fields = Fields::new(raw.get(pos..).unwrap_or_default());
-                    let stat = match fields.next_field() {
-                        Ok(Some((XEVENT_STATS, Value::Bytes(b)))) => parse_stat(b).ok().flatten(),
-                        Ok(Some(_)) => None,
-                        Ok(None) | Err(_) => return,
-                    };
-                    (stat, pos.wrapping_add(fields.position()))
-                }
+                None if pos >= raw.len() => return,
+                None => match wide_stat(raw, pos, &wanted) {
+                    Some(read) => read,
+                    None => {
+                        let mut fields = Fields::new(raw.get(pos..).unwrap_or_default());
+                        let stat = match fields.next_field() {
+                            Ok(Some((XEVENT_STATS, Value::Bytes(b)))) => {
+                                parse_stat(b).ok().flatten()
+                            }
+                            Ok(Some(_)) => None,
+                            Ok(None) | Err(_) => return,
+                        };
+                        (stat, pos.wrapping_add(fields.position()))
+                    }
+                },
             };
             if let Some((id, value)) = stat.filter(|&(id, _)| wanted(id)) {
                 f(id, value);
@@ -346,10 +353,10 @@ fn start_of(raw: &[u8], line: &LineInfo) -> i64 {
 }
 
 /// The stat at `raw[pos..]` if it has the shape encoders give nearly all of them (a
-/// one-byte key, length and id, then one number that fills the stat), decoded where it
-/// lies, with the position after it; the stat is `None` (not decoded) when its id does
-/// not pass `wanted`. `None` for any other shape, which the general decoder reads the
-/// same way.
+/// one-byte key, length and id, then one value that fills the stat: a number, or a
+/// string or bytes under 128 long), decoded where it lies, with the position after it;
+/// the stat is `None` (not decoded) when its id does not pass `wanted`. `None` for any
+/// other shape, which the general decoder reads the same way.
 #[inline(always)]
 fn usual_stat<'a>(
     raw: &'a [u8],
@@ -368,7 +375,39 @@ fn usual_stat<'a>(
     if !wanted(id) {
         return Some((None, end));
     }
-    let value = match key {
+    let value = stat_value(raw, from, value, key)?;
+    Some((Some((id, value)), end))
+}
+
+/// [`usual_stat`] for a stat whose id takes two bytes (TensorFlow's captures number
+/// thousands of stats): tried only when the usual shape is not there.
+#[inline(never)]
+fn wide_stat<'a>(
+    raw: &'a [u8],
+    pos: usize,
+    wanted: impl Fn(u64) -> bool,
+) -> Option<(Option<(u64, StatRef<'a>)>, usize)> {
+    let &[XEVENT_STATS_TAG, len @ 0..=0x7f, XSTAT_METADATA_ID_TAG, low @ 0x80..=0xff, high @ 0..=0x7f, key] =
+        raw.get(pos..)?.first_chunk::<6>()?
+    else {
+        return None;
+    };
+    let end = pos.wrapping_add(2).wrapping_add(usize::from(len));
+    let from = pos.wrapping_add(6);
+    let value = raw.get(from..end)?;
+    let id = u64::from(low & 0x7f) | u64::from(high) << 7;
+    if !wanted(id) {
+        return Some((None, end));
+    }
+    let value = stat_value(raw, from, value, key)?;
+    Some((Some((id, value)), end))
+}
+
+/// The value of a stat in the usual shape: `value`, its bytes at `from` in `raw`, after
+/// the one-byte `key`; `None` when the value does not fill the stat.
+#[inline(always)]
+fn stat_value<'a>(raw: &'a [u8], from: usize, value: &'a [u8], key: u8) -> Option<StatRef<'a>> {
+    Some(match key {
         XSTAT_DOUBLE_VALUE_TAG => {
             StatRef::Double(f64::from_le_bytes(*<&[u8; 8]>::try_from(value).ok()?))
         }
@@ -382,9 +421,19 @@ fn usual_stat<'a>(
                 _ => StatRef::Ref(v),
             }
         }
+        XSTAT_STR_VALUE_TAG | XSTAT_BYTES_VALUE_TAG => {
+            // A length in one byte, and the bytes it gives fill the stat.
+            let (&n, bytes) = value.split_first()?;
+            if usize::from(n) != bytes.len() {
+                return None;
+            }
+            match key {
+                XSTAT_STR_VALUE_TAG => StatRef::Str(bytes),
+                _ => StatRef::Bytes(bytes),
+            }
+        }
         _ => return None,
-    };
-    Some((Some((id, value)), end))
+    })
 }
 
 /// The metadata id of an event without decoding the rest: encoders write it first.
