@@ -71,6 +71,9 @@ pub(super) struct Allocators {
     /// come in runs.
     last_ref: Option<(u64, u16)>,
     by_ref: HashMap<u64, u16>,
+    /// By the bytes of a name given inline (TensorFlow's events), so that the name is
+    /// not decoded again for each event.
+    by_bytes: HashMap<Box<[u8]>, u16>,
     by_name: HashMap<String, u16>,
     by_index: HashMap<u64, u16>,
 }
@@ -93,7 +96,14 @@ impl Allocators {
                     i
                 }
             }),
-            StatRef::Str(s) => Some(self.named(scan, &String::from_utf8_lossy(s))),
+            StatRef::Str(s) => Some(match self.by_bytes.get(s) {
+                Some(&i) => i,
+                None => {
+                    let i = self.named(scan, &String::from_utf8_lossy(s));
+                    self.by_bytes.insert(s.into(), i);
+                    i
+                }
+            }),
             _ => None,
         });
         named.unwrap_or_else(|| self.of_device(scan, stats.device))
