@@ -33,9 +33,23 @@ pub(crate) fn pool_capacity(scan: &RuntimeScan) -> Option<u64> {
 /// order (the pool is found once: a capture can hold tens of thousands of launches).
 pub(crate) fn in_use_at_launches(scan: &RuntimeScan) -> Vec<Option<u64>> {
     let pool = DevicePool::of(scan);
+    let in_start_order = scan
+        .executions
+        .windows(2)
+        .all(|w| w[0].start_ps <= w[1].start_ps);
+    if !in_start_order {
+        return scan
+            .executions
+            .iter()
+            .map(|e| pool.in_use_at(e.start_ps))
+            .collect();
+    }
+    // Launches and the history both in time order: one walk through the history
+    // instead of a search per launch (tens of thousands of launches).
+    let mut walk = pool.walk();
     scan.executions
         .iter()
-        .map(|e| pool.in_use_at(e.start_ps))
+        .map(|e| walk.in_use_at(e.start_ps))
         .collect()
 }
 
@@ -53,6 +67,9 @@ fn natural(name: &str) -> (String, u64) {
 struct DevicePool<'s> {
     scan: &'s RuntimeScan,
     main: Option<u16>,
+    /// [`DevicePool::in_use_before_first`], found once: a search through the whole
+    /// history, asked for each launch before the main allocator's first kept event.
+    before_first: std::cell::OnceCell<Option<u64>>,
 }
 
 impl<'s> DevicePool<'s> {
@@ -68,7 +85,11 @@ impl<'s> DevicePool<'s> {
                     .then_with(|| natural(&a.name).cmp(&natural(&b.name)))
             })
             .map(|(i, _)| i as u16);
-        DevicePool { scan, main }
+        DevicePool {
+            scan,
+            main,
+            before_first: std::cell::OnceCell::new(),
+        }
     }
 
     /// The main allocator's last event before `t`.
@@ -93,16 +114,62 @@ impl<'s> DevicePool<'s> {
         if !self.kept_at(t) {
             return None;
         }
-        if let Some(r) = self.last_record_before(t) {
-            return Some(r.in_use);
+        match self.last_record_before(t) {
+            Some(r) => Some(r.in_use),
+            None => self.in_use_before_first(),
         }
-        let main = self.main?;
-        let first = self.scan.records.iter().find(|r| r.allocator == main)?;
-        Some(if first.is_allocation {
-            first.in_use.saturating_sub(first.size)
-        } else {
-            first.in_use.saturating_add(first.size)
+    }
+
+    /// What the main allocator's first event says was in use before it.
+    fn in_use_before_first(&self) -> Option<u64> {
+        *self.before_first.get_or_init(|| {
+            let main = self.main?;
+            let first = self.scan.records.iter().find(|r| r.allocator == main)?;
+            Some(if first.is_allocation {
+                first.in_use.saturating_sub(first.size)
+            } else {
+                first.in_use.saturating_add(first.size)
+            })
         })
+    }
+
+    /// [`DevicePool::in_use_at`] for times asked in increasing order.
+    fn walk(&self) -> PoolWalk<'_, 's> {
+        PoolWalk {
+            pool: self,
+            next: 0,
+            last_main: None,
+        }
+    }
+}
+
+/// A walk through the history in time order (see [`DevicePool::walk`]).
+struct PoolWalk<'p, 's> {
+    pool: &'p DevicePool<'s>,
+    /// The first record not before the last time asked.
+    next: usize,
+    /// The main allocator's last record before it.
+    last_main: Option<&'s AllocationRecord>,
+}
+
+impl PoolWalk<'_, '_> {
+    /// [`DevicePool::in_use_at`], for `t` at or after the last time asked.
+    fn in_use_at(&mut self, t: i64) -> Option<u64> {
+        let main = self.pool.main?;
+        let records = &self.pool.scan.records;
+        while let Some(r) = records.get(self.next).filter(|r| r.time_ps < t) {
+            if r.allocator == main {
+                self.last_main = Some(r);
+            }
+            self.next += 1;
+        }
+        if !self.pool.kept_at(t) {
+            return None;
+        }
+        match self.last_main {
+            Some(r) => Some(r.in_use),
+            None => self.pool.in_use_before_first(),
+        }
     }
 }
 
@@ -354,5 +421,61 @@ mod tests {
         assert_eq!(median_step(&[5, 20_000, 20_000, 20_000]), Some(0));
         assert_eq!(median_step(&[10, 14, 14]), Some(0));
         assert_eq!(median_step(&[10]), None);
+    }
+
+    /// One walk through the history gives, for launches in time order, what a search
+    /// per launch gives: before the main allocator's first event, between events,
+    /// on an event's time (not before it), past the last one, and before the kept
+    /// history (unknown).
+    #[test]
+    fn in_use_at_launches_in_order_is_what_each_search_finds() {
+        use super::super::records::tests::{execution, record};
+        use super::super::records::{AllocatorState, Origin};
+        let mut scan = RuntimeScan::default();
+        for (name, peak) in [("GPU_0_bfc", 100), ("GPU_1_bfc", 900)] {
+            scan.allocators.push(AllocatorState {
+                name: name.into(),
+                peak_in_use: peak,
+                ..Default::default()
+            });
+        }
+        for t in (10..200).step_by(7) {
+            let mut r = record(t, Origin::Unknown);
+            // Every third event is the other allocator's.
+            r.allocator = u16::from(t % 3 == 0);
+            r.in_use = (t as u64) * 10;
+            r.is_allocation = t % 2 == 0;
+            scan.records.push(r);
+        }
+        scan.executions = [0, 5, 10, 11, 17, 17, 50, 52, 199, 400]
+            .into_iter()
+            .map(execution)
+            .collect();
+        for through in [None, Some(16)] {
+            scan.records_dropped_through_ps = through;
+            let pool = DevicePool::of(&scan);
+            assert_eq!(pool.main, Some(1));
+            let each: Vec<_> = scan
+                .executions
+                .iter()
+                .map(|e| pool.in_use_at(e.start_ps))
+                .collect();
+            assert_eq!(in_use_at_launches(&scan), each, "{through:?}");
+            // Launches at or before the kept history's start are unknown.
+            let unknown = each.iter().filter(|v| v.is_none()).count();
+            assert_eq!(unknown, if through.is_some() { 4 } else { 0 }, "{each:?}");
+            // The first launches come before the main allocator's first event (at 24,
+            // an allocation from 240): 239 was in use.
+            assert_eq!(each[4..7], [Some(239), Some(239), Some(450)], "{each:?}");
+        }
+        // Out of order, each launch is searched for.
+        scan.executions.swap(2, 7);
+        let pool = DevicePool::of(&scan);
+        let each: Vec<_> = scan
+            .executions
+            .iter()
+            .map(|e| pool.in_use_at(e.start_ps))
+            .collect();
+        assert_eq!(in_use_at_launches(&scan), each);
     }
 }
