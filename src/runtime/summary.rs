@@ -33,11 +33,7 @@ pub(crate) fn pool_capacity(scan: &RuntimeScan) -> Option<u64> {
 /// order (the pool is found once: a capture can hold tens of thousands of launches).
 pub(crate) fn in_use_at_launches(scan: &RuntimeScan) -> Vec<Option<u64>> {
     let pool = DevicePool::of(scan);
-    let in_start_order = scan
-        .executions
-        .windows(2)
-        .all(|w| w[0].start_ps <= w[1].start_ps);
-    if !in_start_order {
+    if !in_start_order(scan) {
         return scan
             .executions
             .iter()
@@ -51,6 +47,14 @@ pub(crate) fn in_use_at_launches(scan: &RuntimeScan) -> Vec<Option<u64>> {
         .iter()
         .map(|e| walk.in_use_at(e.start_ps))
         .collect()
+}
+
+/// Whether the launches are in time order (as they are once the host planes are
+/// scanned), so that [`DevicePool::walk`] can answer for them in turn.
+fn in_start_order(scan: &RuntimeScan) -> bool {
+    scan.executions
+        .windows(2)
+        .all(|w| w[0].start_ps <= w[1].start_ps)
 }
 
 /// Sort key that puts `GPU_2_bfc` before `GPU_10_bfc`.
@@ -253,8 +257,8 @@ fn allocator_summaries(scan: &RuntimeScan) -> Vec<AllocatorSummary> {
     let mut allocators: Vec<AllocatorSummary> = scan
         .allocators
         .iter()
-        .enumerate()
-        .map(|(i, a)| AllocatorSummary {
+        .zip(allocator_timelines(scan))
+        .map(|(a, timeline)| AllocatorSummary {
             name: a.name.clone(),
             kind: AllocatorKind::of_name(&a.name),
             capacity_bytes: a.capacity,
@@ -264,7 +268,7 @@ fn allocator_summaries(scan: &RuntimeScan) -> Vec<AllocatorSummary> {
             lifetime_peak_bytes: a.lifetime_peak,
             allocations: a.allocations,
             deallocations: a.deallocations,
-            timeline: allocator_timeline(scan, i as u16),
+            timeline,
         })
         .collect();
     allocators.sort_by(|a, b| {
@@ -284,18 +288,24 @@ fn listed_executions(
     pool: &DevicePool<'_>,
 ) -> Vec<Execution> {
     let mut listed = Vec::new();
+    // Launches in time order are listed in time order: one walk through the history.
+    let mut walk = in_start_order(scan).then(|| pool.walk());
     for (i, e) in scan.executions.iter().enumerate() {
         let label = labels.get(i).and_then(|l| l.as_deref());
         let is_selected = selected.is_some() && label == selected;
         if i >= EXECUTIONS_LISTED && !is_selected {
             continue;
         }
+        let in_use = match walk.as_mut() {
+            Some(walk) => walk.in_use_at(e.start_ps),
+            None => pool.in_use_at(e.start_ps),
+        };
         listed.push(Execution {
             module: label.unwrap_or("?").to_owned(),
             run_id: e.run_id,
             start_ns: e.start_ps as f64 / 1000.0,
             duration_ns: e.end_ps.saturating_sub(e.start_ps) as f64 / 1000.0,
-            in_use_at_start_bytes: pool.in_use_at(e.start_ps),
+            in_use_at_start_bytes: in_use,
             launched_kernels: (scan.kernels > 0).then_some(e.launched_kernels),
         });
     }
@@ -362,20 +372,28 @@ fn retry_summary(scan: &RuntimeScan, labels: &[Option<String>], ordinals: &[usiz
     }
 }
 
-fn allocator_timeline(scan: &RuntimeScan, allocator: u16) -> Vec<(i64, u64)> {
-    let points: Vec<(i64, u64)> = scan
-        .records
-        .iter()
-        .filter(|r| r.allocator == allocator)
-        .map(|r| (r.time_ps, r.in_use))
-        .collect();
-    if points.len() <= TIMELINE_POINTS {
-        return points;
+/// Each allocator's memory in use over time, by its index: at most
+/// [`TIMELINE_POINTS`] points, each the highest of a run of events when there are more.
+fn allocator_timelines(scan: &RuntimeScan) -> Vec<Vec<(i64, u64)>> {
+    // One pass through the history for every allocator.
+    let mut points: Vec<Vec<(i64, u64)>> = vec![Vec::new(); scan.allocators.len()];
+    for r in &scan.records {
+        if let Some(p) = points.get_mut(r.allocator as usize) {
+            p.push((r.time_ps, r.in_use));
+        }
     }
-    let width = points.len().div_ceil(TIMELINE_POINTS);
     points
-        .chunks(width)
-        .filter_map(|c| c.iter().max_by_key(|p| p.1).copied())
+        .into_iter()
+        .map(|points| {
+            if points.len() <= TIMELINE_POINTS {
+                return points;
+            }
+            let width = points.len().div_ceil(TIMELINE_POINTS);
+            points
+                .chunks(width)
+                .filter_map(|c| c.iter().max_by_key(|p| p.1).copied())
+                .collect()
+        })
         .collect()
 }
 
