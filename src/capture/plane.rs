@@ -368,15 +368,7 @@ fn usual_stat<'a>(
     else {
         return None;
     };
-    let end = pos.wrapping_add(2).wrapping_add(usize::from(len));
-    let from = pos.wrapping_add(5);
-    let value = raw.get(from..end)?;
-    let id = u64::from(id);
-    if !wanted(id) {
-        return Some((None, end));
-    }
-    let value = stat_value(raw, from, value, key)?;
-    Some((Some((id, value)), end))
+    framed_stat(raw, pos, len, u64::from(id), key, 5, wanted)
 }
 
 /// [`usual_stat`] for a stat whose id takes two bytes (TensorFlow's captures number
@@ -392,10 +384,25 @@ fn wide_stat<'a>(
     else {
         return None;
     };
-    let end = pos.wrapping_add(2).wrapping_add(usize::from(len));
-    let from = pos.wrapping_add(6);
-    let value = raw.get(from..end)?;
     let id = u64::from(low & 0x7f) | u64::from(high) << 7;
+    framed_stat(raw, pos, len, id, key, 6, wanted)
+}
+
+/// The stat framed at `pos` (`len` bytes after its key and length), of stat `id`, whose
+/// value of key `key` starts `head` bytes in: see [`usual_stat`].
+#[inline(always)]
+fn framed_stat<'a>(
+    raw: &'a [u8],
+    pos: usize,
+    len: u8,
+    id: u64,
+    key: u8,
+    head: usize,
+    wanted: impl Fn(u64) -> bool,
+) -> Option<(Option<(u64, StatRef<'a>)>, usize)> {
+    let end = pos.wrapping_add(2).wrapping_add(usize::from(len));
+    let from = pos.wrapping_add(head);
+    let value = raw.get(from..end)?;
     if !wanted(id) {
         return Some((None, end));
     }
