@@ -10,14 +10,14 @@ use super::records::{ExecutionRecord, RuntimeScan, MAX_EXECUTIONS};
 use super::stats::{intern_module_stat, StatIds, StatSet};
 use crate::capture::{Event, EventVisitor, LineInfo, Plane, StatRef};
 
-/// Visits a device plane: kernels (events with `hlo_module`/`program_id`) and, on TPU,
-/// the `XLA Modules` line.
 /// The module and program an event type names.
 type ModuleOfType = (Option<u32>, Option<u64>);
 
 /// Event metadata ids below this are cached in a table, the others hashed.
 const DENSE_METADATA_IDS: usize = 1 << 16;
 
+/// Visits a device plane: kernels (events with `hlo_module`/`program_id`) and, on TPU,
+/// the `XLA Modules` line.
 pub(super) struct DeviceVisitor<'p, 's> {
     plane: &'p Plane,
     ids: StatIds,
