@@ -3,7 +3,7 @@
 
 use std::collections::HashMap;
 
-use super::stat::{parse_stat, OwnedStat, StatRef, StatValue};
+use super::stat::{parse_stat, stat_value, OwnedStat, StatRef, StatValue};
 use super::{CutPart, Damage, LineBoundary, PlaneCut, PlaneRef, READ_CHUNK};
 use crate::error::Error;
 use crate::source::ByteSource;
@@ -13,15 +13,11 @@ use crate::wire::fields::{
     XEVENT_METADATA_OWN_ID, XEVENT_METADATA_STATS, XEVENT_NUM_OCCURRENCES, XEVENT_OFFSET_PS,
     XEVENT_OFFSET_PS_TAG, XEVENT_STATS, XEVENT_STATS_TAG, XLINE_EVENTS, XLINE_EVENTS_TAG, XLINE_ID,
     XLINE_NAME, XLINE_TIMESTAMP_NS, XPLANE_EVENT_METADATA, XPLANE_ID, XPLANE_LINES, XPLANE_NAME,
-    XPLANE_STATS, XPLANE_STAT_METADATA, XSTAT_BYTES_VALUE, XSTAT_BYTES_VALUE_TAG,
-    XSTAT_DOUBLE_VALUE, XSTAT_DOUBLE_VALUE_TAG, XSTAT_INT64_VALUE, XSTAT_INT64_VALUE_TAG,
+    XPLANE_STATS, XPLANE_STAT_METADATA, XSTAT_BYTES_VALUE, XSTAT_DOUBLE_VALUE, XSTAT_INT64_VALUE,
     XSTAT_METADATA_ID, XSTAT_METADATA_ID_TAG, XSTAT_METADATA_NAME, XSTAT_METADATA_OWN_ID,
-    XSTAT_REF_VALUE, XSTAT_REF_VALUE_TAG, XSTAT_STR_VALUE, XSTAT_STR_VALUE_TAG, XSTAT_UINT64_VALUE,
-    XSTAT_UINT64_VALUE_TAG,
+    XSTAT_REF_VALUE, XSTAT_STR_VALUE, XSTAT_UINT64_VALUE,
 };
-use crate::wire::{
-    decode_varint, varint_of_len, Fields, StreamReader, StreamValue, Value, WireError,
-};
+use crate::wire::{decode_varint, Fields, StreamReader, StreamValue, Value, WireError};
 
 /// Stat payloads up to this size are kept in memory with their metadata; larger ones
 /// (a module's `Hlo Proto`) stay in the file and are read when needed.
@@ -408,39 +404,6 @@ fn framed_stat<'a>(
     }
     let value = stat_value(raw, from, value, key)?;
     Some((Some((id, value)), end))
-}
-
-/// The value of a stat in the usual shape: `value`, its bytes at `from` in `raw`, after
-/// the one-byte `key`; `None` when the value does not fill the stat.
-#[inline(always)]
-fn stat_value<'a>(raw: &'a [u8], from: usize, value: &'a [u8], key: u8) -> Option<StatRef<'a>> {
-    Some(match key {
-        XSTAT_DOUBLE_VALUE_TAG => {
-            StatRef::Double(f64::from_le_bytes(*<&[u8; 8]>::try_from(value).ok()?))
-        }
-        XSTAT_UINT64_VALUE_TAG | XSTAT_INT64_VALUE_TAG | XSTAT_REF_VALUE_TAG => {
-            // The varint fills the stat, whose length the frame gave: it is checked
-            // and packed from a word of the event's bytes where eight follow.
-            let v = varint_of_len(raw.get(from..)?, value.len())?;
-            match key {
-                XSTAT_UINT64_VALUE_TAG => StatRef::Uint(v),
-                XSTAT_INT64_VALUE_TAG => StatRef::Int(v as i64),
-                _ => StatRef::Ref(v),
-            }
-        }
-        XSTAT_STR_VALUE_TAG | XSTAT_BYTES_VALUE_TAG => {
-            // A length in one byte, and the bytes it gives fill the stat.
-            let (&n, bytes) = value.split_first()?;
-            if usize::from(n) != bytes.len() {
-                return None;
-            }
-            match key {
-                XSTAT_STR_VALUE_TAG => StatRef::Str(bytes),
-                _ => StatRef::Bytes(bytes),
-            }
-        }
-        _ => return None,
-    })
 }
 
 /// The metadata id of an event without decoding the rest: encoders write it first.

@@ -4,11 +4,12 @@
 //! int64, uint64 or double whatever the stat (docs/xplane.md#stat-values).
 
 use crate::wire::fields::{
-    XSTAT_BYTES_VALUE, XSTAT_DOUBLE_VALUE, XSTAT_DOUBLE_VALUE_TAG, XSTAT_INT64_VALUE,
-    XSTAT_INT64_VALUE_TAG, XSTAT_METADATA_ID, XSTAT_METADATA_ID_TAG, XSTAT_REF_VALUE,
-    XSTAT_REF_VALUE_TAG, XSTAT_STR_VALUE, XSTAT_UINT64_VALUE, XSTAT_UINT64_VALUE_TAG,
+    XSTAT_BYTES_VALUE, XSTAT_BYTES_VALUE_TAG, XSTAT_DOUBLE_VALUE, XSTAT_DOUBLE_VALUE_TAG,
+    XSTAT_INT64_VALUE, XSTAT_INT64_VALUE_TAG, XSTAT_METADATA_ID, XSTAT_METADATA_ID_TAG,
+    XSTAT_REF_VALUE, XSTAT_REF_VALUE_TAG, XSTAT_STR_VALUE, XSTAT_STR_VALUE_TAG, XSTAT_UINT64_VALUE,
+    XSTAT_UINT64_VALUE_TAG,
 };
-use crate::wire::{decode_varint, Fields, Value, WireError};
+use crate::wire::{varint_of_len, Fields, Value, WireError};
 
 /// A stat value borrowed from wire bytes.
 #[derive(Debug, Clone, Copy)]
@@ -133,32 +134,55 @@ fn parse_any_stat(bytes: &[u8]) -> Result<Option<(u64, StatRef<'_>)>, WireError>
     Ok(value.map(|v| (id, v)))
 }
 
-/// The shape nearly every stat has: a one-byte id, then one numeric or reference value
-/// that ends the message. Anything else (a string, a long id, more fields) is `None`
-/// and goes through the general decoder, which gives the same answer for these.
+/// The shape nearly every stat has: a one-byte id, then one value that ends the
+/// message (a number, or a string or bytes under 128 long). Anything else (a long id,
+/// more fields) is `None` and goes through the general decoder, which gives the same
+/// answer for these.
 #[inline(always)]
 fn parse_common_stat(bytes: &[u8]) -> Option<(u64, StatRef<'_>)> {
     let [XSTAT_METADATA_ID_TAG, id @ 0..=0x7f, key, rest @ ..] = bytes else {
         return None;
     };
-    let value = match *key {
-        // A double is fixed64: exactly the 8 bytes left.
-        XSTAT_DOUBLE_VALUE_TAG => StatRef::Double(f64::from_le_bytes(rest.try_into().ok()?)),
-        XSTAT_UINT64_VALUE_TAG => StatRef::Uint(whole_varint(rest)?),
-        XSTAT_INT64_VALUE_TAG => StatRef::Int(whole_varint(rest)? as i64),
-        XSTAT_REF_VALUE_TAG => StatRef::Ref(whole_varint(rest)?),
-        _ => return None,
-    };
-    Some((u64::from(*id), value))
+    Some((u64::from(*id), stat_value(bytes, 3, rest, *key)?))
 }
 
-/// A varint that is all of `bytes`.
+/// The value of a stat in the usual shape: `value`, its bytes at `from` in `raw`, after
+/// the one-byte `key`; `None` when the value does not fill the stat. `raw` may run past
+/// the stat (a whole event): a number is then read from a word of it.
 #[inline(always)]
-fn whole_varint(bytes: &[u8]) -> Option<u64> {
-    match decode_varint(bytes) {
-        Ok((value, used)) if used == bytes.len() => Some(value),
-        _ => None,
-    }
+pub(super) fn stat_value<'a>(
+    raw: &'a [u8],
+    from: usize,
+    value: &'a [u8],
+    key: u8,
+) -> Option<StatRef<'a>> {
+    Some(match key {
+        XSTAT_DOUBLE_VALUE_TAG => {
+            StatRef::Double(f64::from_le_bytes(*<&[u8; 8]>::try_from(value).ok()?))
+        }
+        XSTAT_UINT64_VALUE_TAG | XSTAT_INT64_VALUE_TAG | XSTAT_REF_VALUE_TAG => {
+            // The varint fills the stat, whose length the frame gave: it is checked
+            // and packed from a word of the event's bytes where eight follow.
+            let v = varint_of_len(raw.get(from..)?, value.len())?;
+            match key {
+                XSTAT_UINT64_VALUE_TAG => StatRef::Uint(v),
+                XSTAT_INT64_VALUE_TAG => StatRef::Int(v as i64),
+                _ => StatRef::Ref(v),
+            }
+        }
+        XSTAT_STR_VALUE_TAG | XSTAT_BYTES_VALUE_TAG => {
+            // A length in one byte, and the bytes it gives fill the stat.
+            let (&n, bytes) = value.split_first()?;
+            if usize::from(n) != bytes.len() {
+                return None;
+            }
+            match key {
+                XSTAT_STR_VALUE_TAG => StatRef::Str(bytes),
+                _ => StatRef::Bytes(bytes),
+            }
+        }
+        _ => return None,
+    })
 }
 
 #[cfg(test)]
@@ -224,6 +248,13 @@ mod tests {
             }
         }
         cases.push(vec![0x08, 0x03, 0x2a, 0x02, b'h', b'i']);
+        // Strings and bytes: empty, a length that does not fill the stat, another
+        // field after.
+        cases.push(vec![0x08, 0x03, 0x32, 0x03, 0xff, 0x00, 0x80]);
+        cases.push(vec![0x08, 0x03, 0x2a, 0x00]);
+        cases.push(vec![0x08, 0x03, 0x2a, 0x05, b'h', b'i']);
+        cases.push(vec![0x08, 0x03, 0x2a, 0x01, b'h', b'i']);
+        cases.push(vec![0x08, 0x03, 0x2a, 0x02, b'h', b'i', 0x20, 0x01]);
         cases.push(vec![0x18, 0x05, 0x08, 0x03]);
         let mut fast_answers = 0;
         for case in &cases {
