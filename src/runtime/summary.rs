@@ -33,28 +33,11 @@ pub(crate) fn pool_capacity(scan: &RuntimeScan) -> Option<u64> {
 /// order (the pool is found once: a capture can hold tens of thousands of launches).
 pub(crate) fn in_use_at_launches(scan: &RuntimeScan) -> Vec<Option<u64>> {
     let pool = DevicePool::of(scan);
-    if !in_start_order(scan) {
-        return scan
-            .executions
-            .iter()
-            .map(|e| pool.in_use_at(e.start_ps))
-            .collect();
-    }
-    // Launches and the history both in time order: one walk through the history
-    // instead of a search per launch (tens of thousands of launches).
-    let mut walk = pool.walk();
+    let mut in_use_at = pool.in_use_at_launch_starts();
     scan.executions
         .iter()
-        .map(|e| walk.in_use_at(e.start_ps))
+        .map(|e| in_use_at(e.start_ps))
         .collect()
-}
-
-/// Whether the launches are in time order (as they are once the host planes are
-/// scanned), so that [`DevicePool::walk`] can answer for them in turn.
-fn in_start_order(scan: &RuntimeScan) -> bool {
-    scan.executions
-        .windows(2)
-        .all(|w| w[0].start_ps <= w[1].start_ps)
 }
 
 /// Sort key that puts `GPU_2_bfc` before `GPU_10_bfc`.
@@ -137,17 +120,29 @@ impl<'s> DevicePool<'s> {
         })
     }
 
-    /// [`DevicePool::in_use_at`] for times asked in increasing order.
-    fn walk(&self) -> PoolWalk<'_, 's> {
-        PoolWalk {
+    /// [`DevicePool::in_use_at`] for launch starts asked in launch order: when the
+    /// launches are in time order (as they are once the host planes are scanned), one
+    /// walk through the history answers them all, instead of a search for each (tens
+    /// of thousands of launches).
+    fn in_use_at_launch_starts(&self) -> impl FnMut(i64) -> Option<u64> + '_ {
+        let in_order = self
+            .scan
+            .executions
+            .windows(2)
+            .all(|w| w[0].start_ps <= w[1].start_ps);
+        let mut walk = in_order.then_some(PoolWalk {
             pool: self,
             next: 0,
             last_main: None,
+        });
+        move |t| match walk.as_mut() {
+            Some(walk) => walk.in_use_at(t),
+            None => self.in_use_at(t),
         }
     }
 }
 
-/// A walk through the history in time order (see [`DevicePool::walk`]).
+/// A walk through the history in time order (see [`DevicePool::in_use_at_launch_starts`]).
 struct PoolWalk<'p, 's> {
     pool: &'p DevicePool<'s>,
     /// The first record not before the last time asked.
@@ -225,7 +220,8 @@ pub(crate) fn summarize(
 
     // Growth across the selected module's launches.
     let starts = selected_starts(scan, labels, plan.label);
-    runtime.in_use_at_selected_starts = starts.iter().filter_map(|&t| pool.in_use_at(t)).collect();
+    let mut in_use_at = pool.in_use_at_launch_starts();
+    runtime.in_use_at_selected_starts = starts.iter().filter_map(|&t| in_use_at(t)).collect();
     runtime.in_use_at_end_bytes = pool.last_record_before(i64::MAX).map(|r| r.in_use);
     if let Some(growth) = median_step(&runtime.in_use_at_selected_starts) {
         runtime.growth_per_execution_bytes = Some(growth);
@@ -288,24 +284,19 @@ fn listed_executions(
     pool: &DevicePool<'_>,
 ) -> Vec<Execution> {
     let mut listed = Vec::new();
-    // Launches in time order are listed in time order: one walk through the history.
-    let mut walk = in_start_order(scan).then(|| pool.walk());
+    let mut in_use_at = pool.in_use_at_launch_starts();
     for (i, e) in scan.executions.iter().enumerate() {
         let label = labels.get(i).and_then(|l| l.as_deref());
         let is_selected = selected.is_some() && label == selected;
         if i >= EXECUTIONS_LISTED && !is_selected {
             continue;
         }
-        let in_use = match walk.as_mut() {
-            Some(walk) => walk.in_use_at(e.start_ps),
-            None => pool.in_use_at(e.start_ps),
-        };
         listed.push(Execution {
             module: label.unwrap_or("?").to_owned(),
             run_id: e.run_id,
             start_ns: e.start_ps as f64 / 1000.0,
             duration_ns: e.end_ps.saturating_sub(e.start_ps) as f64 / 1000.0,
-            in_use_at_start_bytes: in_use,
+            in_use_at_start_bytes: in_use_at(e.start_ps),
             launched_kernels: (scan.kernels > 0).then_some(e.launched_kernels),
         });
     }
