@@ -123,33 +123,82 @@ pub fn jit_module_name(event_name: &str) -> Option<String> {
     Some(out)
 }
 
-/// Files of JAX's own Python frames (and the C methods the tracer names by module), so
-/// a transfer is attributed to the user's frame that asked for it.
-const LIBRARY_FRAMES: [&str; 24] = [
+/// Files of library Python frames: JAX's own (and the C methods the tracer names by
+/// module), NumPy's and the standard library's, so that a transfer is attributed to the
+/// user's frame that asked for it. The tracer names a frame by its file's base name
+/// only, so the list holds base names seen in real captures and their neighbours in
+/// the same packages (see docs/runtime-events.md, "Python frames").
+const LIBRARY_FRAMES: &[&str] = &[
+    // JAX
+    "abstract_arrays.py:",
+    "ad.py:",
+    "ad_util.py:",
     "api.py:",
-    "pxla.py:",
-    "dispatch.py:",
-    "array.py:",
-    "pjit.py:",
-    "traceback_util.py:",
-    "lax_numpy.py:",
-    "array_methods.py:",
-    "array_creation.py:",
-    "xla_bridge.py:",
     "api_util.py:",
-    "linear_util.py:",
-    "profiler.py:",
-    "util.py:",
-    "sharding_impls.py:",
-    "core.py:",
-    "tree_util.py:",
-    "dtypes.py:",
-    "config.py:",
-    "contextlib.py:",
-    "functools.py:",
-    "deprecations.py:",
-    "numpy.py:",
+    "array.py:",
+    "array_creation.py:",
+    "array_methods.py:",
     "basearray.py:",
+    "batching.py:",
+    "compiler.py:",
+    "config.py:",
+    "core.py:",
+    "custom_derivatives.py:",
+    "deprecations.py:",
+    "dispatch.py:",
+    "dtypes.py:",
+    "functions.py:",
+    "lax.py:",
+    "lax_numpy.py:",
+    "layout.py:",
+    "linear_util.py:",
+    "literals.py:",
+    "mesh.py:",
+    "mlir.py:",
+    "named_sharding.py:",
+    "numpy.py:",
+    "op_shardings.py:",
+    "partial_eval.py:",
+    "pjit.py:",
+    "profiler.py:",
+    "pxla.py:",
+    "reductions.py:",
+    "scalar_types.py:",
+    "sharding.py:",
+    "sharding_impls.py:",
+    "source_info_util.py:",
+    "stages.py:",
+    "traceback_util.py:",
+    "tree_util.py:",
+    "ufunc_api.py:",
+    "ufuncs.py:",
+    "util.py:",
+    "xla.py:",
+    "xla_bridge.py:",
+    // NumPy
+    "fromnumeric.py:",
+    "numeric.py:",
+    "_methods.py:",
+    "shape_base.py:",
+    // The standard library (and package initialisers, where no user code lives)
+    "__init__.py:",
+    "_collections_abc.py:",
+    "abc.py:",
+    "ast.py:",
+    "contextlib.py:",
+    "copy.py:",
+    "dataclasses.py:",
+    "enum.py:",
+    "functools.py:",
+    "inspect.py:",
+    "linecache.py:",
+    "textwrap.py:",
+    "threading.py:",
+    "tokenize.py:",
+    "traceback.py:",
+    "typing.py:",
+    "warnings.py:",
+    "weakref.py:",
 ];
 
 /// Whether a Python tracer frame (`$file.py:12 fn`) is the user's code rather than
@@ -304,5 +353,34 @@ mod tests {
         assert!(!is_user_frame("$pxla.py:243 batched_device_put"));
         assert!(!is_user_frame("$<unknown> append"));
         assert!(!is_user_frame("$builtins isinstance"));
+    }
+
+    /// Frames of the standard library, NumPy and JAX seen in real GPU captures (the
+    /// tracer names files without their folders) are not the user's; the user's
+    /// scripts in those captures are, and so is a file whose name only ends like a
+    /// library's.
+    #[test]
+    fn library_frames_of_real_captures_are_not_the_users() {
+        for library in [
+            "$inspect.py:2765 name",
+            "$enum.py:1267 __hash__",
+            "$fromnumeric.py:2080 _shape_dispatcher",
+            "$scalar_types.py:40 __hash__",
+            "$mesh.py:550 empty",
+            "$lax.py:1662 _convert_element_type",
+            "$custom_derivatives.py:259 __call__",
+            "$__init__.py:12 <module>",
+        ] {
+            assert!(!is_user_frame(library), "{library}");
+        }
+        for user in [
+            "$generate_elementwise_trace.py:20 elementwise_ops",
+            "$generate_attention_trace.py:29 transformer_block",
+            "$step.py:14 train_step",
+            "$score.py:3 loss",
+            "$my_inspect.py:1 probe",
+        ] {
+            assert!(is_user_frame(user), "{user}");
+        }
     }
 }
