@@ -251,7 +251,7 @@ impl<'a> Fields<'a> {
     /// Passes over consecutive fields with the one-byte key `key` and a payload under
     /// 16 KiB (a length in one or two bytes) that starts with an event's metadata id
     /// in one or two bytes ([`fields::XEVENT_METADATA_ID_TAG`], then the id) for which
-    /// `skip(id)` holds, and reads the first such field it does not pass over (see
+    /// `skip(id, payload)` holds, and reads the first such field it does not pass over (see
     /// [`Skipped`]). Stops before anything else, which [`Fields::next_field`] then
     /// reads. Real captures have hundreds of event types, so ids past 127 are as common
     /// as the others.
@@ -259,7 +259,7 @@ impl<'a> Fields<'a> {
     pub fn skip_small_messages(
         &mut self,
         key: u8,
-        mut skip: impl FnMut(i64) -> bool,
+        mut skip: impl FnMut(i64, &'a [u8]) -> bool,
     ) -> Skipped<'a> {
         let mut skipped = Skipped {
             last: None,
@@ -282,7 +282,7 @@ impl<'a> Fields<'a> {
                 .wrapping_sub(self.pos)
                 .wrapping_sub(tail.len());
             self.pos = self.pos.wrapping_add(header).wrapping_add(len);
-            if !skip(id) {
+            if !skip(id, payload) {
                 skipped.kept = Some((payload, at));
                 break;
             }
@@ -745,7 +745,7 @@ mod tests {
                 let mut buf: Vec<u8> = ids.iter().flat_map(|&id| event(id, pad)).collect();
                 buf.extend([0x08, 0x01]);
                 let mut fast = Fields::new(&buf);
-                let skipped = fast.skip_small_messages(EVENTS, |id| !kept(id));
+                let skipped = fast.skip_small_messages(EVENTS, |id, _| !kept(id));
                 let passed = skipped.last;
                 // The general decoder, one field at a time.
                 let mut slow = Fields::new(&buf);

@@ -29,7 +29,8 @@ use crate::wire::fields::{
 use crate::wire::{StreamReader, StreamValue};
 
 pub use plane::{
-    Event, EventMetadata, EventVisitor, LineInfo, LineReader, Plane, SegmentJoin, SegmentWalk,
+    Event, EventMetadata, EventVisitor, Interest, LineInfo, LineReader, Plane, SegmentJoin,
+    SegmentWalk,
 };
 pub use split::LineBoundary;
 pub use stat::{OwnedStat, StatRef, StatValue};

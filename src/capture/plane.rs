@@ -296,6 +296,19 @@ impl<'a> Event<'a> {
     }
 }
 
+/// What a visitor asks of the events of one type ([`EventVisitor::interest`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Interest {
+    /// Passed over without being decoded.
+    Skip,
+    /// Only counted, by start time ([`EventVisitor::count`]): the rest of the event is
+    /// not read, nor is it given to [`EventVisitor::event`]. An event of an unusual
+    /// shape is given to `event` whole instead, which must then count it the same way.
+    Count,
+    /// Decoded and given to [`EventVisitor::event`].
+    Read,
+}
+
 /// Receives a plane's events, line by line, in file order (time order within a line).
 pub trait EventVisitor {
     /// Called before a line's events; return false to skip the line.
@@ -304,11 +317,14 @@ pub trait EventVisitor {
     }
     fn event(&mut self, line: &LineInfo, event: &Event<'_>);
 
-    /// Whether events of this type matter; others are skipped without being decoded.
-    /// The scan asks once per event, so keep it to a table lookup.
-    fn wants(&mut self, _metadata_id: i64) -> bool {
-        true
+    /// What the walk does with an event of this type (see [`Interest`]). The scan asks
+    /// once per event, so keep it to a table lookup.
+    fn interest(&mut self, _metadata_id: i64) -> Interest {
+        Interest::Read
     }
+
+    /// An event of a type the visitor only counts ([`Interest::Count`]), by its start.
+    fn count(&mut self, _start_ps: i64) {}
 
     /// Asked once per line, before its first event: a file offset of one of its events
     /// (an earlier [`Event::file_offset`]) to skip ahead to, if the visitor needs only
@@ -1002,7 +1018,9 @@ fn visit_line<V: EventVisitor + ?Sized>(
                 // Most events are of types the visitor skips: pass over runs of them
                 // in a tight loop, keeping only the last (for the line's span), and
                 // visit the event the loop stops at, which it read whole.
-                let skipped = fields.skip_small_messages(XLINE_EVENTS_TAG, |id| !visitor.wants(id));
+                let skipped = fields.skip_small_messages(XLINE_EVENTS_TAG, |id, raw| {
+                    passes_over(visitor, &line, id, raw)
+                });
                 if let Some(raw) = skipped.last {
                     last_raw = Some(raw);
                     consumed = fields.position();
@@ -1063,7 +1081,8 @@ fn visit_line<V: EventVisitor + ?Sized>(
                         // Nothing on this line is wanted: skip to its end.
                         return Ok(());
                     }
-                    let skip = peek_metadata_id(raw).is_some_and(|id| !visitor.wants(id));
+                    let skip = peek_metadata_id(raw)
+                        .is_some_and(|id| passes_over(visitor, &line, id, raw));
                     if !skip && visit_event(visitor, &line, raw, here)? {
                         return Ok(());
                     }
@@ -1131,6 +1150,30 @@ fn visit_line<V: EventVisitor + ?Sized>(
         }
     }
     Ok(())
+}
+
+/// Whether the walk passes over the event in `raw`, of type `id`, without giving it
+/// to `visitor`: one of a type it skips, or one it only counts (counted here from the
+/// usual header; an event of another shape is given to the visitor whole, which reads
+/// it as the general decoder does, or reports it damaged).
+#[inline(always)]
+fn passes_over<V: EventVisitor + ?Sized>(
+    visitor: &mut V,
+    line: &LineInfo,
+    id: i64,
+    raw: &[u8],
+) -> bool {
+    match visitor.interest(id) {
+        Interest::Skip => true,
+        Interest::Count => match Event::parse_usual(raw) {
+            Some(event) => {
+                visitor.count(event.start_ps(line));
+                true
+            }
+            None => false,
+        },
+        Interest::Read => false,
+    }
 }
 
 /// Decodes the event in `raw`, whose field starts at `here` in the file, and gives it
@@ -1577,5 +1620,88 @@ mod tests {
             }
         }
         assert!(checked > 300, "{checked} events checked");
+    }
+
+    /// Records the starts of the events of type [`COUNTED`], by [`Interest::Count`]
+    /// when `counting`, else by reading each one whole.
+    struct Starts {
+        counting: bool,
+        starts: Vec<i64>,
+    }
+
+    const COUNTED: i64 = 5;
+
+    impl EventVisitor for Starts {
+        fn interest(&mut self, metadata_id: i64) -> Interest {
+            match metadata_id {
+                COUNTED if self.counting => Interest::Count,
+                COUNTED => Interest::Read,
+                _ => Interest::Skip,
+            }
+        }
+
+        fn count(&mut self, start_ps: i64) {
+            self.starts.push(start_ps);
+        }
+
+        fn event(&mut self, line: &LineInfo, event: &Event<'_>) {
+            if event.metadata_id == COUNTED {
+                self.starts.push(event.start_ps(line));
+            }
+        }
+    }
+
+    /// Events counted by their start alone are counted at the starts their whole
+    /// reading finds, in every shape: the usual header, other field orders (given to
+    /// the visitor whole), skipped types between them, a line starting with a counted
+    /// event; and a damaged counted event stops both walks alike.
+    #[test]
+    fn events_counted_by_start_are_counted_as_reading_them_would() {
+        let event = |fields: &[(u8, u64)]| {
+            let mut payload = Vec::new();
+            for &(key, value) in fields {
+                payload.push(key);
+                varint(value, &mut payload);
+            }
+            let mut field = vec![XLINE_EVENTS_TAG];
+            varint(payload.len() as u64, &mut field);
+            field.extend(payload);
+            field
+        };
+        let (id, offset, duration) = (0x08, 0x10, 0x18);
+        let mut line = vec![0x18];
+        varint(1_700_000_000, &mut line);
+        for (i, skipped) in [(0u64, 3u64), (1, 300), (2, 7)] {
+            let at = 1 << (10 + 7 * i);
+            line.extend(event(&[(id, 5), (offset, at), (duration, 40)]));
+            line.extend(event(&[(id, skipped), (offset, at + 1)]));
+            // Offset before the id, then duration before the offset.
+            line.extend(event(&[(offset, at + 2), (id, 5)]));
+            line.extend(event(&[(id, 5), (duration, 9), (offset, at + 3)]));
+            line.extend(event(&[(id, 5), (offset, at + 4)]));
+            line.extend(event(&[(id, 5)]));
+        }
+        let damaged = {
+            let mut line = line.clone();
+            line.extend([XLINE_EVENTS_TAG, 0x03, id, 5, offset]);
+            line
+        };
+        for (bytes, is_damaged) in [(&line, false), (&damaged, true)] {
+            let walk = |counting: bool| {
+                let mut visitor = Starts {
+                    counting,
+                    starts: Vec::new(),
+                };
+                let src: &[u8] = bytes;
+                let end = bytes.len() as u64;
+                let mut reader = StreamReader::over(&src, READ_CHUNK, 0, end);
+                let walked = visit_line(&mut reader, 0, end, 0, false, &mut visitor);
+                (walked.map_err(|e| e.to_string()), visitor.starts)
+            };
+            let (counted, read) = (walk(true), walk(false));
+            assert_eq!(counted, read);
+            assert_eq!(counted.0.is_err(), is_damaged, "{counted:?}");
+            assert_eq!(counted.1.len(), 15, "{counted:?}");
+        }
     }
 }

@@ -8,7 +8,7 @@ use rustc_hash::FxHashMap as HashMap;
 
 use super::records::{ExecutionRecord, RuntimeScan, MAX_EXECUTIONS};
 use super::stats::{intern_module_stat, StatIds, StatSet};
-use crate::capture::{Event, EventVisitor, LineInfo, Plane, StatRef};
+use crate::capture::{Event, EventVisitor, Interest, LineInfo, Plane, StatRef};
 
 /// The module and program an event type names.
 type ModuleOfType = (Option<u32>, Option<u64>);
@@ -250,10 +250,23 @@ impl EventVisitor for DeviceVisitor<'_, '_> {
         true
     }
 
+    #[inline]
+    fn interest(&mut self, metadata_id: i64) -> Interest {
+        if self.counted_by_type(metadata_id) {
+            Interest::Count
+        } else {
+            Interest::Read
+        }
+    }
+
+    fn count(&mut self, start_ps: i64) {
+        self.scan.kernels += 1;
+        self.saw_device_activity(start_ps);
+    }
+
     fn event(&mut self, line: &LineInfo, event: &Event<'_>) {
         if self.counted_by_type(event.metadata_id) {
-            self.scan.kernels += 1;
-            self.saw_device_activity(event.start_ps(line));
+            self.count(event.start_ps(line));
             return;
         }
         let (module, program) = self.module_and_program(event);

@@ -13,7 +13,7 @@ use super::records::{
 };
 use super::stats::{intern_module_stat, memory_stat_table, MemoryStat, StatIds, StatSet};
 use super::window::CHECKPOINT_EVERY;
-use crate::capture::{Event, EventVisitor, LineInfo, Plane};
+use crate::capture::{Event, EventVisitor, Interest, LineInfo, Plane};
 
 /// Event-metadata ids below this are routed through a dense table.
 const DENSE_IDS: usize = 1 << 20;
@@ -342,9 +342,13 @@ impl EventVisitor for HostVisitor<'_> {
     }
 
     #[inline]
-    fn wants(&mut self, metadata_id: i64) -> bool {
+    fn interest(&mut self, metadata_id: i64) -> Interest {
         let slot = usize::try_from(metadata_id).unwrap_or(usize::MAX);
-        self.routes.get(slot) != Some(&Route::Skip)
+        if self.routes.get(slot) == Some(&Route::Skip) {
+            Interest::Skip
+        } else {
+            Interest::Read
+        }
     }
 
     fn line(&mut self, _line: &LineInfo) -> bool {
