@@ -162,38 +162,29 @@ impl StatIds {
 /// decodes only the values asked for.
 #[derive(Debug, Clone, Copy)]
 pub(super) struct StatSet<const N: usize> {
-    low: u128,
-    /// For each id below 128 in the set, its place in `ids` (the first, as a search
-    /// from the start finds it).
+    /// For each id below 128, one past its place in `ids` (the first, as a search
+    /// from the start finds it), 0 for an id not in the set: one load tells both
+    /// (a 128-bit mask took a dozen instructions to test).
     place_of_low: [u8; 128],
     ids: [Option<u64>; N],
 }
 
 impl<const N: usize> StatSet<N> {
     pub(super) fn new(ids: [Option<u64>; N]) -> Self {
-        let mut low = 0u128;
         let mut place_of_low = [0u8; 128];
         for (place, id) in ids.iter().enumerate().rev() {
-            if let Some(id) = id.filter(|&id| id < 128) {
-                low |= 1u128.wrapping_shl(id as u32);
-                if let Some(slot) = place_of_low.get_mut(id as usize) {
-                    *slot = place as u8;
-                }
+            if let Some(slot) = id.and_then(|id| place_of_low.get_mut(usize::try_from(id).ok()?)) {
+                *slot = u8::try_from(place.saturating_add(1)).unwrap_or(u8::MAX);
             }
         }
-        StatSet {
-            low,
-            place_of_low,
-            ids,
-        }
+        StatSet { place_of_low, ids }
     }
 
     #[inline(always)]
     pub(super) fn contains(&self, id: u64) -> bool {
-        if id < 128 {
-            self.low.wrapping_shr(id as u32) & 1 == 1
-        } else {
-            self.contains_large(id)
+        match self.place_of_low.get(id as usize) {
+            Some(&one_past) if id < 128 => one_past != 0,
+            _ => self.contains_large(id),
         }
     }
 
@@ -209,7 +200,7 @@ impl<const N: usize> StatSet<N> {
     #[inline(always)]
     fn place(&self, id: u64) -> Option<usize> {
         match self.place_of_low.get(id as usize) {
-            Some(&place) if id < 128 => Some(usize::from(place)),
+            Some(&one_past) if id < 128 => usize::from(one_past).checked_sub(1),
             _ => self.place_large(id),
         }
     }
@@ -279,5 +270,39 @@ pub(super) fn intern_module_stat(
         }
         StatRef::Str(s) => Some(scan.intern_module(&String::from_utf8_lossy(s))),
         _ => None,
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    /// A set answers what a search of its ids answers, for ids below 128 (by table)
+    /// and past it, repeated ids (the first place) and absent ones.
+    #[test]
+    fn a_stat_set_finds_what_a_search_of_its_ids_finds() {
+        let sets = [
+            [Some(3), None, Some(127), Some(3), Some(128)],
+            [Some(0), Some(1), Some(200), None, Some(70_000)],
+            [None, None, None, None, None],
+            [
+                Some(64),
+                Some(63),
+                Some(65),
+                Some(u64::from(u32::MAX) + 5),
+                Some(5),
+            ],
+        ];
+        for ids in sets {
+            let set = StatSet::new(ids);
+            for id in (0..300).chain([70_000, u64::from(u32::MAX) + 5, u64::MAX]) {
+                let searched = ids.iter().position(|&i| i == Some(id));
+                assert_eq!(set.contains(id), searched.is_some(), "{ids:?} {id}");
+                if searched.is_some() {
+                    assert_eq!(set.place(id), searched, "{ids:?} {id}");
+                }
+            }
+        }
     }
 }
