@@ -167,6 +167,9 @@ impl ByteSource for FileSource {
         // Not populated up front: a walk that jumps over most of a window (a line it
         // hands to another thread, the events after a checkpoint) maps only the pages
         // it reads, and the kernel maps pages around each fault in batches anyway.
+        // Advised sequential: the walk reads forward, and the kernel then neither
+        // marks the pages recently used when the window is unmapped (work it would
+        // do per page, for pages read once) nor reads ahead timidly on a cold file.
         #[allow(unsafe_code)]
         let map = unsafe {
             memmap2::MmapOptions::new()
@@ -174,7 +177,12 @@ impl ByteSource for FileSource {
                 .len(len)
                 .map(&self.file)
         };
-        map.ok().map(View::Mapped)
+        map.ok().map(|map| {
+            // Advice is a hint: a kernel that ignores it reads the window all the same.
+            #[cfg(unix)]
+            let _ = map.advise(memmap2::Advice::Sequential);
+            View::Mapped(map)
+        })
     }
 
     #[cfg(unix)]
