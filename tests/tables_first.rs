@@ -9,8 +9,9 @@ mod wire;
 
 use std::collections::BTreeMap;
 
-use oomlens::analysis::{prepare, Options};
+use oomlens::analysis::{analyze, prepare, Options};
 use oomlens::capture::{CaptureIndex, Event, EventVisitor, LineInfo, Plane};
+use oomlens::runtime::Scan;
 use oomlens::source::{ByteSource, FileSource};
 use wire::field;
 
@@ -130,23 +131,28 @@ fn fields(bytes: &[u8]) -> Vec<(u64, Vec<u8>)> {
     out
 }
 
-/// The capture with its host plane's fields (header 1–2, lines 3, tables 4–6) laid
-/// out again by `layout`.
+/// A plane's fields laid out again: (header 1–2, lines 3, tables 4–6) in, fields out.
+type Layout<'a> = &'a dyn Fn(Vec<Vec<u8>>, Vec<Vec<u8>>, Vec<Vec<u8>>) -> Vec<Vec<u8>>;
+
+/// The capture with its host plane's fields laid out again by `layout`.
 fn rewrite_host_plane(
     capture: &[u8],
     layout: impl Fn(Vec<Vec<u8>>, Vec<Vec<u8>>, Vec<Vec<u8>>) -> Vec<Vec<u8>>,
 ) -> Vec<u8> {
+    rewrite_planes(capture, &|name| name.ends_with(HOST.as_bytes()), &layout)
+}
+
+/// The capture with the fields of each plane whose name `which` picks laid out again
+/// by `layout`.
+fn rewrite_planes(capture: &[u8], which: &dyn Fn(&[u8]) -> bool, layout: Layout<'_>) -> Vec<u8> {
     let mut out = Vec::new();
     let mut rewrote = false;
     for (number, top) in fields(capture) {
         let mut at = 1;
         let len = read_varint(&top, &mut at) as usize;
         let payload = &top[at..at + len];
-        let is_host = number == 1
-            && fields(payload)
-                .iter()
-                .any(|(n, f)| *n == 2 && f.ends_with(HOST.as_bytes()));
-        if !is_host {
+        let picked = number == 1 && fields(payload).iter().any(|(n, f)| *n == 2 && which(f));
+        if !picked {
             out.extend(top);
             continue;
         }
@@ -163,8 +169,28 @@ fn rewrite_host_plane(
         out.extend(field(1, &plane));
         rewrote = true;
     }
-    assert!(rewrote, "no host plane");
+    assert!(rewrote, "no plane to rewrite");
     out
+}
+
+/// A plane laid out with its last line ending in an "event" that reads as an event
+/// metadata entry, so that the run of table fields seems to start inside that line:
+/// a guess of where the tables start that is too early.
+fn entry_in_last_line(
+    header: Vec<Vec<u8>>,
+    mut lines: Vec<Vec<u8>>,
+    tables: Vec<Vec<u8>>,
+) -> Vec<Vec<u8>> {
+    let mut entry = Vec::new();
+    entry.extend([0x08, 0x7f]);
+    entry.extend(field(2, &[0x08, 0x7f, 0x12, 0x01, b'x']));
+    let last = lines.pop().expect("a line");
+    let mut at = 1;
+    let len = read_varint(&last, &mut at) as usize;
+    let mut payload = last[at..at + len].to_vec();
+    payload.extend(field(4, &entry));
+    lines.push(field(3, &payload));
+    [header, lines, tables].concat()
 }
 
 /// Reads the rewritten capture's host plane tables-first and walks it: whether the
@@ -198,20 +224,7 @@ fn wrong_guesses_are_refuted_by_the_walk_and_the_report_is_unchanged() {
     let tables_before = rewrite_host_plane(&original, |header, lines, tables| {
         [header, tables, lines].concat()
     });
-    // The last line ends with an "event" that reads as an event metadata entry, so
-    // the run of table fields seems to start inside that line: a guess too early.
-    let entry_in_line = rewrite_host_plane(&original, |header, mut lines, tables| {
-        let mut entry = Vec::new();
-        entry.extend([0x08, 0x7f]);
-        entry.extend(field(2, &[0x08, 0x7f, 0x12, 0x01, b'x']));
-        let last = lines.pop().expect("a line");
-        let mut at = 1;
-        let len = read_varint(&last, &mut at) as usize;
-        let mut payload = last[at..at + len].to_vec();
-        payload.extend(field(4, &entry));
-        lines.push(field(3, &payload));
-        [header, lines, tables].concat()
-    });
+    let entry_in_line = rewrite_host_plane(&original, entry_in_last_line);
 
     for (what, capture) in [
         ("a line after the tables", &line_after),
@@ -225,4 +238,69 @@ fn wrong_guesses_are_refuted_by_the_walk_and_the_report_is_unchanged() {
         let src: &dyn ByteSource = &capture.as_slice();
         assert_eq!(report(src, None), report(src, Some(0)), "{what}");
     }
+}
+
+/// A run of TPU planes shared by two threads opens each plane by its tables, read from
+/// its end (`parallel/deferred.rs`). Where that guess is wrong, the walk that hands the
+/// plane's lines over refutes it, the run is read again in one walk, and the report
+/// is the one-thread report.
+#[test]
+fn tpu_planes_whose_tables_are_not_where_they_seem_are_read_again() {
+    let shared = Scan::TwoThreads {
+        host_from_bytes: u64::MAX,
+        device_from_bytes: 0,
+        cut_from_bytes: 0,
+    };
+    let mut tried = 0;
+    for path in real_captures::all() {
+        let original = std::fs::read(&path).expect("read");
+        let src: &dyn ByteSource = &original.as_slice();
+        let index = CaptureIndex::scan(src).expect("index");
+        if index
+            .planes
+            .iter()
+            .filter(|p| p.name.contains("TPU"))
+            .count()
+            < 2
+        {
+            continue;
+        }
+        let rewritten = rewrite_planes(
+            &original,
+            &|name| name.windows(3).any(|w| w == b"TPU"),
+            &entry_in_last_line,
+        );
+        let src: &dyn ByteSource = &rewritten.as_slice();
+        let index = CaptureIndex::scan(src).expect("index");
+        for at in index.planes.iter().filter(|p| p.name.contains("TPU")) {
+            let plane = Plane::open_tables_first(src, at).expect("open");
+            assert!(plane.tables_unconfirmed(), "a guess is made");
+            plane.visit_events(src, &mut Walk).expect("walk");
+            assert_eq!(plane.walked_line_count(), None, "the walk refutes it");
+        }
+        let file = std::env::temp_dir().join(format!(
+            "oomlens-tpu-tables-{}-{tried}.xplane.pb",
+            std::process::id()
+        ));
+        std::fs::write(&file, &rewritten).expect("write");
+        let src = FileSource::open(&file).expect("open");
+        let (two, one) = (
+            report_with(&src, shared),
+            report_with(&src, Scan::OneThread),
+        );
+        let _ = std::fs::remove_file(&file);
+        assert_eq!(two, one, "{}", path.display());
+        tried += 1;
+    }
+    assert!(tried >= 1, "no capture had a run of TPU planes");
+}
+
+/// The report as `scan` makes it.
+fn report_with(src: &FileSource, scan: Scan) -> String {
+    let options = Options {
+        scan,
+        ..Options::default()
+    };
+    let report = analyze(src, "host", "capture", &options, &mut |_, _, _| {}).expect("analyze");
+    oomlens::report::json::render(&oomlens::report(vec![report]))
 }

@@ -569,6 +569,19 @@ impl Plane {
         self.tables_guess.is_some()
     }
 
+    /// How many lines the plane has, once that is known: for a plane read
+    /// tables-first, only after a complete walk has met the tables where they were
+    /// taken to start (what [`Plane::confirm_tables`] asks, for a plane shared with
+    /// another thread, which cannot take the walk's line index); `None` until then, or
+    /// when the walk met them elsewhere (the plane is then to be read again).
+    pub fn walked_line_count(&self) -> Option<usize> {
+        let Some(guess) = self.tables_guess else {
+            return Some(self.line_count);
+        };
+        let walked = self.walked.get()?;
+        (walked.tables_at == guess.tables_from).then_some(walked.line_count)
+    }
+
     /// The plane's id and name (before its lines), then its tables from where
     /// [`tables::find`](super::tables::find) says they start; false if it cannot say.
     fn read_tables_first(&mut self, src: &dyn ByteSource) -> Result<bool, Error> {

@@ -4,7 +4,9 @@
 //! `DeviceVisitor::deferring`); both threads count the lines handed over, this one
 //! once its walk is done. Real TPU planes hold one long line of ops each, so the first
 //! plane's ops, which used to be read alone before the others could be shared, now
-//! overlap the rest.
+//! overlap the rest. Each plane is opened by its tables, read from its end, so that the
+//! other thread need not wait for a walk over its line headers; the walk that hands
+//! its lines over confirms them.
 
 use std::collections::VecDeque;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
@@ -38,7 +40,8 @@ struct Lines {
     planes: Vec<Option<PlaneIds>>,
     /// The walk is over: no more lines will come.
     walked: bool,
-    /// A line handed over could not be read.
+    /// A line handed over could not be read, or a plane's walk did not meet its
+    /// tables where they were read from: the run is read again in one walk.
     damaged: bool,
 }
 
@@ -153,7 +156,8 @@ impl Counted {
 /// ([`RuntimeScan::kernel_part`]), with their per-plane counts, on two threads as the
 /// module docs say: the part to add to `result` ([`RuntimeScan::absorb_kernels`]), or
 /// `None` when a line handed over could not be read (one walk would have stopped
-/// there: the run is to be read again in one walk).
+/// there) or a plane's tables were not where they were read from: the run is to be
+/// read again in one walk.
 pub(in crate::runtime) fn read_tpu_run(
     src: &dyn ByteSource,
     second: &(dyn ByteSource + Send + Sync),
@@ -232,7 +236,10 @@ fn walk_planes(
             // The run is read again in one walk.
             break;
         }
-        let Ok(plane) = Plane::open(src, at) else {
+        // Its tables read from its end: opening it by walking its lines would read
+        // each line's header (thousands on a real TPU plane) while the other thread
+        // waits; the walk below meets them all anyway, and confirms the tables.
+        let Ok(plane) = Plane::open_tables_first(src, at) else {
             shared.lines().planes.push(None);
             part.count_device_plane(0, 0);
             continue;
@@ -246,8 +253,15 @@ fn walk_planes(
         let collect = collect_first && i == 0;
         let mut visitor = DeviceVisitor::new(&plane, part, order, collect).deferring(&hand_over);
         plane.visit_events(src, &mut visitor)?;
+        let Some(line_count) = plane.walked_line_count() else {
+            // The walk did not meet the tables where they were taken to be: what was
+            // read with them is read again, in one walk of the run.
+            shared.lines().damaged = true;
+            shared.more.notify_all();
+            break;
+        };
         let seen = part.device_events - events_before;
-        part.count_device_plane(plane.line_count, seen);
+        part.count_device_plane(line_count, seen);
         if shared.lines().queue.len() > MAX_HANDED_OVER {
             shared.count(src, counted, false);
         }
