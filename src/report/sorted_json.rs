@@ -41,6 +41,14 @@ impl Node {
     /// `serde_json::Map` does with them).
     fn sorted(mut entries: Vec<(Key, Node)>) -> Node {
         entries.sort_by(|a, b| a.0.as_str().cmp(b.0.as_str()));
+        // Only a map can repeat a key: the entries of nearly every object stay where
+        // they are.
+        let repeats = entries
+            .windows(2)
+            .any(|pair| matches!(pair, [a, b] if a.0.as_str() == b.0.as_str()));
+        if !repeats {
+            return Node::Object(entries);
+        }
         let mut kept: Vec<(Key, Node)> = Vec::with_capacity(entries.len());
         for entry in entries {
             match kept.last_mut() {
@@ -100,8 +108,7 @@ impl Tree {
                 for (i, (key, value)) in entries.iter().enumerate() {
                     out.extend_from_slice(if i == 0 { b"\n" } else { b",\n" });
                     indent(out, depth + 1);
-                    // Writing into a Vec does not fail.
-                    let _ = serde_json::to_writer(&mut *out, key.as_str());
+                    write_key(out, key.as_str());
                     out.extend_from_slice(b": ");
                     self.write(value, depth + 1, out);
                 }
@@ -121,8 +128,25 @@ impl Tree {
 }
 
 fn indent(out: &mut Vec<u8>, depth: usize) {
-    for _ in 0..depth {
-        out.extend_from_slice(b"  ");
+    const SPACES: &[u8] = b"                                                                ";
+    let mut left = depth.saturating_mul(2);
+    while left > 0 {
+        let run = SPACES.get(..left.min(SPACES.len())).unwrap_or_default();
+        out.extend_from_slice(run);
+        left = left.saturating_sub(run.len().max(1));
+    }
+}
+
+/// An object's key as serde_json writes a string: as it is, in quotes, unless it holds
+/// what serde_json escapes (a quote, a backslash, a control character).
+fn write_key(out: &mut Vec<u8>, key: &str) {
+    if key.bytes().all(|b| b >= 0x20 && b != b'"' && b != b'\\') {
+        out.push(b'"');
+        out.extend_from_slice(key.as_bytes());
+        out.push(b'"');
+    } else {
+        // Writing into a Vec does not fail.
+        let _ = serde_json::to_writer(&mut *out, key);
     }
 }
 
@@ -519,7 +543,17 @@ mod tests {
             json!({"b": {"d": 1e300, "c": -0.0}, "a": "x", "": 5, "ä": 1, "Z": 2}),
             json!(u64::MAX),
             json!(i64::MIN),
+            json!({"quote\"": 1, "back\\slash": 2, "ctl\u{1}": 3, "tab\t": 4, "\u{7f}": 5, "é": 6}),
         ];
+        // Deeper than the indentation written at once.
+        let mut deep = json!({"leaf": [1]});
+        for _ in 0..40 {
+            deep = json!([deep, {"k": deep.clone()}]);
+            if deep.to_string().len() > 1 << 16 {
+                deep = json!([deep[0].clone()]);
+            }
+        }
+        assert_eq!(sorted(&deep), through_value(&deep));
         for v in &values {
             assert_eq!(sorted(v), through_value(v), "{v}");
         }
