@@ -333,7 +333,8 @@ pub trait EventVisitor {
         None
     }
 
-    /// Asked after each event: true ends the line's walk early (events are in time order).
+    /// Asked after each event given to [`EventVisitor::event`] (not after those only
+    /// counted): true ends the line's walk early (events are in time order).
     fn line_done(&mut self) -> bool {
         false
     }
