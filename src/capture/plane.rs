@@ -268,7 +268,7 @@ impl<'a> Event<'a> {
                         let mut fields = Fields::new(raw.get(pos..).unwrap_or_default());
                         let stat = match fields.next_field() {
                             Ok(Some((XEVENT_STATS, Value::Bytes(b)))) => {
-                                parse_stat(b).ok().flatten()
+                                parse_stat(b).ok().flatten().filter(|&(id, _)| wanted(id))
                             }
                             Ok(Some(_)) => None,
                             Ok(None) | Err(_) => return,
@@ -277,7 +277,8 @@ impl<'a> Event<'a> {
                     }
                 },
             };
-            if let Some((id, value)) = stat.filter(|&(id, _)| wanted(id)) {
+            // Each path above passes only stats `wanted` lets through.
+            if let Some((id, value)) = stat {
                 f(id, value);
             }
             pos = next;
@@ -543,18 +544,24 @@ impl Plane {
     /// then takes the line positions the walk found). `false` means the plane must be
     /// opened again ([`Plane::reopen`]) and whatever was read with it read again.
     pub fn confirm_tables(&mut self) -> bool {
-        let Some(guess) = self.tables_guess else {
+        if self.tables_guess.is_none() {
             return true;
-        };
-        match self.walked.get() {
-            Some(walked) if walked.tables_at == guess.tables_from => {
-                self.line_count = walked.line_count;
-                self.lines = walked.lines.clone();
-                self.tables_guess = None;
-                true
-            }
-            _ => false,
         }
+        let Some(walked) = self.confirming_walk() else {
+            return false;
+        };
+        (self.line_count, self.lines) = (walked.line_count, walked.lines.clone());
+        self.tables_guess = None;
+        true
+    }
+
+    /// For a plane read tables-first, the walk that met its tables where they were
+    /// taken to start, if one has.
+    fn confirming_walk(&self) -> Option<&Walked> {
+        let guess = self.tables_guess?;
+        self.walked
+            .get()
+            .filter(|walked| walked.tables_at == guess.tables_from)
     }
 
     /// Whether [`Plane::lines`] holds every line's position: not for a plane with more
@@ -576,11 +583,10 @@ impl Plane {
     /// another thread, which cannot take the walk's line index); `None` until then, or
     /// when the walk met them elsewhere (the plane is then to be read again).
     pub fn walked_line_count(&self) -> Option<usize> {
-        let Some(guess) = self.tables_guess else {
+        if self.tables_guess.is_none() {
             return Some(self.line_count);
-        };
-        let walked = self.walked.get()?;
-        (walked.tables_at == guess.tables_from).then_some(walked.line_count)
+        }
+        self.confirming_walk().map(|walked| walked.line_count)
     }
 
     /// The plane's id and name (before its lines), then its tables from where
