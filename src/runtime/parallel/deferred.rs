@@ -18,9 +18,17 @@ use crate::capture::{LineInfo, Plane, PlaneRef};
 use crate::error::Error;
 use crate::source::ByteSource;
 
-/// Lines handed over at most before the walking thread counts some itself, so that
-/// open planes do not pile up.
-const MAX_HANDED_OVER: usize = 8;
+/// Lines waiting at most, after a plane's walk, before the walking thread counts some
+/// itself: what bounds the queue (a line waits without its name, in a few dozen
+/// bytes). Below it the walker goes on to the next plane, the other thread counting
+/// meanwhile; the two share what is left once the walk is over.
+const MAX_HANDED_OVER: usize = 4096;
+
+/// Lines the walking thread leaves waiting when it counts some, so that the other
+/// thread has work while the walker opens the next plane and reads its module line(s)
+/// up to its first line handed over (on the scaled TPU capture, 634 module lines:
+/// milliseconds).
+const LEFT_WAITING: usize = 1024;
 
 /// A plane of the run, with its stat ids.
 type PlaneIds = (Arc<Plane>, StatIds);
@@ -64,18 +72,33 @@ impl Shared {
     }
 
     fn hand_over(&self, plane: usize, line: &LineInfo) {
-        self.lines().queue.push_back(HandedOver {
-            plane,
-            line: line.clone(),
-        });
+        // Without its name: a line handed over is not a module line, all the counting
+        // visitor asks of the name.
+        let line = LineInfo {
+            id: line.id,
+            name: String::new(),
+            timestamp_ns: line.timestamp_ns,
+            ordinal: line.ordinal,
+            span: line.span.clone(),
+        };
+        self.lines().queue.push_back(HandedOver { plane, line });
         self.more.notify_one();
     }
 
     /// The next line to count, with its plane when not `reading` that one already,
-    /// waiting for one while the walk goes on (`wait`); `None` when none is left.
-    fn next(&self, wait: bool, reading: Option<usize>) -> Option<(HandedOver, Option<PlaneIds>)> {
+    /// waiting for one while the walk goes on (`wait`); `None` when none is left, or
+    /// when not waiting and only `leave` lines are.
+    fn next(
+        &self,
+        wait: bool,
+        leave: usize,
+        reading: Option<usize>,
+    ) -> Option<(HandedOver, Option<PlaneIds>)> {
         let mut lines = self.lines();
         loop {
+            if !wait && lines.queue.len() <= leave {
+                return None;
+            }
             if let Some(handed) = lines.queue.pop_front() {
                 if reading == Some(handed.plane) {
                     return Some((handed, None));
@@ -94,11 +117,11 @@ impl Shared {
     }
 
     /// Counts handed-over lines, reading through `src`, until none is left (or, with
-    /// `wait` false, none is waiting). Lines of one plane come in file order: while
-    /// they do, one visitor (and its cache of op types) and one reader (and its
+    /// `wait` false, only `leave` are waiting). Lines of one plane come in file order:
+    /// while they do, one visitor (and its cache of op types) and one reader (and its
     /// windows) serve them.
-    fn count(&self, src: &dyn ByteSource, counted: &mut Counted, wait: bool) {
-        let mut next = self.next(wait, None);
+    fn count(&self, src: &dyn ByteSource, counted: &mut Counted, wait: bool, leave: usize) {
+        let mut next = self.next(wait, leave, None);
         while let Some((first, Some((plane, ids)))) = next {
             let at = first.plane;
             let mut reader = plane.line_reader(src);
@@ -115,7 +138,7 @@ impl Shared {
                     self.more.notify_all();
                     return;
                 }
-                match self.next(wait, Some(at)) {
+                match self.next(wait, leave, Some(at)) {
                     Some((more, None)) => line = more,
                     other => break other,
                 }
@@ -175,7 +198,7 @@ pub(in crate::runtime) fn read_tpu_run(
     let (walk, theirs) = std::thread::scope(|scope| {
         let worker = scope.spawn(|| {
             let mut counted = Counted::default();
-            shared.count(second, &mut counted, true);
+            shared.count(second, &mut counted, true, 0);
             counted
         });
         let walk = {
@@ -190,7 +213,7 @@ pub(in crate::runtime) fn read_tpu_run(
                 &mut mine,
             )
         };
-        shared.count(src, &mut mine, true);
+        shared.count(src, &mut mine, true, 0);
         (walk, worker.join())
     });
     walk?;
@@ -263,7 +286,7 @@ fn walk_planes(
         let seen = part.device_events - events_before;
         part.count_device_plane(line_count, seen);
         if shared.lines().queue.len() > MAX_HANDED_OVER {
-            shared.count(src, counted, false);
+            shared.count(src, counted, false, LEFT_WAITING);
         }
     }
     Ok(())
