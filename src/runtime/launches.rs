@@ -191,7 +191,7 @@ impl RuntimeScan {
         let remap = |i: u32| new_index.get(resolve(i) as usize).copied().unwrap_or(0);
         self.renumber_launches(remap, &by_run);
         self.put_launches_in_order(&order);
-        self.records.sort_by_key(|r| r.time_ps);
+        self.put_records_in_time_order();
     }
 
     /// Points allocation origins and waits at the launches' new indices (`remap`),

@@ -3,7 +3,7 @@
 //! later lines of a device plane matched to a copy of the launches.
 
 use super::records::{
-    cutoff, AllocationRecord, AllocatorState, ExecutionRecord, Origin, RetryRecord, RuntimeScan,
+    AllocationRecord, AllocatorState, ExecutionRecord, Origin, RetryRecord, RuntimeScan,
     MAX_ALLOCATION_RECORDS, MAX_EXECUTIONS, MAX_RETRY_RECORDS,
 };
 
@@ -134,39 +134,42 @@ impl RuntimeScan {
 
     /// Another part's allocator events: what either part's history leaves out is
     /// dropped and counted, the rest renumbered and kept, and the history capped again.
-    /// The merged history's cut is found from both parts' times before anything moves,
-    /// so that only what is kept is moved, into room this part's history mostly has.
+    /// Both histories are put in time order (each part's thread has done so already,
+    /// see [`RuntimeScan::put_records_in_time_order`], so this costs a pass over each),
+    /// the cut is found from their ends, and what is kept is merged in time order,
+    /// this part's first among equal times: what sorting the two histories one after
+    /// the other gives, which is what the scan's end does (`finish_host`).
     fn absorb_records(
         &mut self,
-        theirs: Vec<AllocationRecord>,
+        mut theirs: Vec<AllocationRecord>,
         dropped: u64,
         dropped_through_ps: Option<i64>,
         renumber: &Renumber,
     ) {
         self.records_dropped += dropped;
+        self.put_records_in_time_order();
+        theirs.sort_by_key(|r| r.time_ps);
         // What either part dropped is older than what the whole keeps.
         let through = self.records_dropped_through_ps.max(dropped_through_ps);
-        let after = |r: &&AllocationRecord| through.is_none_or(|t| r.time_ps > t);
-        let times: Vec<i64> = self
-            .records
-            .iter()
-            .chain(&theirs)
-            .filter(after)
-            .map(|r| r.time_ps)
-            .collect();
+        let after = |records: &[AllocationRecord]| match through {
+            Some(t) => records.partition_point(|r| r.time_ps <= t),
+            None => 0,
+        };
+        let (mine_from, theirs_from) = (after(&self.records), after(&theirs));
+        let mine = self.records.get(mine_from..).unwrap_or_default();
+        let later = theirs.get(theirs_from..).unwrap_or_default();
         // `None` is before every time.
-        let through = through.max(cutoff(times.into_iter(), MAX_ALLOCATION_RECORDS));
+        let through = through.max(latest_dropped(mine, later, MAX_ALLOCATION_RECORDS));
         if let Some(through) = through {
             self.drop_records_through(through);
         }
-        let later = theirs.len();
-        let before = self.records.len();
-        let kept = theirs
-            .into_iter()
-            .filter(|r| through.is_none_or(|t| r.time_ps > t));
-        self.records.extend(kept.map(|r| renumber.record(r)));
-        let added = self.records.len() - before;
-        self.records_dropped += (later - added) as u64;
+        let kept_from = match through {
+            Some(t) => theirs.partition_point(|r| r.time_ps <= t),
+            None => 0,
+        };
+        self.records_dropped += kept_from as u64;
+        let kept = theirs.get(kept_from..).unwrap_or_default();
+        merge_by_time(&mut self.records, kept, renumber);
     }
 
     /// What a second device scanner needs to match kernels to launches on its own:
@@ -239,9 +242,70 @@ impl AllocatorState {
     }
 }
 
+/// Of two histories in time order, the time of the latest event dropped when only the
+/// `keep` latest of both are kept (with every other event of that time): what
+/// [`cutoff`](super::records::cutoff) finds over both, found from their ends.
+fn latest_dropped(
+    mine: &[AllocationRecord],
+    theirs: &[AllocationRecord],
+    keep: usize,
+) -> Option<i64> {
+    if mine.len() + theirs.len() <= keep {
+        return None;
+    }
+    let (mut mine, mut theirs) = (mine.iter().rev().peekable(), theirs.iter().rev().peekable());
+    let mut next = || match (mine.peek(), theirs.peek()) {
+        (Some(a), Some(b)) if a.time_ps >= b.time_ps => mine.next(),
+        (Some(_), Some(_)) | (None, _) => theirs.next(),
+        (Some(_), None) => mine.next(),
+    };
+    // The (keep + 1)-th latest.
+    (0..keep).for_each(|_| {
+        next();
+    });
+    next().map(|r| r.time_ps)
+}
+
+/// Merges `theirs` (in time order, renumbered into this scan's tables on the way) into
+/// `mine` (in time order), `mine` first among equal times, in place: from the back,
+/// each record moves at most once, into room `mine` mostly has from its scan.
+fn merge_by_time(
+    mine: &mut Vec<AllocationRecord>,
+    theirs: &[AllocationRecord],
+    renumber: &Renumber,
+) {
+    let (Some(&last), Some(first)) = (mine.last(), theirs.first()) else {
+        mine.extend(theirs.iter().map(|&r| renumber.record(r)));
+        return;
+    };
+    if last.time_ps <= first.time_ps {
+        mine.extend(theirs.iter().map(|&r| renumber.record(r)));
+        return;
+    }
+    let mut i = mine.len();
+    mine.resize(mine.len() + theirs.len(), last);
+    // `i` records of mine and `j` of theirs are left to place, below `i + j`.
+    for (j, theirs_next) in theirs.iter().enumerate().rev() {
+        let theirs_next = renumber.record(*theirs_next);
+        // Mine that come after it (later in time: on equal times theirs go last).
+        while let Some(&m) = i.checked_sub(1).and_then(|at| mine.get(at)) {
+            if m.time_ps <= theirs_next.time_ps {
+                break;
+            }
+            if let Some(slot) = mine.get_mut(i + j) {
+                *slot = m;
+            }
+            i -= 1;
+        }
+        if let Some(slot) = mine.get_mut(i + j) {
+            *slot = theirs_next;
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
-    use super::super::records::tests::execution;
+    use super::super::records::tests::{execution, record, scrambled};
     use super::*;
 
     /// Module names first met by the later of two device scanners come after the
@@ -265,5 +329,60 @@ mod tests {
         assert!(whole.executions[0].launched_kernels);
         assert_eq!(whole.executions[0].program_id, Some(7));
         assert_eq!(whole.kernels, 3);
+    }
+
+    /// Parts merged as the threads hand them over (each put in time order, or not)
+    /// keep the history one scan keeps, record for record: among events of one time
+    /// the order they were met in, and the cut falling inside a run of equal times.
+    #[test]
+    fn merged_parts_keep_the_history_of_one_scan_with_equal_times() {
+        let n = 3 * MAX_ALLOCATION_RECORDS + 4321;
+        // Seven events a time, met out of order; `addr` tells them apart.
+        let events: Vec<AllocationRecord> = scrambled(n)
+            .enumerate()
+            .map(|(i, t)| {
+                let mut r = record(t / 7, Origin::Unknown);
+                r.addr = i as u64;
+                r
+            })
+            .collect();
+        let history = |s: &RuntimeScan| {
+            let kept = s
+                .records
+                .iter()
+                .map(|r| (r.time_ps, r.addr))
+                .collect::<Vec<_>>();
+            (kept, s.records_dropped, s.records_dropped_through_ps)
+        };
+        let mut whole = RuntimeScan::default();
+        events.iter().for_each(|&r| whole.keep_record(r));
+        whole.finish_host();
+        assert_eq!(whole.records.len() + whole.records_dropped as usize, n);
+
+        for (cuts, sorted) in [
+            (vec![n / 3], [true, true, true]),
+            (vec![n / 5, n / 2], [true, false, true]),
+            (vec![10, 20, n - 10], [false, true, false]),
+            (vec![MAX_ALLOCATION_RECORDS], [false, false, false]),
+        ] {
+            let mut starts = vec![0];
+            starts.extend(&cuts);
+            starts.push(n);
+            let mut parts = starts
+                .windows(2)
+                .zip(sorted.iter().cycle())
+                .map(|(w, &sort)| {
+                    let mut part = RuntimeScan::default();
+                    events[w[0]..w[1]].iter().for_each(|&r| part.keep_record(r));
+                    if sort {
+                        part.put_records_in_time_order();
+                    }
+                    part
+                });
+            let mut merged = parts.next().unwrap();
+            parts.for_each(|part| merged.absorb(part));
+            merged.finish_host();
+            assert_eq!(history(&merged), history(&whole), "cut at {cuts:?}");
+        }
     }
 }

@@ -188,6 +188,8 @@ impl SegmentScan for HostSegments<'_> {
         let mut visitor = HostVisitor::new(self.plane, std::mem::take(part));
         let walk = self.plane.visit_segment(src, from, stop, &mut visitor);
         *part = visitor.scan;
+        // On this thread, while the other still scans: the join then merges parts.
+        part.put_records_in_time_order();
         walk
     }
 
@@ -251,6 +253,8 @@ pub(super) fn scan_host_part(
         SharePart::First => plane.visit_events_before(src, boundary, &mut visitor)?,
         SharePart::Second => plane.visit_events_from_middle(src, boundary, &mut visitor)?,
     }
+    // On this thread, while the other may still scan: absorbing the part then merges.
+    visitor.scan.put_records_in_time_order();
     Ok(visitor.scan)
 }
 

@@ -306,6 +306,13 @@ impl RuntimeScan {
         }
     }
 
+    /// Puts the history in time order, stably: records of one time keep the order the
+    /// scan met them in. A thread done with its part of a host plane does this, so that
+    /// merging parts and the scan's end each find it done (a pass over the history).
+    pub(super) fn put_records_in_time_order(&mut self) {
+        self.records.sort_by_key(|r| r.time_ps);
+    }
+
     /// Drops the records at or before `through`.
     pub(super) fn drop_records_through(&mut self, through: i64) {
         let n = self.records.len();
