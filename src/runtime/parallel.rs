@@ -90,6 +90,34 @@ impl Scan {
         }
     }
 
+    /// The strategy for the last plane of a run split off by [`split_off_last`]: shared
+    /// by two threads whatever its size, the other thread cutting it from a quarter of
+    /// it on (it is smaller than a plane shared on its own, which is cut from
+    /// `cut_from_bytes` on).
+    pub(super) fn for_last_of_run(self, plane: &PlaneRef) -> Scan {
+        match self {
+            Scan::OneThread => Scan::OneThread,
+            Scan::TwoThreads {
+                host_from_bytes, ..
+            } => Scan::TwoThreads {
+                host_from_bytes,
+                device_from_bytes: 0,
+                cut_from_bytes: plane.len / 4,
+            },
+        }
+    }
+
+    /// What splitting the last plane off a run shared by plane must save, in bytes one
+    /// thread reads while the other waits ([`split_off_last`]): an eighth of the size
+    /// from which a thread cuts another's segment (1 MiB natively), as a plane shared
+    /// on its own costs about as much as cutting a segment does.
+    pub(super) fn split_off_from(self) -> u64 {
+        match self {
+            Scan::OneThread => u64::MAX,
+            Scan::TwoThreads { cut_from_bytes, .. } => cut_from_bytes / 8,
+        }
+    }
+
     /// The size from which a device plane is shared by two threads, if any is.
     pub(super) fn device_shared_from(self) -> Option<u64> {
         match self {
@@ -335,6 +363,36 @@ pub(super) fn match_planes_shared(
     result.absorb_kernels(first?);
     result.absorb_kernels(later?);
     Ok(())
+}
+
+/// `planes` (a run shared by plane, see [`match_planes_shared`]) as the planes to share
+/// by plane and, when that balances the threads better, the last plane, to share by
+/// segments on its own ([`Scan::for_last_of_run`]). A run shared by plane leaves one
+/// thread idle for the difference between its two halves: a whole plane when the
+/// planes are alike and odd in number (the seven planes of the scaled conv capture, one
+/// thread reading four while the other read three). The last plane is split off when
+/// that shrinks the difference by more than `min_gain` bytes, what sharing a plane on
+/// its own costs.
+pub(super) fn split_off_last(
+    planes: &[PlaneRef],
+    min_gain: u64,
+) -> (&[PlaneRef], Option<&PlaneRef>) {
+    let (Some((last, rest)), true) = (planes.split_last(), planes.len() >= 3) else {
+        return (planes, None);
+    };
+    if imbalance(planes) > imbalance(rest).saturating_add(min_gain) {
+        (rest, Some(last))
+    } else {
+        (planes, None)
+    }
+}
+
+/// How many more bytes one thread reads than the other when `planes` are cut at their
+/// [`balanced_split`].
+fn imbalance(planes: &[PlaneRef]) -> u64 {
+    let (first, later) = planes.split_at(balanced_split(planes));
+    let bytes = |run: &[PlaneRef]| run.iter().map(|p| p.len).sum::<u64>();
+    bytes(first).abs_diff(bytes(later))
 }
 
 /// Where to cut `planes` into two runs of about the same bytes, each of at least one.

@@ -6,7 +6,7 @@
 
 use super::device::DeviceVisitor;
 use super::parallel::{
-    match_kernels_shared, match_planes_shared, read_tpu_run, scan_host_plane, Scan,
+    match_kernels_shared, match_planes_shared, read_tpu_run, scan_host_plane, split_off_last, Scan,
 };
 pub use super::records::{ExecutionRecord, RuntimeScan};
 use super::HOST_PLANE;
@@ -106,7 +106,12 @@ pub(super) fn scan_devices(
         }
         let run = plane_run(device_planes, next, &result, shared_from);
         if let (Some(run), Some(second)) = (run, src.share()) {
-            match_planes_shared(src, second.as_ref(), run, &mut result, &order)?;
+            let (by_plane, last) = split_off_last(run, how.split_off_from());
+            match_planes_shared(src, second.as_ref(), by_plane, &mut result, &order)?;
+            if let Some(last) = last {
+                let how = how.for_last_of_run(last);
+                scan_device_plane(src, last, &mut result, &order, how, &mut first_tpu)?;
+            }
             next += run.len();
             continue;
         }

@@ -131,15 +131,17 @@ fn a_host_plane_shared_without_an_index_gives_the_one_scanner_report() {
 /// Device planes shared by two threads (when every launch names its module, so the
 /// order kernels are matched in cannot matter) find what one scanner finds: kernel
 /// counts, which launches ran kernels and their programs, module names in order, line
-/// counts. Shared here whatever the plane's size.
+/// counts. Shared here whatever the plane's size, and again by plane: every plane in a
+/// run shared by plane, whose last plane is split off and shared by segments where
+/// that balances the two threads better.
 #[test]
 fn device_planes_shared_by_two_threads_match_kernels_as_one_scanner_does() {
-    let devices_shared = Scan::TwoThreads {
+    let each_shared = Scan::TwoThreads {
         host_from_bytes: u64::MAX,
         device_from_bytes: 0,
         cut_from_bytes: 0,
     };
-    let mut shared = 0;
+    let (mut shared, mut split_off) = (0, 0);
     for path in real_captures::all() {
         let src = FileSource::open(&path).expect("open");
         let devices: Vec<PlaneRef> = CaptureIndex::scan(&src)
@@ -157,29 +159,54 @@ fn device_planes_shared_by_two_threads_match_kernels_as_one_scanner_does() {
         let devices_with = |how: Scan| {
             scan_devices(&src, &devices, host(), how, &mut |_, _, _| {}).expect("devices")
         };
-        let one = devices_with(Scan::OneThread);
-        let two = devices_with(devices_shared);
-        let what = |scan: &RuntimeScan| {
-            format!(
-                "kernels {}\nlaunches {:?}\nmodules {:?}\nlines {:?}\nmemory {:?}\n\
-                 per plane {:?}\nevents {}\nlast {:?}\ndevice launches {:?}",
-                scan.kernels,
-                scan.executions,
-                scan.module_names,
-                scan.device_line_counts,
-                scan.device_memory_bytes,
-                scan.device_kernel_counts,
-                scan.device_events,
-                scan.last_kernel_ps,
-                scan.device_executions,
-            )
-        };
-        assert_eq!(what(&two), what(&one), "{}", path.display());
-        if any_order && one.kernels > 0 {
+        let one = what_devices_give(&devices_with(Scan::OneThread));
+        let two = what_devices_give(&devices_with(each_shared));
+        assert_eq!(two, one, "{}", path.display());
+        // Planes no larger than the largest, or than the one after it: those in a run
+        // shared by plane (a larger one first on its own, where it comes first).
+        let mut lens: Vec<u64> = devices.iter().map(|p| p.len).collect();
+        lens.sort_unstable();
+        for below in [lens.last(), lens.iter().rev().nth(1)]
+            .into_iter()
+            .flatten()
+        {
+            let by_plane = Scan::TwoThreads {
+                host_from_bytes: u64::MAX,
+                device_from_bytes: below + 1,
+                cut_from_bytes: 0,
+            };
+            let two = what_devices_give(&devices_with(by_plane));
+            assert_eq!(two, one, "{} ({by_plane:?})", path.display());
+            let run: Vec<PlaneRef> = (devices.iter())
+                .skip_while(|p| p.len > *below)
+                .take_while(|p| p.len <= *below && !p.name.contains("TPU"))
+                .cloned()
+                .collect();
+            split_off += usize::from(any_order && split_off_last(&run, 0).1.is_some());
+        }
+        if any_order && !one.starts_with("kernels 0\n") {
             shared += 1;
         }
     }
     assert!(shared >= 3, "only {shared} captures had kernels to share");
+    assert!(split_off >= 1, "no run had its last plane split off");
+}
+
+/// What a device scan found, to compare scans by.
+fn what_devices_give(scan: &RuntimeScan) -> String {
+    format!(
+        "kernels {}\nlaunches {:?}\nmodules {:?}\nlines {:?}\nmemory {:?}\n\
+         per plane {:?}\nevents {}\nlast {:?}\ndevice launches {:?}",
+        scan.kernels,
+        scan.executions,
+        scan.module_names,
+        scan.device_line_counts,
+        scan.device_memory_bytes,
+        scan.device_kernel_counts,
+        scan.device_events,
+        scan.last_kernel_ps,
+        scan.device_executions,
+    )
 }
 
 /// Runs of device planes shared by plane are cut into two runs of about the same
@@ -203,6 +230,23 @@ fn plane_runs_are_cut_into_two_runs_of_about_the_same_bytes() {
     assert_eq!(balanced_split(&planes(&[100, 1, 1, 1])), 1);
     assert_eq!(balanced_split(&planes(&[1, 1, 1, 100])), 3);
     assert_eq!(balanced_split(&planes(&[0, 0])), 1);
+
+    // Seven alike: one thread would read four while the other reads three; six are
+    // shared by plane and the last by segments. Two, or an even split, stay as they are.
+    let mib = |lens: &[u64]| planes(&lens.iter().map(|l| l << 20).collect::<Vec<_>>());
+    let split = |lens: &[u64], min_gain: u64| {
+        let planes = mib(lens);
+        let (by_plane, last) = split_off_last(&planes, min_gain << 20);
+        (by_plane.len(), last.is_some())
+    };
+    assert_eq!(split(&[7, 7, 7, 7, 7, 7, 7], 1), (6, true));
+    assert_eq!(split(&[12, 7, 7, 7, 7, 7, 7, 7], 1), (7, true));
+    assert_eq!(split(&[7, 7, 7, 7], 1), (4, false));
+    assert_eq!(split(&[40, 40, 40], 1), (2, true));
+    assert_eq!(split(&[40, 40], 1), (2, false));
+    assert_eq!(split(&[10, 10, 10, 30], 1), (4, false));
+    // Splitting off saves less than it costs.
+    assert_eq!(split(&[7, 7, 7], 8), (3, false));
 }
 
 /// Records where each event of the lines named `line` starts.
