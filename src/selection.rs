@@ -5,7 +5,7 @@
 //! started plus what the launch allocates exceeds the pool. A launch without kernels
 //! alone proves nothing: device traces are often cut short.
 
-use std::collections::HashMap;
+use std::collections::BTreeMap;
 
 use crate::diagnosis::error_text::RequestMatch;
 use crate::error::Error;
@@ -202,7 +202,8 @@ fn chosen(
 /// The last launch of each module, by label, in the order modules first launched.
 fn last_launches<'s>(launches: &Launches<'s>) -> Vec<(&'s str, usize)> {
     let mut last: Vec<(&str, usize)> = Vec::new();
-    let mut slot_of: HashMap<&str, usize> = HashMap::new();
+    // Ordered by name rather than hashed: a few modules, looked up once a launch.
+    let mut slot_of: BTreeMap<&str, usize> = BTreeMap::new();
     for (i, label) in launches.labels.iter().enumerate() {
         let Some(label) = label.as_deref() else {
             continue;

@@ -59,7 +59,8 @@ pub(super) fn report(
     let unfinished = runtime::unfinished_call(&scan, &keys, &labels)
         .map(|(module, start_ps)| selection::UnfinishedCall { module, start_ps });
     drop(keys);
-    let mut launches: std::collections::HashMap<&str, u64> = std::collections::HashMap::new();
+    // Ordered by name rather than hashed: a few modules, looked up once a launch.
+    let mut launches: std::collections::BTreeMap<&str, u64> = std::collections::BTreeMap::new();
     for l in labels.iter().flatten() {
         *launches.entry(l.as_str()).or_insert(0) += 1;
     }

@@ -3,7 +3,7 @@
 //! module's launches, then the live arrays ([`super::live`]) and the host's activity
 //! between its last two launches ([`super::window`]).
 
-use std::collections::HashMap;
+use std::collections::BTreeMap;
 
 use super::live::live_groups;
 use super::records::{AllocationRecord, RetryRecord, RuntimeScan};
@@ -390,7 +390,8 @@ fn allocator_timelines(scan: &RuntimeScan) -> Vec<Vec<(i64, u64)>> {
 
 /// Each launch's number among its module's launches, in time order (1-based).
 pub(crate) fn execution_ordinals(labels: &[Option<String>]) -> Vec<usize> {
-    let mut seen: HashMap<&str, usize> = HashMap::new();
+    // Ordered by name rather than hashed: a few modules, looked up once a launch.
+    let mut seen: BTreeMap<&str, usize> = BTreeMap::new();
     labels
         .iter()
         .map(|l| {
