@@ -331,9 +331,9 @@ mod tests {
         assert_eq!(whole.kernels, 3);
     }
 
-    /// Parts merged as the threads hand them over (each put in time order, or not)
-    /// keep the history one scan keeps, record for record: among events of one time
-    /// the order they were met in, and the cut falling inside a run of equal times.
+    /// Parts merged as the threads hand them over (each capped and put in time order,
+    /// or not) keep the history one scan keeps, record for record: among events of one
+    /// time the order they were met in, and the cut falling inside a run of equal times.
     #[test]
     fn merged_parts_keep_the_history_of_one_scan_with_equal_times() {
         let n = 3 * MAX_ALLOCATION_RECORDS + 4321;
@@ -375,7 +375,7 @@ mod tests {
                     let mut part = RuntimeScan::default();
                     events[w[0]..w[1]].iter().for_each(|&r| part.keep_record(r));
                     if sort {
-                        part.put_records_in_time_order();
+                        part.finish_part();
                     }
                     part
                 });

@@ -217,7 +217,7 @@ impl SegmentScan for HostSegments<'_> {
         let walk = self.plane.visit_segment(src, from, stop, &mut visitor);
         *part = visitor.scan;
         // On this thread, while the other still scans: the join then merges parts.
-        part.put_records_in_time_order();
+        part.finish_part();
         walk
     }
 
@@ -282,7 +282,7 @@ pub(super) fn scan_host_part(
         SharePart::Second => plane.visit_events_from_middle(src, boundary, &mut visitor)?,
     }
     // On this thread, while the other may still scan: absorbing the part then merges.
-    visitor.scan.put_records_in_time_order();
+    visitor.scan.finish_part();
     Ok(visitor.scan)
 }
 

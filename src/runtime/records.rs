@@ -308,9 +308,23 @@ impl RuntimeScan {
 
     /// Puts the history in time order, stably: records of one time keep the order the
     /// scan met them in. A thread done with its part of a host plane does this, so that
-    /// merging parts and the scan's end each find it done (a pass over the history).
+    /// merging parts and the scan's end each find it done (a pass over the history,
+    /// without the scratch buffer a sort takes).
     pub(super) fn put_records_in_time_order(&mut self) {
-        self.records.sort_by_key(|r| r.time_ps);
+        if !self.records.is_sorted_by_key(|r| r.time_ps) {
+            self.records.sort_by_key(|r| r.time_ps);
+        }
+    }
+
+    /// What a thread does with its part of a host plane when done: the history capped
+    /// (what merging the parts would drop of it anyway: a record older than the cap's
+    /// worth of later ones in its own part is older than as many in the whole) and put
+    /// in time order, so that the join, which the other thread waits for, merges.
+    pub(super) fn finish_part(&mut self) {
+        if self.records.len() > MAX_ALLOCATION_RECORDS {
+            self.keep_latest_records();
+        }
+        self.put_records_in_time_order();
     }
 
     /// Drops the records at or before `through`.
