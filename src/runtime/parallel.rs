@@ -5,10 +5,13 @@
 //! segments at line starts found by their shape, each thread taking half of what is
 //! left of the other's when it is done with its own ([`segments`]); another plane is
 //! cut in two by a boundary the second thread walks line headers to ([`LineBoundary`]).
-//! TPU planes after the first, and runs of device planes each too small to share by
-//! line, are shared by plane. Each thread scans into its own [`RuntimeScan`] and the
-//! parts are merged in line (or plane) order, so the result is what one scanner finds. (The page's workers share no
-//! memory and split a plane by line index instead: see [`super::parts`].)
+//! TPU planes are shared by line ([`deferred`]); runs of device planes each too small to
+//! share by line are shared by plane, their last plane split off and shared by
+//! segments where that balances the threads ([`split_off_last`]). Each thread scans
+//! into its own [`RuntimeScan`] (a host part capped and put in time order by the thread
+//! that scanned it) and the parts are merged in line (or plane) order, so the result is
+//! what one scanner finds. (The page's workers share no memory and split a plane by
+//! line index instead: see [`super::parts`].)
 
 pub(super) use self::deferred::read_tpu_run;
 use self::segments::{scan_segments, SegmentScan};
