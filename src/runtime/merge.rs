@@ -3,7 +3,7 @@
 //! later lines of a device plane matched to a copy of the launches.
 
 use super::records::{
-    AllocationRecord, AllocatorState, ExecutionRecord, Origin, RetryRecord, RuntimeScan,
+    cutoff, AllocationRecord, AllocatorState, ExecutionRecord, Origin, RetryRecord, RuntimeScan,
     MAX_ALLOCATION_RECORDS, MAX_EXECUTIONS, MAX_RETRY_RECORDS,
 };
 
@@ -96,11 +96,17 @@ impl RuntimeScan {
                 .take(retry_room)
                 .map(|r| renumber.retry(r)),
         );
-        // Records and waits are in: dropping launches renumbers what points at them.
-        if let Some(through) = executions_through {
+        // Records and waits are in: dropping launches renumbers what points at them,
+        // in one pass for what either part dropped and what the cap drops of the rest.
+        let kept_starts: Vec<i64> = (self.executions.iter())
+            .map(|e| e.start_ps)
+            .filter(|&start| executions_through.is_none_or(|t| start > t))
+            .collect();
+        let capped = cutoff(kept_starts.into_iter(), MAX_EXECUTIONS);
+        // `None` is before every time.
+        if let Some(through) = executions_through.max(capped) {
             self.drop_executions_through(through);
         }
-        self.keep_latest_executions();
         self.host_lines += other.host_lines;
         self.host_events += other.host_events;
         self.runs.absorb(other.runs, |m| renumber.module(Some(m)));
@@ -244,7 +250,7 @@ impl AllocatorState {
 
 /// Of two histories in time order, the time of the latest event dropped when only the
 /// `keep` latest of both are kept (with every other event of that time): what
-/// [`cutoff`](super::records::cutoff) finds over both, found from their ends.
+/// [`cutoff`] finds over both, found from their ends.
 fn latest_dropped(
     mine: &[AllocationRecord],
     theirs: &[AllocationRecord],
@@ -306,6 +312,7 @@ fn merge_by_time(
 #[cfg(test)]
 mod tests {
     use super::super::records::tests::{execution, record, scrambled};
+    use super::super::records::ExecutionRecord;
     use super::*;
 
     /// Module names first met by the later of two device scanners come after the
@@ -384,5 +391,72 @@ mod tests {
             merged.finish_host();
             assert_eq!(history(&merged), history(&whole), "cut at {cuts:?}");
         }
+    }
+
+    /// Launches over the cap in both parts, each with an allocator event made inside
+    /// it: merged, the parts keep the launches one scan keeps, count the same dropped,
+    /// and every event still points at its own launch (or at none, its launch gone).
+    #[test]
+    fn merged_parts_keep_the_launches_of_one_scan() {
+        let n = 3 * MAX_EXECUTIONS + 7;
+        let starts: Vec<i64> = scrambled(n).map(|t| t * 10).collect();
+        let scan_of = |starts: &[i64]| {
+            let mut scan = RuntimeScan::default();
+            for &start in starts {
+                let launch = scan.keep_execution(execution(start), |_| {});
+                scan.keep_record(record(
+                    start + 1,
+                    launch.map_or(Origin::Unknown, Origin::Execution),
+                ));
+            }
+            scan
+        };
+        let launches = |s: &RuntimeScan| {
+            let start_of = |o: Origin| match o {
+                Origin::Execution(i) => s.executions.get(i as usize).map(|e| e.start_ps),
+                _ => None,
+            };
+            let mut events: Vec<(i64, Option<i64>)> = s
+                .records
+                .iter()
+                .map(|r| (r.time_ps, start_of(r.origin)))
+                .collect();
+            events.sort_unstable();
+            let kept: Vec<i64> = s
+                .executions
+                .iter()
+                .map(|e: &ExecutionRecord| e.start_ps)
+                .collect();
+            (
+                kept,
+                s.executions_dropped,
+                s.executions_dropped_through_ps,
+                events,
+            )
+        };
+        let same_as_one_scan = |starts: &[i64], cuts: &[usize]| {
+            let mut whole = scan_of(starts);
+            whole.keep_latest_executions();
+            for &cut in cuts {
+                let mut merged = scan_of(&starts[..cut]);
+                merged.absorb(scan_of(&starts[cut..]));
+                // Compared whole, reported briefly: the lists are long.
+                let same = launches(&merged) == launches(&whole);
+                let dropped = (merged.executions_dropped, whole.executions_dropped);
+                assert!(
+                    same,
+                    "cut at {cut} of {}: dropped {dropped:?}",
+                    starts.len()
+                );
+            }
+        };
+        // Over the cap in the whole and in the parts.
+        same_as_one_scan(&starts, &[1, n / 3, 2 * MAX_EXECUTIONS + 1, n - 1]);
+        // The first part dropped launches, and the later one has only launches older
+        // than those: one scan drops them as they come, the merge as it adds them.
+        let late = 2 * MAX_EXECUTIONS;
+        let mut starts: Vec<i64> = scrambled(late).map(|t| 100 + t * 10).collect();
+        starts.extend([1, 2, 3]);
+        same_as_one_scan(&starts, &[late]);
     }
 }
