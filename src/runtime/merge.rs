@@ -3,8 +3,8 @@
 //! later lines of a device plane matched to a copy of the launches.
 
 use super::records::{
-    cutoff, AllocationRecord, AllocatorState, ExecutionRecord, Origin, RetryRecord, RuntimeScan,
-    MAX_ALLOCATION_RECORDS, MAX_EXECUTIONS, MAX_RETRY_RECORDS,
+    cutoff, in_time_order, AllocationRecord, AllocatorState, ExecutionRecord, Origin, RetryRecord,
+    RuntimeScan, MAX_ALLOCATION_RECORDS, MAX_EXECUTIONS, MAX_RETRY_RECORDS,
 };
 
 /// Where another part's indices land in this scan's tables: its interned modules and
@@ -141,7 +141,7 @@ impl RuntimeScan {
     /// Another part's allocator events: what either part's history leaves out is
     /// dropped and counted, the rest renumbered and kept, and the history capped again.
     /// Both histories are put in time order (each part's thread has done so already,
-    /// see [`RuntimeScan::put_records_in_time_order`], so this costs a pass over each),
+    /// see [`RuntimeScan::finish_part`], so this costs a pass over each),
     /// the cut is found from their ends, and what is kept is merged in time order,
     /// this part's first among equal times: what sorting the two histories one after
     /// the other gives, which is what the scan's end does (`finish_host`).
@@ -154,7 +154,7 @@ impl RuntimeScan {
     ) {
         self.records_dropped += dropped;
         self.put_records_in_time_order();
-        theirs.sort_by_key(|r| r.time_ps);
+        in_time_order(&mut theirs);
         // What either part dropped is older than what the whole keeps.
         let through = self.records_dropped_through_ps.max(dropped_through_ps);
         let after = |records: &[AllocationRecord]| match through {

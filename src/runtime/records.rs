@@ -311,9 +311,7 @@ impl RuntimeScan {
     /// merging parts and the scan's end each find it done (a pass over the history,
     /// without the scratch buffer a sort takes).
     pub(super) fn put_records_in_time_order(&mut self) {
-        if !self.records.is_sorted_by_key(|r| r.time_ps) {
-            self.records.sort_by_key(|r| r.time_ps);
-        }
+        in_time_order(&mut self.records);
     }
 
     /// What a thread does with its part of a host plane when done: the history capped
@@ -430,6 +428,13 @@ impl RuntimeScan {
         // A run's work starts with its launch: runs seen by then were dropped with it.
         self.runs.forget_through(through);
         new_index
+    }
+}
+
+/// `records` in time order, stably (see [`RuntimeScan::put_records_in_time_order`]).
+pub(super) fn in_time_order(records: &mut [AllocationRecord]) {
+    if !records.is_sorted_by_key(|r| r.time_ps) {
+        records.sort_by_key(|r| r.time_ps);
     }
 }
 
