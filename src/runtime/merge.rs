@@ -98,11 +98,16 @@ impl RuntimeScan {
         );
         // Records and waits are in: dropping launches renumbers what points at them,
         // in one pass for what either part dropped and what the cap drops of the rest.
-        let kept_starts: Vec<i64> = (self.executions.iter())
-            .map(|e| e.start_ps)
-            .filter(|&start| executions_through.is_none_or(|t| start > t))
-            .collect();
-        let capped = cutoff(kept_starts.into_iter(), MAX_EXECUTIONS);
+        // No more launches than the cap, none over it once what the parts dropped goes.
+        let capped = if self.executions.len() > MAX_EXECUTIONS {
+            let kept_starts: Vec<i64> = (self.executions.iter())
+                .map(|e| e.start_ps)
+                .filter(|&start| executions_through.is_none_or(|t| start > t))
+                .collect();
+            cutoff(kept_starts.into_iter(), MAX_EXECUTIONS)
+        } else {
+            None
+        };
         // `None` is before every time.
         if let Some(through) = executions_through.max(capped) {
             self.drop_executions_through(through);
@@ -260,16 +265,13 @@ fn latest_dropped(
         return None;
     }
     let (mut mine, mut theirs) = (mine.iter().rev().peekable(), theirs.iter().rev().peekable());
-    let mut next = || match (mine.peek(), theirs.peek()) {
+    let latest_first = std::iter::from_fn(|| match (mine.peek(), theirs.peek()) {
         (Some(a), Some(b)) if a.time_ps >= b.time_ps => mine.next(),
         (Some(_), Some(_)) | (None, _) => theirs.next(),
         (Some(_), None) => mine.next(),
-    };
-    // The (keep + 1)-th latest.
-    (0..keep).for_each(|_| {
-        next();
     });
-    next().map(|r| r.time_ps)
+    // The (keep + 1)-th latest.
+    latest_first.map(|r| r.time_ps).nth(keep)
 }
 
 /// Merges `theirs` (in time order, renumbered into this scan's tables on the way) into
@@ -280,16 +282,17 @@ fn merge_by_time(
     theirs: &[AllocationRecord],
     renumber: &Renumber,
 ) {
-    let (Some(&last), Some(first)) = (mine.last(), theirs.first()) else {
-        mine.extend(theirs.iter().map(|&r| renumber.record(r)));
-        return;
-    };
-    if last.time_ps <= first.time_ps {
+    let interleaved = matches!(
+        (mine.last(), theirs.first()),
+        (Some(last), Some(first)) if last.time_ps > first.time_ps
+    );
+    if !interleaved {
         mine.extend(theirs.iter().map(|&r| renumber.record(r)));
         return;
     }
     let mut i = mine.len();
-    mine.resize(mine.len() + theirs.len(), last);
+    // Room for theirs, every slot of it written below.
+    mine.extend_from_slice(theirs);
     // `i` records of mine and `j` of theirs are left to place, below `i + j`.
     for (j, theirs_next) in theirs.iter().enumerate().rev() {
         let theirs_next = renumber.record(*theirs_next);
