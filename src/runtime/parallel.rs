@@ -22,6 +22,8 @@ use super::scan::scan_device_plane;
 use crate::capture::{LineBoundary, Plane, PlaneRef, SegmentWalk};
 use crate::error::Error;
 use crate::source::ByteSource;
+use std::sync::atomic::AtomicI64;
+use std::sync::Arc;
 
 mod deferred;
 mod segments;
@@ -157,7 +159,10 @@ pub(super) fn scan_host_plane(
         .is_some_and(|from| plane.byte_len() >= from);
     if let (true, Some(second)) = (shared, src.share()) {
         if let Some(cut_from) = how.cut_from(plane) {
-            let how = HostSegments { plane };
+            let how = HostSegments {
+                plane,
+                records_cut: Arc::new(AtomicI64::new(i64::MIN)),
+            };
             return scan_segments(src, second.as_ref(), plane, &how, cut_from, scan);
         }
         return share_host_plane(src, second.as_ref(), plane, scan);
@@ -177,11 +182,15 @@ fn share_host_plane(
     scan: RuntimeScan,
 ) -> Result<RuntimeScan, Error> {
     let boundary = LineBoundary::default();
+    let records_cut = Arc::new(AtomicI64::new(i64::MIN));
     let (first, later) = std::thread::scope(|scope| {
         let worker = scope.spawn(|| {
-            let later = RuntimeScan::for_one_host_plane();
+            let mut later = RuntimeScan::for_one_host_plane();
+            later.share_records_cut(Some(Arc::clone(&records_cut)));
             scan_host_part(second, plane, &boundary, SharePart::Second, later)
         });
+        let mut scan = scan;
+        scan.share_records_cut(Some(Arc::clone(&records_cut)));
         let first = scan_host_part(src, plane, &boundary, SharePart::First, scan);
         (first, worker.join())
     });
@@ -200,6 +209,8 @@ fn share_host_plane(
 /// from the lines before them.
 struct HostSegments<'a> {
     plane: &'a Plane,
+    /// The parts' shared cut of their histories (see `RuntimeScan::share_records_cut`).
+    records_cut: Arc<AtomicI64>,
 }
 
 impl SegmentScan for HostSegments<'_> {
@@ -216,11 +227,14 @@ impl SegmentScan for HostSegments<'_> {
         stop: &dyn Fn(u64) -> bool,
         part: &mut RuntimeScan,
     ) -> SegmentWalk {
-        let mut visitor = HostVisitor::new(self.plane, std::mem::take(part));
+        let mut scan = std::mem::take(part);
+        scan.share_records_cut(Some(Arc::clone(&self.records_cut)));
+        let mut visitor = HostVisitor::new(self.plane, scan);
         let walk = self.plane.visit_segment(src, from, stop, &mut visitor);
         *part = visitor.scan;
         // On this thread, while the other still scans: the join then merges parts.
         part.finish_part();
+        part.share_records_cut(None);
         walk
     }
 
@@ -286,6 +300,7 @@ pub(super) fn scan_host_part(
     }
     // On this thread, while the other may still scan: absorbing the part then merges.
     visitor.scan.finish_part();
+    visitor.scan.share_records_cut(None);
     Ok(visitor.scan)
 }
 

@@ -7,6 +7,8 @@
 // Fx hashing: these maps are keyed by small integers and looked up per event.
 use rustc_hash::FxHashMap as HashMap;
 use serde::{Deserialize, Serialize};
+use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::Arc;
 
 use super::launches::RunIds;
 use super::window::LineMarks;
@@ -155,6 +157,19 @@ pub struct RuntimeScan {
     /// `records_dropped_through_ps`, and none after it.
     pub(crate) records_dropped: u64,
     pub(crate) records_dropped_through_ps: Option<i64>,
+    /// How many of `records`, from the first, are known to be in time order: a scan
+    /// meets a line's events in time order, so the history usually is, and capping it
+    /// is then a cut at an index. Only [`RuntimeScan::keep_record`] extends it; what
+    /// else reorders or shrinks the history sets it anew here.
+    #[serde(skip)]
+    records_in_order: usize,
+    /// While this is one of several parts of a host plane scanned at once: the latest
+    /// time at or before which any part dropped its records when capping them
+    /// (`i64::MIN` before one has). What a part drops that way is older than the cap's
+    /// worth of later records in the capture, so the whole would drop it too; every
+    /// part drops records that old as they come, sparing their keeping.
+    #[serde(skip)]
+    records_cut_shared: Option<Arc<AtomicI64>>,
     /// The latest launches (see [`MAX_EXECUTIONS`]), in time order once the host planes
     /// are scanned.
     pub(crate) executions: Vec<ExecutionRecord>,
@@ -283,14 +298,22 @@ impl RuntimeScan {
     /// Keeps a new allocator event unless it is older than the history kept; drops the
     /// older events once twice the cap is held.
     pub(super) fn keep_record(&mut self, record: AllocationRecord) {
-        if self
+        let through = self
             .records_dropped_through_ps
-            .is_some_and(|t| record.time_ps <= t)
-        {
+            .max(self.shared_records_cut());
+        if through.is_some_and(|t| record.time_ps <= t) {
             self.records_dropped += 1;
             return;
         }
+        let in_order = self.records_in_order == self.records.len()
+            && self
+                .records
+                .last()
+                .is_none_or(|last| last.time_ps <= record.time_ps);
         self.records.push(record);
+        if in_order {
+            self.records_in_order = self.records.len();
+        }
         if self.records.len() >= 2 * MAX_ALLOCATION_RECORDS {
             self.keep_latest_records();
         }
@@ -300,10 +323,43 @@ impl RuntimeScan {
     /// [`MAX_ALLOCATION_RECORDS`] later ones (fewer when several share that time), in
     /// linear time; the kept ones stay in scan order.
     pub(super) fn keep_latest_records(&mut self) {
-        let times = self.records.iter().map(|r| r.time_ps);
-        if let Some(through) = cutoff(times, MAX_ALLOCATION_RECORDS) {
-            self.drop_records_through(through);
+        let through = if self.history_in_order() {
+            // The time of the latest record that goes, found by its place.
+            let last_dropped = self.records.len().checked_sub(MAX_ALLOCATION_RECORDS + 1);
+            last_dropped
+                .and_then(|i| self.records.get(i))
+                .map(|r| r.time_ps)
+        } else {
+            cutoff(
+                self.records.iter().map(|r| r.time_ps),
+                MAX_ALLOCATION_RECORDS,
+            )
+        };
+        if let Some(through) = through {
+            if let Some(shared) = &self.records_cut_shared {
+                shared.fetch_max(through, Ordering::Relaxed);
+            }
+            self.drop_records_through(through.max(self.shared_records_cut().unwrap_or(through)));
         }
+    }
+
+    /// Shares the cuts of this part's history with the other parts of the plane that
+    /// hold `cut` (see `records_cut_shared`), or stops sharing them (`None`).
+    pub(super) fn share_records_cut(&mut self, cut: Option<Arc<AtomicI64>>) {
+        self.records_cut_shared = cut;
+    }
+
+    /// The latest cut of a part sharing its cuts with this one, if any.
+    fn shared_records_cut(&self) -> Option<i64> {
+        let cut = self.records_cut_shared.as_ref()?.load(Ordering::Relaxed);
+        (cut != i64::MIN).then_some(cut)
+    }
+
+    /// Whether the whole history is known to be in time order.
+    fn history_in_order(&self) -> bool {
+        let in_order = self.records_in_order == self.records.len();
+        debug_assert!(!in_order || self.records.is_sorted_by_key(|r| r.time_ps));
+        in_order
     }
 
     /// Puts the history in time order, stably: records of one time keep the order the
@@ -312,6 +368,7 @@ impl RuntimeScan {
     /// without the scratch buffer a sort takes).
     pub(super) fn put_records_in_time_order(&mut self) {
         in_time_order(&mut self.records);
+        self.records_in_order = self.records.len();
     }
 
     /// What a thread does with its part of a host plane when done: the history capped
@@ -319,6 +376,12 @@ impl RuntimeScan {
     /// worth of later ones in its own part is older than as many in the whole) and put
     /// in time order, so that the join, which the other thread waits for, merges.
     pub(super) fn finish_part(&mut self) {
+        // What came before another part's cut: dropped as it came, or now.
+        if let Some(shared) = self.shared_records_cut() {
+            if Some(shared) > self.records_dropped_through_ps {
+                self.drop_records_through(shared);
+            }
+        }
         if self.records.len() > MAX_ALLOCATION_RECORDS {
             self.keep_latest_records();
         }
@@ -328,7 +391,15 @@ impl RuntimeScan {
     /// Drops the records at or before `through`.
     pub(super) fn drop_records_through(&mut self, through: i64) {
         let n = self.records.len();
-        self.records.retain(|r| r.time_ps > through);
+        if self.history_in_order() {
+            // The records that go come first: one move of those that stay.
+            let from = self.records.partition_point(|r| r.time_ps <= through);
+            self.records.drain(..from);
+            self.records_in_order = self.records.len();
+        } else {
+            self.records.retain(|r| r.time_ps > through);
+            self.records_in_order = 0;
+        }
         self.records_dropped += (n - self.records.len()) as u64;
         // `None` is before every time.
         self.records_dropped_through_ps = self.records_dropped_through_ps.max(Some(through));
@@ -518,6 +589,106 @@ pub(super) mod tests {
         assert_eq!(first.records_dropped_through_ps, Some(through));
         let times = |s: &RuntimeScan| s.records.iter().map(|r| r.time_ps).collect::<Vec<_>>();
         assert_eq!(times(&first), times(&whole));
+    }
+
+    /// Events of a history, `addr` numbering them in the order they came.
+    fn numbered(times: &[i64]) -> Vec<AllocationRecord> {
+        let mut records: Vec<AllocationRecord> =
+            times.iter().map(|&t| record(t, Origin::Unknown)).collect();
+        for (i, r) in records.iter_mut().enumerate() {
+            r.addr = i as u64;
+        }
+        records
+    }
+
+    /// What any scan of `records` must keep: those later than the time of the cap's
+    /// worth plus one latest, in time order and, among equal times, in the order met;
+    /// with the count dropped and that time.
+    fn latest_of(records: &[AllocationRecord]) -> (Vec<(i64, u64)>, u64, Option<i64>) {
+        let mut times: Vec<i64> = records.iter().map(|r| r.time_ps).collect();
+        times.sort_unstable();
+        let through = times
+            .len()
+            .checked_sub(MAX_ALLOCATION_RECORDS + 1)
+            .map(|i| times[i]);
+        let mut kept: Vec<(i64, u64)> = records
+            .iter()
+            .filter(|r| through.is_none_or(|t| r.time_ps > t))
+            .map(|r| (r.time_ps, r.addr))
+            .collect();
+        kept.sort_by_key(|&(t, _)| t);
+        let dropped = (records.len() - kept.len()) as u64;
+        (kept, dropped, through)
+    }
+
+    fn history(s: &RuntimeScan) -> (Vec<(i64, u64)>, u64, Option<i64>) {
+        let kept = s.records.iter().map(|r| (r.time_ps, r.addr)).collect();
+        (kept, s.records_dropped, s.records_dropped_through_ps)
+    }
+
+    /// A history met in time order is capped by place rather than by selecting the
+    /// cut's time: the same records, count and cut as for any order, with runs of
+    /// equal times across each cut, and when the order breaks before a cut or after
+    /// the last one (capping then selects again).
+    #[test]
+    fn a_history_met_in_time_order_is_capped_as_any_other() {
+        let n = 3 * MAX_ALLOCATION_RECORDS + 77;
+        // One event a time, and five.
+        let in_order = |per_time: i64| (0..n as i64).map(|i| i / per_time).collect::<Vec<_>>();
+        let swapped_at = |i: usize| {
+            let mut times = in_order(5);
+            times.swap(i, i + 5);
+            times
+        };
+        for times in [
+            in_order(1),
+            in_order(5),
+            swapped_at(n / 2),
+            swapped_at(n - 7),
+        ] {
+            let records = numbered(&times);
+            let mut scan = RuntimeScan::default();
+            records.iter().for_each(|&r| scan.keep_record(r));
+            scan.finish_part();
+            assert_eq!(history(&scan), latest_of(&records));
+            assert!(scan.records_dropped > 0);
+        }
+    }
+
+    /// Parts of a plane that share their cuts drop what is older than another's as it
+    /// comes, and merged they keep what one scan keeps.
+    #[test]
+    fn parts_sharing_their_cuts_keep_what_one_scan_keeps() {
+        let n = 5 * MAX_ALLOCATION_RECORDS + 11;
+        let records = numbered(&(0..n as i64).map(|i| i / 3).collect::<Vec<_>>());
+        let (earlier, later) = records.split_at(n / 2);
+        for later_first in [true, false] {
+            let cut = Arc::new(AtomicI64::new(i64::MIN));
+            let mut parts = [RuntimeScan::default(), RuntimeScan::default()];
+            for part in &mut parts {
+                part.share_records_cut(Some(Arc::clone(&cut)));
+            }
+            let [first, second] = &mut parts;
+            if later_first {
+                later.iter().for_each(|&r| second.keep_record(r));
+                earlier.iter().for_each(|&r| first.keep_record(r));
+                // Every earlier event is older than the later part's first cut.
+                assert!(first.records.is_empty());
+            } else {
+                // Met in turn, as two threads might.
+                for (&a, &b) in earlier.iter().zip(later) {
+                    first.keep_record(a);
+                    second.keep_record(b);
+                }
+                second.keep_record(records[n - 1]);
+            }
+            let [mut first, mut second] = parts;
+            first.finish_part();
+            second.finish_part();
+            first.absorb(second);
+            first.finish_host();
+            assert_eq!(history(&first), latest_of(&records), "{later_first}");
+        }
     }
 
     /// A launch older than all the others, arriving when the older half goes, goes
