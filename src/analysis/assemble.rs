@@ -31,20 +31,7 @@ pub(super) fn report(
     if let Some(dump) = &joined.dump {
         join::merge_dump(&mut report, dump);
     }
-    let mut device_lines = scan.device_line_counts.iter();
-    for (p, slot) in capture.planes.iter().zip(slots) {
-        let lines = match *slot {
-            Slot::Device => device_lines.next().copied(),
-            Slot::Read(i) => planes.get(i).map(|plane| plane.line_count),
-            Slot::Unreadable => None,
-        }
-        .unwrap_or(0);
-        report.planes.push(PlaneSummary {
-            name: p.name.clone(),
-            bytes: p.len,
-            lines,
-        });
-    }
+    summarize_planes(&mut report, capture, planes, slots, &scan);
     let keys: Vec<ModuleKey<'_>> = report
         .modules
         .iter()
@@ -59,64 +46,10 @@ pub(super) fn report(
     let unfinished = runtime::unfinished_call(&scan, &keys, &labels)
         .map(|(module, start_ps)| selection::UnfinishedCall { module, start_ps });
     drop(keys);
-    // Ordered by name rather than hashed: a few modules, looked up once a launch.
-    let mut launches: std::collections::BTreeMap<&str, u64> = std::collections::BTreeMap::new();
-    for l in labels.iter().flatten() {
-        *launches.entry(l.as_str()).or_insert(0) += 1;
-    }
-    // Older launches whose module cannot be told (several modules share its name, and
-    // the program id that tells them apart was not known when it was dropped).
-    let mut unattributed = 0u64;
-    let mut unattributed_names: Vec<&str> = Vec::new();
-    for (module, count) in &dropped {
-        match module {
-            Some(LaunchModule::Known(l)) if report.modules.iter().any(|m| m.label == *l) => {
-                *launches.entry(l.as_str()).or_insert(0) += count;
-            }
-            _ => {
-                unattributed += count;
-                let name = match module {
-                    Some(LaunchModule::Ambiguous(name)) => Some(name.as_str()),
-                    _ => None,
-                };
-                // Launches come sorted by label: a name's repeats are neighbours.
-                if name.is_some() && unattributed_names.last().copied() != name {
-                    unattributed_names.extend(name);
-                }
-            }
-        }
-    }
-    for m in &mut report.modules {
-        m.executions = launches.get(m.label.as_str()).copied().unwrap_or(0);
-    }
-    report.modules.sort_by(|a, b| {
-        b.plan
-            .peak_bytes
-            .cmp(&a.plan.peak_bytes)
-            .then_with(|| a.label.cmp(&b.label))
-    });
+    let unattributed = count_launches(&mut report, &labels, &dropped);
 
     progress("runtime summary", 0, total);
-    let (pasted, no_message) = match (&joined.message, options.error_text.as_deref()) {
-        (Some(m), _) => (Some(m.clone()), None),
-        (None, Some(text)) => match message::parse(text) {
-            Ok(message) => (
-                Some(Message {
-                    message,
-                    file: "pasted text".into(),
-                }),
-                None,
-            ),
-            Err(e) => (
-                None,
-                Some(Note {
-                    id: "no_oom_message".into(),
-                    text: format!("the pasted text: {e}"),
-                }),
-            ),
-        },
-        (None, None) => (None, None),
-    };
+    let (pasted, no_message) = pasted_message(joined, options);
     let request = pasted.as_ref().and_then(|p| {
         error_text::find_request(&p.message, &report.modules, options.module.as_deref())
     });
@@ -136,27 +69,7 @@ pub(super) fn report(
     let selected = chosen.module.clone();
     report.selected_module = chosen.module.clone();
     report.selection_reason = chosen.reason.clone();
-    let selected_module = selected
-        .as_deref()
-        .and_then(|s| report.modules.iter().find(|m| m.label == s));
-    let plan = SelectedPlan {
-        label: selected.as_deref(),
-        non_aliased_outputs: selected_module
-            .map(|m| m.plan.non_aliased_output_bytes)
-            .unwrap_or(0),
-        // Every parameter allocation is held for the whole program, so each is among
-        // the buffers listed at the peak (at its own size, device memory only).
-        parameter_sizes: selected_module
-            .map(|m| {
-                m.plan
-                    .live_at_peak
-                    .iter()
-                    .filter(|b| b.category == Category::Parameter && b.memory_space == 0)
-                    .map(|b| b.bytes)
-                    .collect()
-            })
-            .unwrap_or_default(),
-    };
+    let plan = selected_plan(&report, selected.as_deref());
     let has_runtime = !scan.executions.is_empty() || !scan.allocators.is_empty();
     if has_runtime {
         let rt = runtime::summarize(src, planes, &scan, &labels, &plan)?;
@@ -168,43 +81,7 @@ pub(super) fn report(
         }
         report.runtime = Some(rt);
     }
-    if let (dropped @ 1.., Some(through)) = (scan.records_dropped, scan.records_dropped_through_ps)
-    {
-        report.notes.push(Note {
-            id: "allocation_history_truncated".into(),
-            text: format!(
-                "the capture has more allocator events than are kept: the peaks and counts include all of them, but the timeline, the memory in use at each execution start and the live arrays come from the latest {} only, after {:.3} s ({} earlier ones are not kept)",
-                scan.records.len(),
-                through as f64 / 1e12,
-                dropped
-            ),
-        });
-    }
-    if let (dropped @ 1.., Some(through)) =
-        (scan.executions_dropped, scan.executions_dropped_through_ps)
-    {
-        report.notes.push(Note {
-            id: "execution_history_truncated".into(),
-            text: format!(
-                "the capture has more launches than are kept: all {} are counted, but the per-launch figures come from the latest {} only, after {:.3} s, and launches are numbered from the first one kept{}",
-                dropped + scan.executions.len() as u64,
-                scan.executions.len(),
-                through as f64 / 1e12,
-                if unattributed > 0 {
-                    format!(
-                        "; {unattributed} older launches could not be told apart between modules that share a name{}, so those modules count only their kept launches",
-                        if unattributed_names.is_empty() {
-                            String::new()
-                        } else {
-                            format!(" ({})", unattributed_names.join(", "))
-                        }
-                    )
-                } else {
-                    String::new()
-                }
-            ),
-        });
-    }
+    report.notes.extend(history_notes(&scan, &unattributed));
     // What the capture itself lacks (a cut tail, damaged planes), known now that every
     // plane has been read, goes first.
     report.notes.splice(0..0, capture.notes());
@@ -223,6 +100,176 @@ pub(super) fn report(
     join::conclude(&mut report, chosen.failure.as_ref());
     progress("done", total, total);
     Ok(report)
+}
+
+/// One summary per plane of the capture, in file order: its name, bytes and lines
+/// (counted by the device scan for device planes, by reading for the others).
+fn summarize_planes(
+    report: &mut HostReport,
+    capture: &CaptureIndex,
+    planes: &[Plane],
+    slots: &[Slot],
+    scan: &runtime::scan::RuntimeScan,
+) {
+    let mut device_lines = scan.device_line_counts.iter();
+    for (p, slot) in capture.planes.iter().zip(slots) {
+        let lines = match *slot {
+            Slot::Device => device_lines.next().copied(),
+            Slot::Read(i) => planes.get(i).map(|plane| plane.line_count),
+            Slot::Unreadable => None,
+        }
+        .unwrap_or(0);
+        report.planes.push(PlaneSummary {
+            name: p.name.clone(),
+            bytes: p.len,
+            lines,
+        });
+    }
+}
+
+/// Older launches whose module cannot be told: several modules share its name, and
+/// the program id that tells them apart was not known when the launch was dropped.
+#[derive(Default)]
+struct Unattributed<'a> {
+    count: u64,
+    /// The names they share, each once.
+    names: Vec<&'a str>,
+}
+
+/// Counts each module's launches, kept (`labels`) and dropped, and orders the modules
+/// by planned peak; returns the dropped launches no module can claim.
+fn count_launches<'a>(
+    report: &mut HostReport,
+    labels: &[Option<String>],
+    dropped: &'a [(Option<LaunchModule>, u64)],
+) -> Unattributed<'a> {
+    // Ordered by name rather than hashed: a few modules, looked up once a launch.
+    let mut launches: std::collections::BTreeMap<&str, u64> = std::collections::BTreeMap::new();
+    for l in labels.iter().flatten() {
+        *launches.entry(l.as_str()).or_insert(0) += 1;
+    }
+    let mut unattributed = Unattributed::default();
+    for (module, count) in dropped {
+        match module {
+            Some(LaunchModule::Known(l)) if report.modules.iter().any(|m| m.label == *l) => {
+                *launches.entry(l.as_str()).or_insert(0) += count;
+            }
+            _ => {
+                unattributed.count += count;
+                let name = match module {
+                    Some(LaunchModule::Ambiguous(name)) => Some(name.as_str()),
+                    _ => None,
+                };
+                // Launches come sorted by label: a name's repeats are neighbours.
+                if name.is_some() && unattributed.names.last().copied() != name {
+                    unattributed.names.extend(name);
+                }
+            }
+        }
+    }
+    for m in &mut report.modules {
+        m.executions = launches.get(m.label.as_str()).copied().unwrap_or(0);
+    }
+    report.modules.sort_by(|a, b| {
+        b.plan
+            .peak_bytes
+            .cmp(&a.plan.peak_bytes)
+            .then_with(|| a.label.cmp(&b.label))
+    });
+    unattributed
+}
+
+/// The error message to match: one found beside the capture, else the pasted text;
+/// a pasted text that holds none is said in a note instead.
+fn pasted_message(joined: &Joined, options: &Options) -> (Option<Message>, Option<Note>) {
+    match (&joined.message, options.error_text.as_deref()) {
+        (Some(m), _) => (Some(m.clone()), None),
+        (None, Some(text)) => match message::parse(text) {
+            Ok(message) => (
+                Some(Message {
+                    message,
+                    file: "pasted text".into(),
+                }),
+                None,
+            ),
+            Err(e) => (
+                None,
+                Some(Note {
+                    id: "no_oom_message".into(),
+                    text: format!("the pasted text: {e}"),
+                }),
+            ),
+        },
+        (None, None) => (None, None),
+    }
+}
+
+/// What the runtime summary needs of the selected module's plan.
+fn selected_plan<'a>(report: &'a HostReport, selected: Option<&'a str>) -> SelectedPlan<'a> {
+    let selected_module = selected.and_then(|s| report.modules.iter().find(|m| m.label == s));
+    SelectedPlan {
+        label: selected,
+        non_aliased_outputs: selected_module
+            .map(|m| m.plan.non_aliased_output_bytes)
+            .unwrap_or(0),
+        // Every parameter allocation is held for the whole program, so each is among
+        // the buffers listed at the peak (at its own size, device memory only).
+        parameter_sizes: selected_module
+            .map(|m| {
+                m.plan
+                    .live_at_peak
+                    .iter()
+                    .filter(|b| b.category == Category::Parameter && b.memory_space == 0)
+                    .map(|b| b.bytes)
+                    .collect()
+            })
+            .unwrap_or_default(),
+    }
+}
+
+/// Notes on the histories the scan capped: allocator events and launches counted
+/// but not kept.
+fn history_notes(scan: &runtime::scan::RuntimeScan, unattributed: &Unattributed<'_>) -> Vec<Note> {
+    let mut notes = Vec::new();
+    if let (dropped @ 1.., Some(through)) = (scan.records_dropped, scan.records_dropped_through_ps)
+    {
+        notes.push(Note {
+            id: "allocation_history_truncated".into(),
+            text: format!(
+                "the capture has more allocator events than are kept: the peaks and counts include all of them, but the timeline, the memory in use at each execution start and the live arrays come from the latest {} only, after {:.3} s ({} earlier ones are not kept)",
+                scan.records.len(),
+                through as f64 / 1e12,
+                dropped
+            ),
+        });
+    }
+    if let (dropped @ 1.., Some(through)) =
+        (scan.executions_dropped, scan.executions_dropped_through_ps)
+    {
+        notes.push(Note {
+            id: "execution_history_truncated".into(),
+            text: format!(
+                "the capture has more launches than are kept: all {} are counted, but the per-launch figures come from the latest {} only, after {:.3} s, and launches are numbered from the first one kept{}",
+                dropped + scan.executions.len() as u64,
+                scan.executions.len(),
+                through as f64 / 1e12,
+                if unattributed.count > 0 {
+                    format!(
+                        "; {} older launches could not be told apart between modules that share a name{}, so those modules count only their kept launches",
+                        unattributed.count,
+                        if unattributed.names.is_empty() {
+                            String::new()
+                        } else {
+                            format!(" ({})", unattributed.names.join(", "))
+                        }
+                    )
+                } else {
+                    String::new()
+                }
+            ),
+        });
+    }
+    notes
 }
 
 /// What the trace does not cover, said as such (see `runtime::coverage`).

@@ -179,7 +179,7 @@ fn share_host_plane(
     src: &dyn ByteSource,
     second: &(dyn ByteSource + Send + Sync),
     plane: &Plane,
-    scan: RuntimeScan,
+    mut scan: RuntimeScan,
 ) -> Result<RuntimeScan, Error> {
     let boundary = LineBoundary::default();
     let records_cut = Arc::new(AtomicI64::new(i64::MIN));
@@ -189,7 +189,6 @@ fn share_host_plane(
             later.share_records_cut(Some(Arc::clone(&records_cut)));
             scan_host_part(second, plane, &boundary, SharePart::Second, later)
         });
-        let mut scan = scan;
         scan.share_records_cut(Some(Arc::clone(&records_cut)));
         let first = scan_host_part(src, plane, &boundary, SharePart::First, scan);
         (first, worker.join())

@@ -167,7 +167,9 @@ pub struct RuntimeScan {
     /// time at or before which any part dropped its records when capping them
     /// (`i64::MIN` before one has). What a part drops that way is older than the cap's
     /// worth of later records in the capture, so the whole would drop it too; every
-    /// part drops records that old as they come, sparing their keeping.
+    /// part drops records that old as they come, sparing their keeping. Until
+    /// [`RuntimeScan::finish_part`] drops those it held, the part's own
+    /// `records_dropped_through_ps` may be earlier than what it dropped.
     #[serde(skip)]
     records_cut_shared: Option<Arc<AtomicI64>>,
     /// The latest launches (see [`MAX_EXECUTIONS`]), in time order once the host planes
@@ -339,7 +341,11 @@ impl RuntimeScan {
             if let Some(shared) = &self.records_cut_shared {
                 shared.fetch_max(through, Ordering::Relaxed);
             }
-            self.drop_records_through(through.max(self.shared_records_cut().unwrap_or(through)));
+            // Another part may have cut later still.
+            let through = self
+                .shared_records_cut()
+                .map_or(through, |cut| cut.max(through));
+            self.drop_records_through(through);
         }
     }
 
