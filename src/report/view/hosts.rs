@@ -1,6 +1,7 @@
 //! The cross-host summary of a folder of host files.
 
 use super::*;
+use crate::report::model::{HostStatus, HostSummary, OomEvidence, Skew, SkewField};
 
 /// The cross-host summary of a folder, laid out: what every renderer leads with when a
 /// run left several host files (`docs/hosts.md`).
@@ -25,27 +26,11 @@ pub struct HostsView {
 }
 
 /// Lays out the summary rows of a folder.
-pub fn hosts(rows: &[crate::report::model::HostSummary]) -> HostsView {
-    use crate::report::model::HostStatus;
-    let count = |s: HostStatus| rows.iter().filter(|r| r.status == s).count();
-    let (read, partial, failed) = (
-        count(HostStatus::Analyzed),
-        count(HostStatus::Partial),
-        count(HostStatus::Failed),
-    );
-    let mut parts = vec![format!("{read} read")];
-    if partial > 0 {
-        parts.push(format!("{partial} in part"));
-    }
-    if failed > 0 {
-        parts.push(format!("{failed} not read"));
-    }
-    let title = format!(
-        "{} host files: {}",
-        thousands(rows.len() as u64),
-        parts.join(", ")
-    );
-    let opt = |b: Option<u64>| b.map_or_else(|| "—".to_owned(), present::size);
+pub fn hosts(rows: &[HostSummary]) -> HostsView {
+    let failed = rows
+        .iter()
+        .filter(|r| r.status == HostStatus::Failed)
+        .count();
     let columns = [
         ("host", false),
         ("read", false),
@@ -61,112 +46,6 @@ pub fn hosts(rows: &[crate::report::model::HostSummary]) -> HostsView {
     .into_iter()
     .map(|(name, numeric)| Column { name, numeric })
     .collect();
-    let table_rows = rows
-        .iter()
-        .map(|r| {
-            let mut host = r.host.clone();
-            if r.ran_out_first {
-                host.push_str(" (first)");
-            }
-            let evidence: Vec<&str> = r
-                .oom_evidence
-                .iter()
-                .map(|&e| present::oom_evidence_words(e))
-                .collect();
-            let notes = match &r.error_kind {
-                Some(kind) => kind.clone(),
-                None => r.notes.join(", "),
-            };
-            vec![
-                Cell::new(host),
-                Cell::new(present::host_status_words(r.status)),
-                Cell::new(r.verdict.map_or("—", present::verdict_words)),
-                Cell::new(r.selected_module.clone().unwrap_or_else(|| "—".into())),
-                Cell::new(opt(r.plan_peak_bytes)),
-                Cell::new(opt(r.runtime_peak_bytes)),
-                Cell::new(opt(r.capacity_bytes)),
-                Cell::new(
-                    r.growth_per_execution_bytes
-                        .map_or_else(|| "—".to_owned(), present::signed_mib),
-                ),
-                Cell::new(if evidence.is_empty() {
-                    "—".to_owned()
-                } else {
-                    evidence.join(", ")
-                }),
-                Cell::new(if notes.is_empty() {
-                    "—".into()
-                } else {
-                    notes
-                }),
-            ]
-        })
-        .collect();
-    let first_out = rows.iter().find(|r| r.ran_out_first).map(|r| {
-        let what = r
-            .oom_evidence
-            .iter()
-            .find(|&&e| {
-                matches!(
-                    e,
-                    crate::report::model::OomEvidence::AllocatorRetry
-                        | crate::report::model::OomEvidence::PeakAtCapacity
-                )
-            })
-            .map_or("out of memory", |&e| present::oom_evidence_words(e));
-        match r.ran_out_at_ns {
-            Some(ns) => format!(
-                "{} ran out first: {what} at {} into its profile",
-                r.host,
-                present::duration(ns)
-            ),
-            None => format!("{} ran out first: {what}", r.host),
-        }
-    });
-    let skew = rows
-        .iter()
-        .filter(|r| !r.skew.is_empty())
-        .map(|r| {
-            let parts: Vec<String> = r
-                .skew
-                .iter()
-                .map(|s| {
-                    let name = present::skew_field_words(s.field);
-                    match (s.bytes, s.typical_bytes) {
-                        (Some(v), Some(t)) => {
-                            let shown = |b: i64| {
-                                if s.field
-                                    == crate::report::model::SkewField::GrowthPerExecutionBytes
-                                {
-                                    present::signed_mib(b)
-                                } else {
-                                    present::size(b.max(0).unsigned_abs())
-                                }
-                            };
-                            format!("{name} {}, typically {}", shown(v), shown(t))
-                        }
-                        _ => {
-                            // A verdict is written as JSON names it; shown in words.
-                            let shown = |v: Option<&str>| {
-                                let v = v.unwrap_or("—");
-                                ALL_VERDICTS
-                                    .iter()
-                                    .find(|x| x.as_str() == v)
-                                    .map_or(v, |&x| present::verdict_words(x))
-                                    .to_owned()
-                            };
-                            format!(
-                                "{name} {}, typically {}",
-                                shown(s.value.as_deref()),
-                                shown(s.typical.as_deref())
-                            )
-                        }
-                    }
-                })
-                .collect();
-            format!("{}: {}", r.host, parts.join("; "))
-        })
-        .collect();
     let failed_lines: Vec<String> = rows
         .iter()
         .filter(|r| r.status == HostStatus::Failed)
@@ -186,20 +65,143 @@ pub fn hosts(rows: &[crate::report::model::HostSummary]) -> HostsView {
         )
     });
     HostsView {
-        title,
+        title: title(rows),
         table: Table {
             title: "Hosts (plan peak read; runtime peak, capacity and growth measured)".into(),
             label: Label::Measured,
             columns,
-            rows: table_rows,
+            rows: rows.iter().map(host_row).collect(),
             more: None,
             marks: Vec::new(),
         },
-        first_out,
-        skew,
+        first_out: rows.iter().find(|r| r.ran_out_first).map(first_out),
+        skew: rows
+            .iter()
+            .filter(|r| !r.skew.is_empty())
+            .map(skew_line)
+            .collect(),
         failed: failed_lines,
         failed_note,
         detail: "one host's report: oomlens PATH --host HOST",
+    }
+}
+
+/// `256 host files: 254 read, 1 in part, 1 not read`.
+fn title(rows: &[HostSummary]) -> String {
+    let count = |s: HostStatus| rows.iter().filter(|r| r.status == s).count();
+    let (read, partial, failed) = (
+        count(HostStatus::Analyzed),
+        count(HostStatus::Partial),
+        count(HostStatus::Failed),
+    );
+    let mut parts = vec![format!("{read} read")];
+    if partial > 0 {
+        parts.push(format!("{partial} in part"));
+    }
+    if failed > 0 {
+        parts.push(format!("{failed} not read"));
+    }
+    format!(
+        "{} host files: {}",
+        thousands(rows.len() as u64),
+        parts.join(", ")
+    )
+}
+
+/// A host's row of the table.
+fn host_row(r: &HostSummary) -> Vec<Cell> {
+    let opt = |b: Option<u64>| b.map_or_else(|| "—".to_owned(), present::size);
+    let mut host = r.host.clone();
+    if r.ran_out_first {
+        host.push_str(" (first)");
+    }
+    let evidence: Vec<&str> = r
+        .oom_evidence
+        .iter()
+        .map(|&e| present::oom_evidence_words(e))
+        .collect();
+    let notes = match &r.error_kind {
+        Some(kind) => kind.clone(),
+        None => r.notes.join(", "),
+    };
+    vec![
+        Cell::new(host),
+        Cell::new(present::host_status_words(r.status)),
+        Cell::new(r.verdict.map_or("—", present::verdict_words)),
+        Cell::new(r.selected_module.clone().unwrap_or_else(|| "—".into())),
+        Cell::new(opt(r.plan_peak_bytes)),
+        Cell::new(opt(r.runtime_peak_bytes)),
+        Cell::new(opt(r.capacity_bytes)),
+        Cell::new(
+            r.growth_per_execution_bytes
+                .map_or_else(|| "—".to_owned(), present::signed_mib),
+        ),
+        Cell::new(if evidence.is_empty() {
+            "—".to_owned()
+        } else {
+            evidence.join(", ")
+        }),
+        Cell::new(if notes.is_empty() {
+            "—".into()
+        } else {
+            notes
+        }),
+    ]
+}
+
+/// `host3 ran out first: allocator retry at 12.345 s into its profile`.
+fn first_out(r: &HostSummary) -> String {
+    let what = r
+        .oom_evidence
+        .iter()
+        .find(|&&e| matches!(e, OomEvidence::AllocatorRetry | OomEvidence::PeakAtCapacity))
+        .map_or("out of memory", |&e| present::oom_evidence_words(e));
+    match r.ran_out_at_ns {
+        Some(ns) => format!(
+            "{} ran out first: {what} at {} into its profile",
+            r.host,
+            present::duration(ns)
+        ),
+        None => format!("{} ran out first: {what}", r.host),
+    }
+}
+
+/// `host7: plan peak 12.00 GiB, typically 8.00 GiB`: how a host differs from the rest.
+fn skew_line(r: &HostSummary) -> String {
+    let parts: Vec<String> = r.skew.iter().map(skew_part).collect();
+    format!("{}: {}", r.host, parts.join("; "))
+}
+
+/// One figure or verdict in which a host differs from the rest, beside the typical one.
+fn skew_part(s: &Skew) -> String {
+    let name = present::skew_field_words(s.field);
+    match (s.bytes, s.typical_bytes) {
+        (Some(v), Some(t)) => {
+            let shown = |b: i64| {
+                if s.field == SkewField::GrowthPerExecutionBytes {
+                    present::signed_mib(b)
+                } else {
+                    present::size(b.max(0).unsigned_abs())
+                }
+            };
+            format!("{name} {}, typically {}", shown(v), shown(t))
+        }
+        _ => {
+            // A verdict is written as JSON names it; shown in words.
+            let shown = |v: Option<&str>| {
+                let v = v.unwrap_or("—");
+                ALL_VERDICTS
+                    .iter()
+                    .find(|x| x.as_str() == v)
+                    .map_or(v, |&x| present::verdict_words(x))
+                    .to_owned()
+            };
+            format!(
+                "{name} {}, typically {}",
+                shown(s.value.as_deref()),
+                shown(s.typical.as_deref())
+            )
+        }
     }
 }
 
