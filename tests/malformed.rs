@@ -1329,6 +1329,8 @@ fn dropped_events_reported_by_the_profiler_become_a_note() {
     let report = check("dropped events", space.encode_to_vec(), 8 * MIB).expect("report");
     let text = note(&report, "profiler_dropped_events").expect("note");
     assert!(text.contains("1234 events dropped"), "{text}");
+    // One sentence, without a run of spaces where a source line was broken.
+    assert!(!text.contains("  "), "{text}");
     let text = note(&report, "profiler_messages").expect("note");
     assert!(
         text.contains("CUPTI_ERROR_INSUFFICIENT_PRIVILEGES"),
