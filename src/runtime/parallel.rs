@@ -17,13 +17,11 @@ pub(super) use self::deferred::read_tpu_run;
 use self::segments::{scan_segments, SegmentScan};
 use super::device::DeviceVisitor;
 use super::host::HostVisitor;
-use super::records::RuntimeScan;
+use super::records::{RuntimeScan, SharedCut};
 use super::scan::scan_device_plane;
 use crate::capture::{LineBoundary, Plane, PlaneRef, SegmentWalk};
 use crate::error::Error;
 use crate::source::ByteSource;
-use std::sync::atomic::AtomicI64;
-use std::sync::Arc;
 
 mod deferred;
 mod segments;
@@ -161,7 +159,7 @@ pub(super) fn scan_host_plane(
         if let Some(cut_from) = how.cut_from(plane) {
             let how = HostSegments {
                 plane,
-                records_cut: Arc::new(AtomicI64::new(i64::MIN)),
+                records_cut: SharedCut::new(),
             };
             return scan_segments(src, second.as_ref(), plane, &how, cut_from, scan);
         }
@@ -182,14 +180,14 @@ fn share_host_plane(
     mut scan: RuntimeScan,
 ) -> Result<RuntimeScan, Error> {
     let boundary = LineBoundary::default();
-    let records_cut = Arc::new(AtomicI64::new(i64::MIN));
+    let records_cut = SharedCut::new();
     let (first, later) = std::thread::scope(|scope| {
         let worker = scope.spawn(|| {
             let mut later = RuntimeScan::for_one_host_plane();
-            later.share_records_cut(Some(Arc::clone(&records_cut)));
+            later.share_records_cut(&records_cut);
             scan_host_part(second, plane, &boundary, SharePart::Second, later)
         });
-        scan.share_records_cut(Some(Arc::clone(&records_cut)));
+        scan.share_records_cut(&records_cut);
         let first = scan_host_part(src, plane, &boundary, SharePart::First, scan);
         (first, worker.join())
     });
@@ -209,7 +207,7 @@ fn share_host_plane(
 struct HostSegments<'a> {
     plane: &'a Plane,
     /// The parts' shared cut of their histories (see `RuntimeScan::share_records_cut`).
-    records_cut: Arc<AtomicI64>,
+    records_cut: SharedCut,
 }
 
 impl SegmentScan for HostSegments<'_> {
@@ -227,13 +225,12 @@ impl SegmentScan for HostSegments<'_> {
         part: &mut RuntimeScan,
     ) -> SegmentWalk {
         let mut scan = std::mem::take(part);
-        scan.share_records_cut(Some(Arc::clone(&self.records_cut)));
+        scan.share_records_cut(&self.records_cut);
         let mut visitor = HostVisitor::new(self.plane, scan);
         let walk = self.plane.visit_segment(src, from, stop, &mut visitor);
         *part = visitor.scan;
         // On this thread, while the other still scans: the join then merges parts.
         part.finish_part();
-        part.share_records_cut(None);
         walk
     }
 
@@ -299,7 +296,6 @@ pub(super) fn scan_host_part(
     }
     // On this thread, while the other may still scan: absorbing the part then merges.
     visitor.scan.finish_part();
-    visitor.scan.share_records_cut(None);
     Ok(visitor.scan)
 }
 

@@ -164,14 +164,14 @@ pub struct RuntimeScan {
     #[serde(skip)]
     records_in_order: usize,
     /// While this is one of several parts of a host plane scanned at once: the latest
-    /// time at or before which any part dropped its records when capping them
-    /// (`i64::MIN` before one has). What a part drops that way is older than the cap's
-    /// worth of later records in the capture, so the whole would drop it too; every
-    /// part drops records that old as they come, sparing their keeping. Until
+    /// time at or before which any part dropped its records when capping them. What a
+    /// part drops that way is older than the cap's worth of later records in the
+    /// capture, so the whole would drop it too; every part drops records that old as
+    /// they come, sparing their keeping. Until
     /// [`RuntimeScan::finish_part`] drops those it held, the part's own
     /// `records_dropped_through_ps` may be earlier than what it dropped.
     #[serde(skip)]
-    records_cut_shared: Option<Arc<AtomicI64>>,
+    records_cut_shared: Option<SharedCut>,
     /// The latest launches (see [`MAX_EXECUTIONS`]), in time order once the host planes
     /// are scanned.
     pub(crate) executions: Vec<ExecutionRecord>,
@@ -339,7 +339,7 @@ impl RuntimeScan {
         };
         if let Some(through) = through {
             if let Some(shared) = &self.records_cut_shared {
-                shared.fetch_max(through, Ordering::Relaxed);
+                shared.publish(through);
             }
             // Another part may have cut later still.
             let through = self
@@ -350,15 +350,14 @@ impl RuntimeScan {
     }
 
     /// Shares the cuts of this part's history with the other parts of the plane that
-    /// hold `cut` (see `records_cut_shared`), or stops sharing them (`None`).
-    pub(super) fn share_records_cut(&mut self, cut: Option<Arc<AtomicI64>>) {
-        self.records_cut_shared = cut;
+    /// hold `cut` (see `records_cut_shared`), until [`RuntimeScan::finish_part`].
+    pub(super) fn share_records_cut(&mut self, cut: &SharedCut) {
+        self.records_cut_shared = Some(cut.clone());
     }
 
     /// The latest cut of a part sharing its cuts with this one, if any.
     fn shared_records_cut(&self) -> Option<i64> {
-        let cut = self.records_cut_shared.as_ref()?.load(Ordering::Relaxed);
-        (cut != i64::MIN).then_some(cut)
+        self.records_cut_shared.as_ref()?.latest()
     }
 
     /// Whether the whole history is known to be in time order.
@@ -392,6 +391,8 @@ impl RuntimeScan {
             self.keep_latest_records();
         }
         self.put_records_in_time_order();
+        // A finished part's history is merged, no longer scanned into.
+        self.records_cut_shared = None;
     }
 
     /// Drops the records at or before `through`.
@@ -523,6 +524,29 @@ pub(super) fn cutoff(times: impl ExactSizeIterator<Item = i64>, keep: usize) -> 
     let mut times: Vec<i64> = times.collect();
     let (_, &mut through, _) = times.select_nth_unstable(last_dropped);
     Some(through)
+}
+
+/// The latest cut of the allocator history made by any of the parts of a host plane
+/// scanned at once (see `RuntimeScan::records_cut_shared`); clones share it.
+#[derive(Debug, Clone)]
+pub(super) struct SharedCut(Arc<AtomicI64>);
+
+impl SharedCut {
+    /// No cut yet (`i64::MIN` stands for none: a cut there would drop nothing the
+    /// parts' own cuts do not).
+    pub(super) fn new() -> Self {
+        SharedCut(Arc::new(AtomicI64::new(i64::MIN)))
+    }
+
+    /// Makes `through` the shared cut if it is later than the one held.
+    fn publish(&self, through: i64) {
+        self.0.fetch_max(through, Ordering::Relaxed);
+    }
+
+    fn latest(&self) -> Option<i64> {
+        let cut = self.0.load(Ordering::Relaxed);
+        (cut != i64::MIN).then_some(cut)
+    }
 }
 
 #[cfg(test)]
@@ -669,10 +693,10 @@ pub(super) mod tests {
         let records = numbered(&(0..n as i64).map(|i| i / 3).collect::<Vec<_>>());
         let (earlier, later) = records.split_at(n / 2);
         for later_first in [true, false] {
-            let cut = Arc::new(AtomicI64::new(i64::MIN));
+            let cut = SharedCut::new();
             let mut parts = [RuntimeScan::default(), RuntimeScan::default()];
             for part in &mut parts {
-                part.share_records_cut(Some(Arc::clone(&cut)));
+                part.share_records_cut(&cut);
             }
             let [first, second] = &mut parts;
             if later_first {
