@@ -161,6 +161,7 @@ impl RuntimeScan {
     /// launch, and launches put in time order, with what points at them (allocation
     /// origins, waits) renumbered; what was done for a run id goes to its launch.
     pub(super) fn finish_host(&mut self) {
+        self.settle_origins();
         self.keep_latest_records();
         self.keep_latest_executions();
         let (representative, by_run) = self.merge_launches_of_one_run();

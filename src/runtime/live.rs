@@ -102,7 +102,9 @@ fn group_key(labels: &[Option<String>], live: &Live) -> GroupKey {
                 .unwrap_or_else(|| "?".into()),
         ),
         Origin::Transfer(t) => GroupKey::Transfer(t),
-        Origin::Unknown | Origin::Run(_) => GroupKey::Outside,
+        // A history is settled before it is read (`RuntimeScan::settle_origins`): no
+        // launch by number is left.
+        Origin::Unknown | Origin::Run(_) | Origin::Launch(_) => GroupKey::Outside,
     }
 }
 

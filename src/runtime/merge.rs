@@ -54,6 +54,8 @@ impl RuntimeScan {
     /// caps them, and ties in the peaks go to the later lines (as when one thread
     /// visits everything in file order).
     pub(super) fn absorb(&mut self, mut other: RuntimeScan) {
+        self.settle_origins();
+        other.settle_origins();
         let renumber = Renumber {
             modules: other
                 .module_names
@@ -440,6 +442,7 @@ mod tests {
         let same_as_one_scan = |starts: &[i64], cuts: &[usize]| {
             let mut whole = scan_of(starts);
             whole.keep_latest_executions();
+            whole.settle_origins();
             for &cut in cuts {
                 let mut merged = scan_of(&starts[..cut]);
                 merged.absorb(scan_of(&starts[cut..]));

@@ -88,6 +88,8 @@ fn scan_lines(
 ) -> Result<RuntimeScan, Error> {
     let mut visitor = HostVisitor::new(plane, RuntimeScan::for_one_host_plane());
     plane.visit_lines(src, lines, &mut visitor)?;
+    // A part may cross to another worker: its records point at launches by index.
+    visitor.scan.settle_origins();
     Ok(visitor.scan)
 }
 

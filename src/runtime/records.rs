@@ -30,7 +30,13 @@ pub(super) const MAX_RETRY_RECORDS: usize = 1 << 16;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum Origin {
     Unknown,
+    /// The launch at this index of the scan's launches.
     Execution(u32),
+    /// While the host plane is scanned: the launch by the number it got when kept
+    /// ([`RuntimeScan::keep_record`]), which dropping older launches leaves as it
+    /// is; [`RuntimeScan::settle_origins`] makes it an index (or `Unknown`, its launch
+    /// dropped) before anything reads it.
+    Launch(u64),
     Transfer(u32),
     /// Inside work for a launch identified by its run id (on a worker thread).
     Run(i64),
@@ -175,6 +181,20 @@ pub struct RuntimeScan {
     /// The latest launches (see [`MAX_EXECUTIONS`]), in time order once the host planes
     /// are scanned.
     pub(crate) executions: Vec<ExecutionRecord>,
+    /// While the host plane is scanned, the number each of `executions` got when kept
+    /// (rising), and the next number: an allocator event points at its launch by
+    /// number ([`Origin::Launch`]), so that dropping older launches, which moves the
+    /// indices of those kept, need not renumber the whole history each time. Empty
+    /// (no numbers) once [`RuntimeScan::settle_origins`] has run, until a launch is
+    /// kept again.
+    #[serde(skip)]
+    launch_numbers: Vec<u64>,
+    #[serde(skip)]
+    next_launch_number: u64,
+    /// Whether some record may point at a launch by index ([`Origin::Execution`]):
+    /// those a drop of launches must renumber.
+    #[serde(skip)]
+    indexed_origins: bool,
     /// Launches counted but not kept: all those starting at or before
     /// `executions_dropped_through_ps`, none after it.
     pub(crate) executions_dropped: u64,
@@ -298,7 +318,8 @@ impl RuntimeScan {
     }
 
     /// Keeps a new allocator event unless it is older than the history kept; drops the
-    /// older events once twice the cap is held.
+    /// older events once twice the cap is held. A launch it was made in is kept by
+    /// number ([`Origin::Launch`]) until [`RuntimeScan::settle_origins`].
     pub(super) fn keep_record(&mut self, record: AllocationRecord) {
         let through = self
             .records_dropped_through_ps
@@ -307,6 +328,10 @@ impl RuntimeScan {
             self.records_dropped += 1;
             return;
         }
+        let record = AllocationRecord {
+            origin: self.kept_origin(record.origin),
+            ..record
+        };
         let in_order = self.records_in_order == self.records.len()
             && self
                 .records
@@ -381,6 +406,7 @@ impl RuntimeScan {
     /// worth of later ones in its own part is older than as many in the whole) and put
     /// in time order, so that the join, which the other thread waits for, merges.
     pub(super) fn finish_part(&mut self) {
+        self.settle_origins();
         // What came before another part's cut: dropped as it came, or now.
         if let Some(shared) = self.shared_records_cut() {
             if Some(shared) > self.records_dropped_through_ps {
@@ -429,6 +455,13 @@ impl RuntimeScan {
             return None;
         }
         let mut index = Some(self.executions.len() as u32);
+        if self.launch_numbers.len() != self.executions.len() {
+            // Numbering starts again after `settle_origins`, past any index held.
+            self.launch_numbers = (0..self.executions.len() as u64).collect();
+            self.next_launch_number = self.executions.len() as u64;
+        }
+        self.launch_numbers.push(self.next_launch_number);
+        self.next_launch_number = self.next_launch_number.wrapping_add(1);
         self.executions.push(e);
         if self.executions.len() >= 2 * MAX_EXECUTIONS {
             if let Some(new_index) = self.keep_latest_executions() {
@@ -469,6 +502,50 @@ impl RuntimeScan {
         (module, program)
     }
 
+    /// An origin as a record keeps it: a launch by its number while launches are
+    /// numbered (see `launch_numbers`), else by index.
+    fn kept_origin(&mut self, origin: Origin) -> Origin {
+        let Origin::Execution(index) = origin else {
+            return origin;
+        };
+        match self.launch_numbers.get(index as usize) {
+            Some(&number) if self.launch_numbers.len() == self.executions.len() => {
+                Origin::Launch(number)
+            }
+            _ => {
+                self.indexed_origins = true;
+                origin
+            }
+        }
+    }
+
+    /// Points every record made inside a launch at its index ([`Origin::Execution`]),
+    /// or at none when its launch was dropped; done before anything reads the history
+    /// or moves it to another scan. Records come in time order and in runs inside one
+    /// launch, so each number is looked for where the last one was found first.
+    pub(super) fn settle_origins(&mut self) {
+        let numbers = std::mem::take(&mut self.launch_numbers);
+        let mut last = 0usize;
+        let mut indexed = self.indexed_origins;
+        for r in &mut self.records {
+            let Origin::Launch(number) = r.origin else {
+                indexed |= matches!(r.origin, Origin::Execution(_));
+                continue;
+            };
+            if numbers.get(last) != Some(&number) {
+                last = numbers.partition_point(|&n| n < number);
+            }
+            r.origin = match numbers.get(last) {
+                Some(&n) if n == number => {
+                    indexed = true;
+                    Origin::Execution(last as u32)
+                }
+                _ => Origin::Unknown,
+            };
+        }
+        self.indexed_origins = indexed;
+    }
+
     /// Drops the launches starting at or before `through`, renumbering what points at
     /// launches; returns the new index of each old one.
     pub(super) fn drop_executions_through(&mut self, through: i64) -> Vec<Option<u32>> {
@@ -492,12 +569,21 @@ impl RuntimeScan {
                 })
             })
             .collect();
+        if self.launch_numbers.len() == self.executions.len() {
+            let mut kept = new_index.iter().map(Option::is_some);
+            self.launch_numbers.retain(|_| kept.next().unwrap_or(false));
+        } else {
+            self.launch_numbers.clear();
+        }
         self.executions.retain(|e| e.start_ps > through);
         self.executions_dropped_through_ps = self.executions_dropped_through_ps.max(Some(through));
         let remap = |i: u32| new_index.get(i as usize).copied().flatten();
-        for r in &mut self.records {
-            if let Origin::Execution(i) = r.origin {
-                r.origin = remap(i).map_or(Origin::Unknown, Origin::Execution);
+        // Records pointing by number (nearly all while a plane is scanned) keep theirs.
+        if self.indexed_origins {
+            for r in &mut self.records {
+                if let Origin::Execution(i) = r.origin {
+                    r.origin = remap(i).map_or(Origin::Unknown, Origin::Execution);
+                }
             }
         }
         for r in &mut self.retries {
@@ -746,7 +832,12 @@ pub(super) mod tests {
         let mut scan = RuntimeScan::default();
         // The indices a caller holds, as the host visitor holds its open launches.
         let mut held: Vec<(i64, Option<u32>)> = Vec::new();
-        for start in scrambled(n) {
+        for (k, start) in scrambled(n).enumerate() {
+            if k == n / 2 {
+                // A part finished and scanned into again (its records then point at
+                // launches by index, which later drops renumber; new ones by number).
+                scan.settle_origins();
+            }
             let start = start * 10;
             let index = scan.keep_execution(execution(start), |remap| {
                 for (_, h) in held.iter_mut() {
@@ -756,7 +847,7 @@ pub(super) mod tests {
             held.push((start, index));
             if let Some(i) = index {
                 // An allocation inside the launch, and a wait.
-                scan.records.push(record(start + 1, Origin::Execution(i)));
+                scan.keep_record(record(start + 1, Origin::Execution(i)));
                 scan.retries.push(RetryRecord {
                     start_ps: start + 1,
                     duration_ps: 1,
@@ -772,6 +863,7 @@ pub(super) mod tests {
             }
         }
         scan.keep_latest_executions();
+        scan.settle_origins();
         assert_eq!(scan.executions.len(), MAX_EXECUTIONS);
         assert_eq!(scan.executions_dropped as usize, n - MAX_EXECUTIONS);
         let through = scan
