@@ -240,10 +240,7 @@ impl<'p> HostVisitor<'p> {
     fn contexts(&self, event: &Event<'_>) -> (Option<i64>, Option<i64>) {
         const PJRT: i64 = 5;
         const PJRT_LIBRARY_CALL: i64 = 14;
-        let [run, p, pt, c, ct] = self
-            .run_stats
-            .read(event)
-            .map(|v| v.and_then(|v| v.as_i64()));
+        let [run, p, pt, c, ct] = self.run_stats.read_i64(event);
         let of_type = |kind: i64| {
             (if pt == Some(kind) { p } else { None }).or(if ct == Some(kind) { c } else { None })
         };

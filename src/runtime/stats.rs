@@ -215,12 +215,29 @@ impl<const N: usize> StatSet<N> {
     /// one repeats); the others are not decoded.
     #[inline]
     pub(super) fn read<'a>(&self, event: &Event<'a>) -> [Option<StatRef<'a>>; N] {
+        self.read_as(event, Some)
+    }
+
+    /// [`StatSet::read`] for a set of numbers: each value as an `i64` (`None` for one
+    /// that is not a number), without holding the values themselves.
+    #[inline]
+    pub(super) fn read_i64(&self, event: &Event<'_>) -> [Option<i64>; N] {
+        self.read_as(event, |v| v.as_i64())
+    }
+
+    /// Each stat's value in the set as `value_of` gives it (the last when one repeats).
+    #[inline(always)]
+    fn read_as<'a, T: Copy>(
+        &self,
+        event: &Event<'a>,
+        value_of: impl Fn(StatRef<'a>) -> Option<T>,
+    ) -> [Option<T>; N] {
         let mut values = [None; N];
         event.for_each_stat_of(
             |id| self.contains(id),
             |id, v| {
                 if let Some(value) = self.place(id).and_then(|i| values.get_mut(i)) {
-                    *value = Some(v);
+                    *value = value_of(v);
                 }
             },
         );
