@@ -70,8 +70,10 @@ impl RuntimeScan {
         for ((m, p), count) in other.dropped_launches() {
             self.add_dropped_launches((renumber.module(m), p), count);
         }
+        let theirs_in_order = other.history_in_order();
         self.absorb_records(
             other.records,
+            theirs_in_order,
             other.records_dropped,
             other.records_dropped_through_ps,
             &renumber,
@@ -155,13 +157,16 @@ impl RuntimeScan {
     fn absorb_records(
         &mut self,
         mut theirs: Vec<AllocationRecord>,
+        theirs_in_order: bool,
         dropped: u64,
         dropped_through_ps: Option<i64>,
         renumber: &Renumber,
     ) {
         self.records_dropped += dropped;
         self.put_records_in_time_order();
-        in_time_order(&mut theirs);
+        if !theirs_in_order {
+            in_time_order(&mut theirs);
+        }
         // What either part dropped is older than what the whole keeps.
         let through = self.records_dropped_through_ps.max(dropped_through_ps);
         let after = |records: &[AllocationRecord]| match through {
@@ -183,6 +188,8 @@ impl RuntimeScan {
         self.records_dropped += kept_from as u64;
         let kept = theirs.get(kept_from..).unwrap_or_default();
         merge_by_time(&mut self.records, kept, renumber);
+        // Two histories in time order, merged: in time order.
+        self.records_now_in_order();
     }
 
     /// What a second device scanner needs to match kernels to launches on its own:

@@ -385,8 +385,14 @@ impl RuntimeScan {
         self.records_cut_shared.as_ref()?.latest()
     }
 
+    /// Notes that the whole history is in time order (it was just merged so).
+    pub(super) fn records_now_in_order(&mut self) {
+        self.records_in_order = self.records.len();
+        debug_assert!(self.history_in_order());
+    }
+
     /// Whether the whole history is known to be in time order.
-    fn history_in_order(&self) -> bool {
+    pub(super) fn history_in_order(&self) -> bool {
         let in_order = self.records_in_order == self.records.len();
         debug_assert!(!in_order || self.records.is_sorted_by_key(|r| r.time_ps));
         in_order
@@ -394,11 +400,14 @@ impl RuntimeScan {
 
     /// Puts the history in time order, stably: records of one time keep the order the
     /// scan met them in. A thread done with its part of a host plane does this, so that
-    /// merging parts and the scan's end each find it done (a pass over the history,
-    /// without the scratch buffer a sort takes).
+    /// merging parts and the scan's end each find it done (nothing when the history is
+    /// known to be in order, else a pass over it, without the scratch buffer a sort
+    /// takes).
     pub(super) fn put_records_in_time_order(&mut self) {
-        in_time_order(&mut self.records);
-        self.records_in_order = self.records.len();
+        if !self.history_in_order() {
+            in_time_order(&mut self.records);
+            self.records_in_order = self.records.len();
+        }
     }
 
     /// What a thread does with its part of a host plane when done: the history capped
@@ -478,8 +487,14 @@ impl RuntimeScan {
     /// [`MAX_EXECUTIONS`] later ones, renumbering what points at launches; returns the
     /// new index of each old one, if any were dropped.
     pub(super) fn keep_latest_executions(&mut self) -> Option<Vec<Option<u32>>> {
-        let starts = self.executions.iter().map(|e| e.start_ps);
-        let through = cutoff(starts, MAX_EXECUTIONS)?;
+        let through = if self.executions.is_sorted_by_key(|e| e.start_ps) {
+            // Launches in time order (often: most launch events are on one line): the
+            // cut is read at its place, the time `cutoff` would select.
+            let last_dropped = self.executions.len().checked_sub(MAX_EXECUTIONS + 1)?;
+            self.executions.get(last_dropped)?.start_ps
+        } else {
+            cutoff(self.executions.iter().map(|e| e.start_ps), MAX_EXECUTIONS)?
+        };
         Some(self.drop_executions_through(through))
     }
 
