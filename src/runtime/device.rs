@@ -7,7 +7,7 @@
 use rustc_hash::FxHashMap as HashMap;
 
 use super::records::{ExecutionRecord, RuntimeScan, MAX_EXECUTIONS};
-use super::stats::{intern_module_stat, StatIds, StatSet};
+use super::stats::{ModuleStats, StatIds, StatSet};
 use crate::capture::{Event, EventVisitor, Interest, LineInfo, Plane, StatRef};
 
 /// The module and program an event type names.
@@ -27,8 +27,8 @@ pub(super) struct DeviceVisitor<'p, 's> {
     order: &'s [u32],
     on_modules_line: bool,
     collect_device_executions: bool,
-    /// Interned module by the stat-metadata id its name is interned as.
-    module_by_ref: HashMap<u64, u32>,
+    /// Interned modules by the `hlo_module` stats that name them.
+    module_stats: ModuleStats,
     /// Module and program an event type's own stats name, by metadata id: dense for
     /// the small ids encoders give (asked once per op on TPU, where a hash lookup
     /// cost more than the rest of counting it), hashed past them.
@@ -118,7 +118,7 @@ impl<'p, 's> DeviceVisitor<'p, 's> {
             order,
             on_modules_line: false,
             collect_device_executions,
-            module_by_ref: HashMap::default(),
+            module_stats: ModuleStats::default(),
             by_metadata: Vec::new(),
             by_large_metadata: HashMap::default(),
             last_match: None,
@@ -158,7 +158,7 @@ impl<'p, 's> DeviceVisitor<'p, 's> {
     }
 
     fn module_of(&mut self, value: &StatRef<'_>) -> Option<u32> {
-        intern_module_stat(self.scan, self.plane, &mut self.module_by_ref, value)
+        self.module_stats.intern(self.scan, self.plane, value)
     }
 
     fn module_and_program(&mut self, event: &Event<'_>) -> (Option<u32>, Option<u64>) {

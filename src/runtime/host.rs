@@ -11,7 +11,7 @@ use super::names::{is_user_frame, jit_module_name, module_in_name, EventKind, Ki
 use super::records::{
     CallRecord, ExecutionRecord, Origin, RetryRecord, RetryTotals, RuntimeScan, MAX_RETRY_RECORDS,
 };
-use super::stats::{intern_module_stat, memory_stat_table, MemoryStat, StatIds, StatSet};
+use super::stats::{memory_stat_table, MemoryStat, ModuleStats, StatIds, StatSet};
 use super::window::CHECKPOINT_EVERY;
 use crate::capture::{Event, EventVisitor, Interest, LineInfo, Plane};
 
@@ -69,8 +69,8 @@ pub(super) struct HostVisitor<'p> {
     /// What to do with an event, by metadata id (ids below [`DENSE_IDS`]; larger ones
     /// are read): see [`Route`].
     routes: Vec<Route>,
-    /// `hlo_module` / `module_name` ref → interned module.
-    module_by_ref: HashMap<u64, u32>,
+    /// `hlo_module` / `module_name` stats → interned module.
+    module_stats: ModuleStats,
     /// Launch event type → the module its name gives.
     launch_modules: HashMap<i64, Option<u32>>,
     /// Events visited on the current line, for checkpoints.
@@ -121,7 +121,7 @@ impl<'p> HostVisitor<'p> {
             user_frames,
             jit_modules: HashMap::default(),
             routes,
-            module_by_ref: HashMap::default(),
+            module_stats: ModuleStats::default(),
             launch_modules: HashMap::default(),
             line_events: 0,
         }
@@ -164,9 +164,7 @@ impl<'p> HostVisitor<'p> {
         if self.scan.runs.module(run).is_some() {
             return;
         }
-        let module = module.and_then(|v| {
-            intern_module_stat(&mut self.scan, self.plane, &mut self.module_by_ref, &v)
-        });
+        let module = module.and_then(|v| self.module_stats.intern(&mut self.scan, self.plane, &v));
         if let Some(m) = module {
             self.scan.runs.name_module(run, m, time);
         }
@@ -288,7 +286,8 @@ impl<'p> HostVisitor<'p> {
                 }
             },
         );
-        intern_module_stat(&mut self.scan, self.plane, &mut self.module_by_ref, &value?)
+        self.module_stats
+            .intern(&mut self.scan, self.plane, &value?)
     }
 
     /// Records a launch and opens its span, so that what it encloses is its own; a

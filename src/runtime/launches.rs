@@ -270,19 +270,26 @@ pub(crate) struct ModuleKey<'a> {
 
 /// Every launch's label: by program id when known, else by name when the name is
 /// unique among modules with plans, else the name alone ([`LaunchModule::Ambiguous`],
-/// shown `name(?)`). The modules are indexed once: a
-/// capture with thousands of modules and a million launches stays linear.
+/// shown `name(?)`). The modules are indexed once, and each (module, program) pair is
+/// looked up once: a capture with thousands of modules and a million launches stays
+/// linear, and the launches of the few modules a step runs cost a copy of their label.
 pub(crate) fn execution_labels(
     scan: &RuntimeScan,
     modules: &[ModuleKey<'_>],
 ) -> Vec<Option<String>> {
     let lookup = ModuleLookup::new(modules);
+    let mut known: HashMap<(Option<u32>, Option<u64>), Option<String>> = HashMap::default();
     scan.executions
         .iter()
         .map(|e| {
-            lookup
-                .label(scan, e.module, e.program_id)
-                .map(|m| m.label())
+            known
+                .entry((e.module, e.program_id))
+                .or_insert_with(|| {
+                    lookup
+                        .label(scan, e.module, e.program_id)
+                        .map(|m| m.label())
+                })
+                .clone()
         })
         .collect()
 }

@@ -268,25 +268,52 @@ impl StatIds {
     }
 }
 
-/// The module a `hlo_module` or `module_name` stat names, interned; a reference to an
-/// interned string is resolved once per plane (cached in `by_ref`).
-pub(super) fn intern_module_stat(
-    scan: &mut RuntimeScan,
-    plane: &Plane,
-    by_ref: &mut HashMap<u64, u32>,
-    value: &StatRef<'_>,
-) -> Option<u32> {
-    match *value {
-        StatRef::Ref(r) => {
-            if let Some(&m) = by_ref.get(&r) {
-                return Some(m);
+/// The modules `hlo_module` or `module_name` stats name, interned into one scan's
+/// modules: a reference to an interned string resolved once per plane, a name given
+/// inline (older captures) decoded once per run of events that repeat it. The events
+/// of one module come in runs (a launch's kernels), so the last one found is checked
+/// first.
+#[derive(Debug, Default)]
+pub(super) struct ModuleStats {
+    by_ref: HashMap<u64, u32>,
+    last_ref: Option<(u64, u32)>,
+    last_inline: Option<(Box<[u8]>, u32)>,
+}
+
+impl ModuleStats {
+    /// The module `value` names, interned into `scan` (a stat of `plane`).
+    pub(super) fn intern(
+        &mut self,
+        scan: &mut RuntimeScan,
+        plane: &Plane,
+        value: &StatRef<'_>,
+    ) -> Option<u32> {
+        match *value {
+            StatRef::Ref(r) => {
+                if let Some((_, m)) = self.last_ref.filter(|&(last, _)| last == r) {
+                    return Some(m);
+                }
+                let m = match self.by_ref.get(&r) {
+                    Some(&m) => m,
+                    None => {
+                        let m = scan.intern_module(plane.stat_name(r)?);
+                        self.by_ref.insert(r, m);
+                        m
+                    }
+                };
+                self.last_ref = Some((r, m));
+                Some(m)
             }
-            let m = scan.intern_module(plane.stat_name(r)?);
-            by_ref.insert(r, m);
-            Some(m)
+            StatRef::Str(s) => match &self.last_inline {
+                Some((last, m)) if **last == *s => Some(*m),
+                _ => {
+                    let m = scan.intern_module(&String::from_utf8_lossy(s));
+                    self.last_inline = Some((s.into(), m));
+                    Some(m)
+                }
+            },
+            _ => None,
         }
-        StatRef::Str(s) => Some(scan.intern_module(&String::from_utf8_lossy(s))),
-        _ => None,
     }
 }
 
