@@ -157,6 +157,14 @@ impl<'p, 's> DeviceVisitor<'p, 's> {
         self.module_runs_matched && self.ids.hlo_module.is_none()
     }
 
+    /// Whether the plane has no `hlo_module` and no `program_id` stat (TensorFlow's
+    /// GPU planes): then neither an event nor its type names a module or a program, so
+    /// off the module line every event is passed over ([`EventVisitor::event`] ends at
+    /// once for work that names neither) and its lines need not be read at all.
+    fn names_no_work(&self) -> bool {
+        self.ids.hlo_module.is_none() && self.ids.program_id.is_none()
+    }
+
     fn module_of(&mut self, value: &StatRef<'_>) -> Option<u32> {
         self.module_stats.intern(self.scan, self.plane, value)
     }
@@ -241,6 +249,9 @@ impl<'p, 's> DeviceVisitor<'p, 's> {
 impl EventVisitor for DeviceVisitor<'_, '_> {
     fn line(&mut self, line: &LineInfo) -> bool {
         self.on_modules_line = line.name == "XLA Modules";
+        if !self.on_modules_line && self.names_no_work() {
+            return false;
+        }
         if let Some(defer) = self.defer {
             if !self.on_modules_line && self.lines_only_count() {
                 defer(line);
@@ -544,5 +555,31 @@ mod tests {
             }
         }
         assert_eq!(visitor.by_large_metadata.len(), 2);
+    }
+
+    /// A plane without `hlo_module` and `program_id` stats (TensorFlow's GPU planes)
+    /// has only its module line read; a plane with either stat has every line read.
+    #[test]
+    fn lines_are_read_only_where_work_can_name_a_module_or_program() {
+        let line = |name: &str| LineInfo {
+            name: name.into(),
+            ..LineInfo::default()
+        };
+        let stats: [&[&str]; 4] = [&[], &["shape"], &["hlo_module"], &["shape", "program_id"]];
+        for names in stats {
+            let mut plane = Plane::default();
+            for (id, name) in (1..).zip(names) {
+                plane.stat_names.insert(id, (*name).into());
+            }
+            let mut scan = RuntimeScan::default();
+            let mut visitor = DeviceVisitor::new(&plane, &mut scan, &[], false);
+            let names_work = names.iter().any(|n| *n != "shape");
+            assert!(visitor.line(&line("XLA Modules")), "{names:?}");
+            assert_eq!(
+                visitor.line(&line("Stream #142(Compute)")),
+                names_work,
+                "{names:?}"
+            );
+        }
     }
 }
