@@ -427,6 +427,13 @@ pub fn read_payload(src: &dyn ByteSource, offset: u64, len: u64) -> Result<Vec<u
 /// How much a stream reader reads after a jump forward (see `StreamReader::ensure`).
 const JUMP_READ: usize = 4096;
 
+/// A jump forward at most this far past the window's end goes on reading whole chunks,
+/// as the walk does: a plane of many small lines (thousands of lines of a few KiB) is
+/// then passed over through one window per chunk instead of one small read per line
+/// or two. Mapping a page costs about what reading one does, so past this distance,
+/// where most pages of a chunk would be mapped for nothing, jumps read little.
+const SHORT_JUMP: u64 = 64 << 10;
+
 /// Reads a large message from a [`ByteSource`] through a window buffer, so that
 /// walking a multi-gigabyte plane touches each byte once and holds one chunk.
 pub struct StreamReader<'s> {
@@ -491,10 +498,12 @@ impl<'s> StreamReader<'s> {
             self.pos >= self.window_start && self.pos.saturating_add(need as u64) <= window_end;
         if !covered {
             let available = self.limit.saturating_sub(self.pos);
-            // Read ahead a whole chunk when the walk goes on from the window; after a
-            // jump (skipping a line's payload to reach the next field) read only a
-            // little, so skipping over a plane's lines does not read them.
-            let continues = self.pos >= self.window_start && self.pos <= window_end;
+            // Read ahead a whole chunk when the walk goes on from the window or jumps
+            // a little past it (see `SHORT_JUMP`); after a longer jump (skipping a large
+            // line's payload to reach the next field) read only a little, so skipping
+            // over a plane's lines does not read them.
+            let continues =
+                self.pos >= self.window_start && self.pos <= window_end.saturating_add(SHORT_JUMP);
             let ahead = if continues || self.window().is_empty() {
                 self.chunk
             } else {
@@ -845,5 +854,57 @@ mod tests {
         ));
         assert!(r.next_field(2).unwrap().is_none());
         assert!(r.window().len() <= 2);
+    }
+
+    /// Passing over many small fields reads through whole chunks, a few reads in all;
+    /// passing over large ones reads little more than their headers.
+    #[test]
+    fn a_reader_passing_over_fields_reads_chunks_of_small_ones_and_little_of_large_ones() {
+        use std::cell::Cell;
+        /// A source that only copies (no views), counting its reads.
+        struct Reads<'b> {
+            bytes: &'b [u8],
+            calls: Cell<u64>,
+            read: Cell<u64>,
+        }
+        impl ByteSource for Reads<'_> {
+            fn len(&self) -> u64 {
+                self.bytes.len() as u64
+            }
+            fn read_at(&self, offset: u64, buf: &mut [u8]) -> std::io::Result<usize> {
+                let n = ByteSource::read_at(self.bytes, offset, buf)?;
+                self.calls.set(self.calls.get() + 1);
+                self.read.set(self.read.get() + n as u64);
+                Ok(n)
+            }
+        }
+        let chunk = 64usize << 10;
+        for (field_len, count) in [(1500usize, 2000usize), (200 << 10, 40)] {
+            let mut bytes = Vec::new();
+            for _ in 0..count {
+                bytes.push(0x1a);
+                encode_varint(field_len as u64, &mut bytes);
+                bytes.resize(bytes.len() + field_len, 7);
+            }
+            let total = bytes.len() as u64;
+            let src = Reads {
+                bytes: &bytes,
+                calls: Cell::new(0),
+                read: Cell::new(0),
+            };
+            let mut reader = StreamReader::over(&src, chunk, 0, total);
+            let mut fields = 0;
+            while let Some((3, StreamValue::Bytes { .. })) = reader.next_field(total).unwrap() {
+                fields += 1;
+            }
+            assert_eq!(fields, count);
+            if field_len < chunk {
+                let chunks = total.div_ceil(chunk as u64);
+                assert!(src.calls.get() <= chunks + 1, "{} reads", src.calls.get());
+            } else {
+                let little = count as u64 * JUMP_READ as u64 + chunk as u64;
+                assert!(src.read.get() <= little, "{} bytes read", src.read.get());
+            }
+        }
     }
 }
