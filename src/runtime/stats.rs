@@ -268,20 +268,25 @@ impl StatIds {
     }
 }
 
+/// References below this are looked up in a table rather than hashed: references are
+/// ids of the plane's stat metadata, numbered from 1.
+const DENSE_REFS: usize = 4096;
+
 /// The modules `hlo_module` or `module_name` stats name, interned into one scan's
-/// modules: a reference to an interned string resolved once per plane, a name given
-/// inline (older captures) decoded once per run of events that repeat it. The events
-/// of one module come in runs (a launch's kernels), so the last one found is checked
-/// first.
+/// modules: a reference to an interned string resolved once per plane (a GPU's kernels
+/// alternate between the modules a step runs, each looked up per kernel), a name given
+/// inline (older captures) decoded once per run of events that repeat it.
 #[derive(Debug, Default)]
 pub(super) struct ModuleStats {
+    /// By reference below [`DENSE_REFS`]: one past the module, 0 when not seen yet.
+    by_dense_ref: Vec<u32>,
     by_ref: HashMap<u64, u32>,
-    last_ref: Option<(u64, u32)>,
     last_inline: Option<(Box<[u8]>, u32)>,
 }
 
 impl ModuleStats {
     /// The module `value` names, interned into `scan` (a stat of `plane`).
+    #[inline]
     pub(super) fn intern(
         &mut self,
         scan: &mut RuntimeScan,
@@ -290,19 +295,12 @@ impl ModuleStats {
     ) -> Option<u32> {
         match *value {
             StatRef::Ref(r) => {
-                if let Some((_, m)) = self.last_ref.filter(|&(last, _)| last == r) {
-                    return Some(m);
-                }
-                let m = match self.by_ref.get(&r) {
-                    Some(&m) => m,
-                    None => {
-                        let m = scan.intern_module(plane.stat_name(r)?);
-                        self.by_ref.insert(r, m);
-                        m
-                    }
+                let dense = usize::try_from(r).ok().filter(|&i| i < DENSE_REFS);
+                let known = match dense {
+                    Some(i) => self.by_dense_ref.get(i).and_then(|m| m.checked_sub(1)),
+                    None => self.by_ref.get(&r).copied(),
                 };
-                self.last_ref = Some((r, m));
-                Some(m)
+                known.or_else(|| self.learn_ref(scan, plane, r, dense))
             }
             StatRef::Str(s) => match &self.last_inline {
                 Some((last, m)) if **last == *s => Some(*m),
@@ -314,6 +312,33 @@ impl ModuleStats {
             },
             _ => None,
         }
+    }
+
+    /// Interns the module reference `r` names (at `dense` in the table, if below
+    /// [`DENSE_REFS`]) and keeps it.
+    #[cold]
+    fn learn_ref(
+        &mut self,
+        scan: &mut RuntimeScan,
+        plane: &Plane,
+        r: u64,
+        dense: Option<usize>,
+    ) -> Option<u32> {
+        let m = scan.intern_module(plane.stat_name(r)?);
+        match dense {
+            Some(i) => {
+                if self.by_dense_ref.len() <= i {
+                    self.by_dense_ref.resize(i + 1, 0);
+                }
+                if let Some(slot) = self.by_dense_ref.get_mut(i) {
+                    *slot = m.saturating_add(1);
+                }
+            }
+            None => {
+                self.by_ref.insert(r, m);
+            }
+        }
+        Some(m)
     }
 }
 
@@ -348,5 +373,50 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// Modules named by reference (in the table and past it, asked first and again), by
+    /// an unknown reference, and inline are interned as `intern_module` interns their
+    /// names, each name once.
+    #[test]
+    fn module_stats_intern_each_name_once_however_it_is_given() {
+        let mut plane = Plane::default();
+        let large = DENSE_REFS as u64 + 7;
+        plane.stat_names.insert(3, "jit_a".into());
+        plane.stat_names.insert(large, "jit_b".into());
+        plane.stat_names.insert(9, "jit_a".into());
+        let mut scan = RuntimeScan::default();
+        let mut modules = ModuleStats::default();
+        let given = [
+            StatRef::Ref(3),
+            StatRef::Ref(large),
+            StatRef::Ref(5),
+            StatRef::Str(b"jit_c"),
+            StatRef::Ref(9),
+            StatRef::Str(b"jit_b"),
+            StatRef::Uint(3),
+        ];
+        let names =
+            |scan: &RuntimeScan, m: Option<u32>| m.map(|m| scan.module_names[m as usize].clone());
+        for _ in 0..2 {
+            let found: Vec<Option<String>> = given
+                .iter()
+                .map(|v| {
+                    let m = modules.intern(&mut scan, &plane, v);
+                    names(&scan, m)
+                })
+                .collect();
+            let expected = [
+                Some("jit_a"),
+                Some("jit_b"),
+                None,
+                Some("jit_c"),
+                Some("jit_a"),
+                Some("jit_b"),
+                None,
+            ];
+            assert_eq!(found, expected.map(|n| n.map(String::from)));
+        }
+        assert_eq!(scan.module_names, ["jit_a", "jit_b", "jit_c"]);
     }
 }
