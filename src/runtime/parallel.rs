@@ -229,9 +229,12 @@ impl SegmentScan for HostSegments<'_> {
         let mut visitor = HostVisitor::new(self.plane, scan);
         let walk = self.plane.visit_segment(src, from, stop, &mut visitor);
         *part = visitor.scan;
-        // On this thread, while the other still scans: the join then merges parts.
-        part.finish_part();
         walk
+    }
+
+    /// On this thread, while the other still scans: the join then merges parts.
+    fn finish(&self, part: &mut RuntimeScan) {
+        part.finish_part();
     }
 
     fn add(&self, into: &mut RuntimeScan, later: RuntimeScan, lines_before: usize) {

@@ -36,10 +36,17 @@ pub(super) trait SegmentScan: Sync {
         part: &mut Self::Part,
     ) -> SegmentWalk;
 
+    /// Readies a scanned segment's part to be added, on the thread that scanned it.
+    fn finish(&self, _part: &mut Self::Part) {}
+
     /// Adds `later`, the part of the segment joined after what `into` holds, whose
     /// lines come after `lines_before` others.
     fn add(&self, into: &mut Self::Part, later: Self::Part, lines_before: usize);
 }
+
+/// A segment scanned by one thread, its part not yet finished and handed over; whether
+/// it is the first segment (the part the others are added to).
+type Scanned<P> = (SegmentWalk, P, bool);
 
 /// Where the segments start and where each thread's walk is.
 struct Cuts {
@@ -97,12 +104,11 @@ pub(super) fn scan_segments<S: SegmentScan>(
         }),
     };
     let worker = std::thread::scope(|scope| {
-        let worker = scope.spawn(|| shared.take_cuts(second, 1));
+        let worker = scope.spawn(|| shared.take_cuts(second, 1, None));
         let mut whole = first;
         let walk = how.scan(src, start, &|at| shared.stops(0, at), &mut whole);
         shared.walk_ends(0);
-        shared.hand_over(walk, whole, true);
-        shared.take_cuts(src, 0);
+        shared.take_cuts(src, 0, Some((walk, whole, true)));
         worker.join()
     });
     let joined = shared
@@ -147,16 +153,31 @@ impl<S: SegmentScan> Shared<'_, S> {
     }
 
     /// Thread `me` cuts the other's segment and scans the second half, again and
-    /// again, until too little is left to cut.
-    fn take_cuts(&self, src: &dyn ByteSource, me: usize) {
+    /// again, until too little is left to cut; `scanned` is the segment it scanned
+    /// before, if any. Each segment's part is finished and handed over once the next
+    /// cut is claimed (or none can be): the sooner a thread cuts, the more is left of
+    /// the other's segment to halve, and finishing a host plane's part (its history
+    /// capped and put in order) takes milliseconds.
+    fn take_cuts(&self, src: &dyn ByteSource, me: usize, mut scanned: Option<Scanned<S::Part>>) {
         while let Some(from) = self.cut(src, me) {
+            if let Some(done) = scanned.take() {
+                self.finish_and_hand_over(done);
+            }
             let mut part = self.how.part();
             let walk = self
                 .how
                 .scan(src, from, &|at| self.stops(me, at), &mut part);
             self.walk_ends(me);
-            self.hand_over(walk, part, false);
+            scanned = Some((walk, part, false));
         }
+        if let Some(done) = scanned {
+            self.finish_and_hand_over(done);
+        }
+    }
+
+    fn finish_and_hand_over(&self, (walk, mut part, whole): Scanned<S::Part>) {
+        self.how.finish(&mut part);
+        self.hand_over(walk, part, whole);
     }
 
     /// Cuts the segment the other thread walks in two at a line start near the middle
