@@ -1246,8 +1246,12 @@ fn a_corrupt_hlo_proto_leaves_the_rest_of_the_report() {
 #[test]
 fn a_damaged_plane_leaves_the_rest_of_the_report() {
     // The device plane's second line holds an event with an impossible wire type, and
-    // the host plane ends in a line whose length runs past the plane.
-    let mut device = device_plane().encode_to_vec();
+    // the host plane ends in a line whose length runs past the plane. The device plane
+    // has an `hlo_module` stat, as XLA's GPU planes do: only then are lines other than
+    // "XLA Modules" read at all (a plane whose events name no module has nothing there).
+    let mut device = device_plane();
+    stat_meta(&mut device, 1, "hlo_module");
+    let mut device = device.encode_to_vec();
     let mut line = vec![0x08, 0x01];
     field_bytes(4, &[0x08, 0x01], &mut line);
     field_bytes(4, &[0x0f, 0x00], &mut line);
