@@ -117,7 +117,10 @@ impl RuntimeScan {
     fn merge_launches_of_one_run(&mut self) -> (Vec<u32>, HashMap<i64, u32>) {
         let n = self.executions.len();
         let mut groups = UnionFind::new(n);
-        let mut by_run: HashMap<i64, u32> = HashMap::default();
+        // Sized for every launch at once: grown as they come, the maps rehashed a dozen
+        // times (tens of thousands of launches on a large capture).
+        let mut by_run: HashMap<i64, u32> =
+            HashMap::with_capacity_and_hasher(n, Default::default());
         let mut by_link: HashMap<i64, u32> = HashMap::default();
         for (i, e) in self.executions.iter().enumerate() {
             let i = i as u32;
@@ -131,18 +134,23 @@ impl RuntimeScan {
                 }
             }
         }
-        // The earliest launch of each group represents it (the lower index on a tie).
-        let mut root_of_group: HashMap<u32, u32> = HashMap::default();
+        // The earliest launch of each group represents it (the lower index on a tie),
+        // by the group's root: a launch's index, so a table serves.
+        let start = |k: u32| self.executions.get(k as usize).map(|e| e.start_ps);
+        let mut earliest_of_root: Vec<Option<u32>> = vec![None; n];
         for i in 0..n as u32 {
-            let group = groups.find(i);
-            let earliest = root_of_group.entry(group).or_insert(i);
-            let start = |k: u32| self.executions.get(k as usize).map(|e| e.start_ps);
-            if start(i) < start(*earliest) {
-                *earliest = i;
+            if let Some(earliest) = earliest_of_root.get_mut(groups.find(i) as usize) {
+                match earliest {
+                    Some(e) if start(i) >= start(*e) => {}
+                    _ => *earliest = Some(i),
+                }
             }
         }
         let representative: Vec<u32> = (0..n as u32)
-            .map(|i| root_of_group.get(&groups.find(i)).copied().unwrap_or(i))
+            .map(|i| {
+                let root = groups.find(i) as usize;
+                earliest_of_root.get(root).copied().flatten().unwrap_or(i)
+            })
             .collect();
         for (i, &keep) in representative.iter().enumerate() {
             if keep as usize != i {
@@ -228,6 +236,24 @@ impl RuntimeScan {
             {
                 e.waited_for_memory = true;
             }
+        }
+        // Launches mostly come in time order: then the order only leaves some out (the
+        // launch events merged into others), and the launches are kept where they lie
+        // rather than copied into a new vector, whose pages would all be new.
+        let increasing = order.windows(2).all(|w| w[0] < w[1]);
+        if increasing
+            && order
+                .last()
+                .is_none_or(|&l| (l as usize) < executions.len())
+        {
+            let mut wanted = order.iter().copied().peekable();
+            let mut index = 0u32;
+            executions.retain(|_| {
+                let keep = wanted.next_if_eq(&index).is_some();
+                index = index.wrapping_add(1);
+                keep
+            });
+            return;
         }
         let sorted: Vec<ExecutionRecord> = order
             .iter()
@@ -419,6 +445,56 @@ impl LaunchModule {
         match self {
             LaunchModule::Known(label) => label.clone(),
             LaunchModule::Ambiguous(name) => format!("{name}(?)"),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::records::tests::{execution, record};
+    use super::*;
+
+    /// After the host planes, launches are in time order, the events of one launch (one
+    /// run id) merged into its earliest, and each allocation still points at the
+    /// launch it was made in: whether the launches arrived in time order (kept where
+    /// they lie) or not (copied into their order).
+    #[test]
+    fn launches_end_in_time_order_with_what_points_at_them() {
+        let starts: [i64; 6] = [10, 20, 30, 40, 50, 60];
+        for arrival in [[0, 1, 2, 3, 4, 5], [3, 0, 5, 1, 4, 2]] {
+            let mut scan = RuntimeScan::default();
+            for k in arrival {
+                let mut e = execution(starts[k]);
+                // The events at 20 and 50 belong to the launches at 10 and 40.
+                e.run_id = match starts[k] {
+                    20 => Some(10),
+                    50 => Some(40),
+                    start => Some(start),
+                };
+                let index = scan.keep_execution(e, |_| {}).expect("kept");
+                scan.keep_record(record(starts[k] + 1, Origin::Execution(index)));
+            }
+            scan.finish_host();
+            let kept: Vec<i64> = scan.executions.iter().map(|e| e.start_ps).collect();
+            assert_eq!(kept, [10, 30, 40, 60], "{arrival:?}");
+            let made_in: Vec<(i64, Option<i64>)> = (scan.records.iter())
+                .map(|r| {
+                    let launch = match r.origin {
+                        Origin::Execution(i) => scan.executions.get(i as usize),
+                        _ => None,
+                    };
+                    (r.time_ps, launch.map(|e| e.start_ps))
+                })
+                .collect();
+            let expected = [
+                (11, Some(10)),
+                (21, Some(10)),
+                (31, Some(30)),
+                (41, Some(40)),
+                (51, Some(40)),
+                (61, Some(60)),
+            ];
+            assert_eq!(made_in, expected, "{arrival:?}");
         }
     }
 }
