@@ -450,15 +450,21 @@ mod tests {
             let mut whole = scan_of(starts);
             whole.keep_latest_executions();
             whole.settle_origins();
-            for &cut in cuts {
-                let mut merged = scan_of(&starts[..cut]);
-                merged.absorb(scan_of(&starts[cut..]));
+            // Parts merged as they are, and as the threads hand them over: each
+            // finished first, its launches over the cap dropped by its own thread.
+            for (&cut, finished) in cuts.iter().flat_map(|c| [(c, false), (c, true)]) {
+                let (mut merged, mut later) = (scan_of(&starts[..cut]), scan_of(&starts[cut..]));
+                if finished {
+                    merged.finish_part();
+                    later.finish_part();
+                }
+                merged.absorb(later);
                 // Compared whole, reported briefly: the lists are long.
                 let same = launches(&merged) == launches(&whole);
                 let dropped = (merged.executions_dropped, whole.executions_dropped);
                 assert!(
                     same,
-                    "cut at {cut} of {}: dropped {dropped:?}",
+                    "cut at {cut} of {} (parts finished: {finished}): dropped {dropped:?}",
                     starts.len()
                 );
             }

@@ -417,6 +417,12 @@ impl RuntimeScan {
     /// worth of later ones in its own part is older than as many in the whole) and put
     /// in time order, so that the join, which the other thread waits for, merges.
     pub(super) fn finish_part(&mut self) {
+        // Launches past the cap go here, on the thread that scanned them, while they
+        // are still numbered (nothing points at them by index): the join then moves
+        // fewer, on the serial stretch after the plane.
+        if self.executions.len() > MAX_EXECUTIONS {
+            self.keep_latest_executions();
+        }
         self.settle_origins();
         // What came before another part's cut: dropped as it came, or now.
         if let Some(shared) = self.shared_records_cut() {
