@@ -412,10 +412,11 @@ impl RuntimeScan {
         }
     }
 
-    /// What a thread does with its part of a host plane when done: the history capped
-    /// (what merging the parts would drop of it anyway: a record older than the cap's
-    /// worth of later ones in its own part is older than as many in the whole) and put
-    /// in time order, so that the join, which the other thread waits for, merges.
+    /// What a thread does with its part of a host plane when done: its launches and
+    /// history capped (what merging the parts would drop of them anyway: a record or
+    /// launch older than the cap's worth of later ones in its own part is older than
+    /// as many in the whole) and the history put in time order, so that the join,
+    /// which the other thread waits for, merges.
     pub(super) fn finish_part(&mut self) {
         // Launches past the cap go here, on the thread that scanned them, while they
         // are still numbered (nothing points at them by index): the join then moves
