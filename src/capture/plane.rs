@@ -870,6 +870,56 @@ mod tests {
         }
     }
 
+    /// Records the name of each line it is given, reading names or not as told.
+    struct Names {
+        reads: bool,
+        names: Vec<String>,
+    }
+
+    impl EventVisitor for Names {
+        fn reads_line_names(&self) -> bool {
+            self.reads
+        }
+
+        fn line(&mut self, line: &LineInfo) -> bool {
+            self.names.push(line.name.clone());
+            true
+        }
+
+        fn event(&mut self, _line: &LineInfo, _event: &Event<'_>) {}
+    }
+
+    /// A line's name reaches a visitor that reads names, invalid UTF-8 replaced as the
+    /// lossy decoder does; a visitor that does not read them gets an empty name.
+    #[test]
+    fn line_names_reach_only_visitors_that_read_them() {
+        for (name, expected) in [
+            (&b"XLA Modules"[..], "XLA Modules"),
+            (&b"python\xff3"[..], "python\u{fffd}3"),
+        ] {
+            let name_tag = crate::wire::tag(
+                crate::wire::fields::XLINE_NAME,
+                crate::wire::WireType::LengthDelimited,
+            );
+            let mut line = vec![name_tag];
+            varint(name.len() as u64, &mut line);
+            line.extend(name);
+            line.extend([XLINE_EVENTS_TAG, 0x04, 0x08, 0x05, 0x10, 0x01]);
+            for reads in [true, false] {
+                let mut visitor = Names {
+                    reads,
+                    names: Vec::new(),
+                };
+                let src: &[u8] = &line;
+                let end = line.len() as u64;
+                let mut reader = StreamReader::over(&src, READ_CHUNK, 0, end);
+                visit_line(&mut reader, 0, end, 0, false, &mut visitor).unwrap();
+                let seen = if reads { expected } else { "" };
+                assert_eq!(visitor.names, [seen], "{name:02x?}");
+            }
+        }
+    }
+
     /// Events counted by their start alone are counted at the starts their whole
     /// reading finds, in every shape: the usual header, other field orders (given to
     /// the visitor whole), skipped types between them, a line starting with a counted

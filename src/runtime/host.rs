@@ -331,6 +331,11 @@ impl<'p> HostVisitor<'p> {
 }
 
 impl EventVisitor for HostVisitor<'_> {
+    /// Host lines are told apart by what their events are, not by their names.
+    fn reads_line_names(&self) -> bool {
+        false
+    }
+
     fn line_span(&mut self, line: &LineInfo, first_start_ps: i64, last_start_ps: i64) {
         if let Some(marks) = self.scan.line_marks.last_mut() {
             marks.set_span(line.ordinal, (first_start_ps, last_start_ps));

@@ -13,6 +13,7 @@ use crate::wire::{decode_varint, Fields, Value};
 #[derive(Debug, Clone, Default)]
 pub struct LineInfo {
     pub id: i64,
+    /// Empty for a visitor that does not read names ([`EventVisitor::reads_line_names`]).
     pub name: String,
     pub timestamp_ns: i64,
     /// The line's position among its plane's lines.
@@ -216,6 +217,13 @@ pub trait EventVisitor {
     /// counted): true ends the line's walk early (events are in time order).
     fn line_done(&mut self) -> bool {
         false
+    }
+
+    /// Whether the visitor reads [`LineInfo::name`]; one that does not is given lines
+    /// with an empty name (a capture may have hundreds of thousands of lines, each name
+    /// otherwise checked and copied).
+    fn reads_line_names(&self) -> bool {
+        true
     }
 
     /// Told after a line has been walked to its end: the starts of its first and last
