@@ -119,7 +119,7 @@ impl<'a> Event<'a> {
 
     /// Calls `f` with each of the event's own stats (not its metadata's), as (stat
     /// metadata id, value); malformed stats are skipped: one bad stat should not hide
-    /// the event. One inlined loop, for the scan's hot path.
+    /// the event. Inlined, for the scan's hot path.
     #[inline]
     pub fn for_each_stat(&self, f: impl FnMut(u64, StatRef<'a>)) {
         self.for_each_stat_of(|_| true, f);
@@ -135,26 +135,18 @@ impl<'a> Event<'a> {
     ) {
         let raw = self.raw;
         let mut pos = self.stats_at;
-        loop {
-            // One call site for `f`, so that it is inlined here.
-            let usual = usual_stat(raw, pos, &wanted);
-            let (stat, next) = match usual {
-                Some((stat, next)) => (stat, next),
-                None if pos >= raw.len() => return,
-                None => match wide_stat(raw, pos, &wanted) {
-                    Some(read) => read,
-                    None => {
-                        let mut fields = Fields::new(raw.get(pos..).unwrap_or_default());
-                        let stat = match fields.next_field() {
-                            Ok(Some((XEVENT_STATS, Value::Bytes(b)))) => {
-                                parse_stat(b).ok().flatten().filter(|&(id, _)| wanted(id))
-                            }
-                            Ok(Some(_)) => None,
-                            Ok(None) | Err(_) => return,
-                        };
-                        (stat, pos.wrapping_add(fields.position()))
-                    }
-                },
+        // Stats in the usual shape (all of them, in nearly every event) in the tightest
+        // loop; from the first of another shape on, every shape.
+        while let Some((stat, next)) = usual_stat(raw, pos, &wanted) {
+            if let Some((id, value)) = stat {
+                f(id, value);
+            }
+            pos = next;
+        }
+        while pos < raw.len() {
+            let read = usual_stat(raw, pos, &wanted).or_else(|| unusual_stat(raw, pos, &wanted));
+            let Some((stat, next)) = read else {
+                return;
             };
             // Each path above passes only stats `wanted` lets through.
             if let Some((id, value)) = stat {
@@ -269,6 +261,29 @@ pub(super) fn usual_stat<'a>(
         return None;
     };
     framed_stat(raw, pos, len, u64::from(id), key, 5, wanted)
+}
+
+/// The stat at `raw[pos..]` when it is not in the usual shape ([`usual_stat`]): one
+/// whose id takes two bytes ([`wide_stat`]), else read by the general decoder (a
+/// malformed stat is `None` and skipped); `None` at a field that cannot be read.
+#[inline(never)]
+fn unusual_stat<'a>(
+    raw: &'a [u8],
+    pos: usize,
+    wanted: impl Fn(u64) -> bool,
+) -> Option<(Option<(u64, StatRef<'a>)>, usize)> {
+    if let Some(read) = wide_stat(raw, pos, &wanted) {
+        return Some(read);
+    }
+    let mut fields = Fields::new(raw.get(pos..).unwrap_or_default());
+    let stat = match fields.next_field() {
+        Ok(Some((XEVENT_STATS, Value::Bytes(b)))) => {
+            parse_stat(b).ok().flatten().filter(|&(id, _)| wanted(id))
+        }
+        Ok(Some(_)) => None,
+        Ok(None) | Err(_) => return None,
+    };
+    Some((stat, pos.wrapping_add(fields.position())))
 }
 
 /// [`usual_stat`] for a stat whose id takes two bytes (TensorFlow's captures number
