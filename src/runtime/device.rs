@@ -47,6 +47,10 @@ pub(super) struct DeviceVisitor<'p, 's> {
     queue_cursor: HashMap<(Option<u32>, Option<u64>), usize>,
     /// Whether module runs placed this device's work on launches.
     module_runs_matched: bool,
+    /// Whether an event is counted by its type alone now (see
+    /// [`DeviceVisitor::counted_by_type`]): what that asks of the visitor's state,
+    /// kept as it changes instead of asked again for each op.
+    counts_by_type: bool,
     /// Where to hand a line that only counts ops instead of reading it (see
     /// [`DeviceVisitor::deferring`]).
     defer: Option<&'s (dyn Fn(&LineInfo) + Sync)>,
@@ -127,6 +131,7 @@ impl<'p, 's> DeviceVisitor<'p, 's> {
             launch_by_run: None,
             queue_cursor: HashMap::default(),
             module_runs_matched: false,
+            counts_by_type: false,
             defer: None,
         }
     }
@@ -148,6 +153,7 @@ impl<'p, 's> DeviceVisitor<'p, 's> {
     pub(super) fn counting(plane: &'p Plane, ids: StatIds, scan: &'s mut RuntimeScan) -> Self {
         let mut visitor = Self::with_ids(plane, ids, scan, &[], false);
         visitor.module_runs_matched = true;
+        visitor.note_counting();
         visitor
     }
 
@@ -222,11 +228,18 @@ impl<'p, 's> DeviceVisitor<'p, 's> {
     /// never take away the module or program its type names. False sends the event
     /// the long way, its stats read.
     fn counted_by_type(&mut self, metadata_id: i64) -> bool {
-        if !self.module_runs_matched || self.on_modules_line || self.ids.hlo_module.is_some() {
+        if !self.counts_by_type {
             return false;
         }
         let (module, program) = self.module_and_program_of_type(metadata_id);
         module.is_some() || program.is_some()
+    }
+
+    /// Notes what [`DeviceVisitor::counted_by_type`] asks of the visitor's state, after
+    /// it changed (the line, or module runs matched).
+    fn note_counting(&mut self) {
+        self.counts_by_type =
+            self.module_runs_matched && !self.on_modules_line && self.ids.hlo_module.is_none();
     }
 
     fn metadata_module_and_program(&mut self, metadata_id: i64) -> (Option<u32>, Option<u64>) {
@@ -249,6 +262,7 @@ impl<'p, 's> DeviceVisitor<'p, 's> {
 impl EventVisitor for DeviceVisitor<'_, '_> {
     fn line(&mut self, line: &LineInfo) -> bool {
         self.on_modules_line = line.name == "XLA Modules";
+        self.note_counting();
         if !self.on_modules_line && self.names_no_work() {
             return false;
         }
@@ -355,6 +369,7 @@ impl DeviceVisitor<'_, '_> {
             e.program_id = e.program_id.or(program);
             e.module = e.module.or(module);
             self.module_runs_matched = true;
+            self.note_counting();
         }
     }
 
