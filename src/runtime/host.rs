@@ -235,6 +235,7 @@ impl<'p> HostVisitor<'p> {
     /// The launch's run id (a `run_id` stat, or a kPjRt context) and its PJRT C API
     /// linkage (a kPjrtLibraryCall context), from the producer and consumer stats
     /// (`tsl/profiler/lib/context_types.h`).
+    #[inline(always)]
     fn contexts(&self, event: &Event<'_>) -> (Option<i64>, Option<i64>) {
         const PJRT: i64 = 5;
         const PJRT_LIBRARY_CALL: i64 = 14;
