@@ -70,6 +70,9 @@ pub(super) struct Allocators {
     /// The allocator the last interned name was found for: events of one allocator
     /// come in runs.
     last_ref: Option<(u64, u16)>,
+    /// The allocator the last device index was found for (TPU: one device's events
+    /// come in runs too).
+    last_device: Option<(u64, u16)>,
     by_ref: HashMap<u64, u16>,
     /// By the bytes of a name given inline (TensorFlow's events), so that the name is
     /// not decoded again for each event.
@@ -125,7 +128,13 @@ impl Allocators {
     /// bare number (see `docs/runtime-events.md`).
     fn of_device(&mut self, scan: &mut RuntimeScan, device: Option<u64>) -> u16 {
         let key = device.unwrap_or(u64::MAX);
+        if let Some((last, i)) = self.last_device {
+            if last == key {
+                return i;
+            }
+        }
         if let Some(&i) = self.by_index.get(&key) {
+            self.last_device = Some((key, i));
             return i;
         }
         let name = match device {
@@ -134,6 +143,7 @@ impl Allocators {
         };
         let i = self.named(scan, &name);
         self.by_index.insert(key, i);
+        self.last_device = Some((key, i));
         i
     }
 
