@@ -152,8 +152,7 @@ impl<'p, 's> DeviceVisitor<'p, 's> {
     /// `ids` are the plane's ([`StatIds::resolve`]), resolved once for its lines.
     pub(super) fn counting(plane: &'p Plane, ids: StatIds, scan: &'s mut RuntimeScan) -> Self {
         let mut visitor = Self::with_ids(plane, ids, scan, &[], false);
-        visitor.module_runs_matched = true;
-        visitor.note_counting();
+        visitor.note_module_runs_matched();
         visitor
     }
 
@@ -238,8 +237,14 @@ impl<'p, 's> DeviceVisitor<'p, 's> {
     /// Notes what [`DeviceVisitor::counted_by_type`] asks of the visitor's state, after
     /// it changed (the line, or module runs matched).
     fn note_counting(&mut self) {
-        self.counts_by_type =
-            self.module_runs_matched && !self.on_modules_line && self.ids.hlo_module.is_none();
+        self.counts_by_type = self.lines_only_count() && !self.on_modules_line;
+    }
+
+    /// Module runs placed this device's work on launches: from now on, lines off the
+    /// module line only count ops.
+    fn note_module_runs_matched(&mut self) {
+        self.module_runs_matched = true;
+        self.note_counting();
     }
 
     fn metadata_module_and_program(&mut self, metadata_id: i64) -> (Option<u32>, Option<u64>) {
@@ -372,8 +377,7 @@ impl DeviceVisitor<'_, '_> {
             e.launched_kernels = true;
             e.program_id = e.program_id.or(program);
             e.module = e.module.or(module);
-            self.module_runs_matched = true;
-            self.note_counting();
+            self.note_module_runs_matched();
         }
     }
 
