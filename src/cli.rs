@@ -244,11 +244,16 @@ fn report(cli: ReportArgs) -> u8 {
     // FILE` writes it there and keeps the chosen format on standard output.
     let json_to_stdout = cli.json.as_ref().is_some_and(|t| t.as_os_str() == "-");
     let rendering = std::time::Instant::now();
+    // The JSON of a large report is written on two threads, as the scan runs on two.
+    let json_threads = match scan_strategy() {
+        crate::runtime::Scan::OneThread => json::Threads::One,
+        _ => json::Threads::Two,
+    };
     let body = match cli.format {
-        _ if json_to_stdout => json::render(&report),
+        _ if json_to_stdout => json::render_on(&report, json_threads),
         Format::Text => text::render(&report, cli.top),
         Format::Markdown => markdown::render(&report, cli.top),
-        Format::Json => json::render(&report),
+        Format::Json => json::render_on(&report, json_threads),
         Format::Html => html::render(&report, cli.top),
     };
     if timing {

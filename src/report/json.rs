@@ -4,6 +4,7 @@
 use serde_json::{json, Map, Value};
 
 use super::model::{Report, SCHEMA};
+pub(crate) use super::sorted_json::Threads;
 use super::sorted_json::{Key, Node, Tree};
 
 /// Which label each part of the report carries (`provenance`).
@@ -88,12 +89,18 @@ pub fn write_folder(
 
 /// The report as pretty-printed JSON.
 pub fn render(report: &Report) -> String {
-    sorted_render(report).unwrap_or_else(|_| pretty(&to_value(report)))
+    render_on(report, Threads::One)
+}
+
+/// [`render`], written on two threads where `threads` allows it and the report is
+/// large (see [`Tree::pretty_on`]); the same bytes.
+pub(crate) fn render_on(report: &Report, threads: Threads) -> String {
+    sorted_render(report, threads).unwrap_or_else(|_| pretty(&to_value(report)))
 }
 
 /// [`render`] without the `Value` tree (see [`super::sorted_json`]): the same entries
 /// as [`to_value`], in the same order, so that the same key wins where two repeat.
-fn sorted_render(report: &Report) -> Result<String, serde_json::Error> {
+fn sorted_render(report: &Report, threads: Threads) -> Result<String, serde_json::Error> {
     let mut tree = Tree::default();
     let mut top = vec![
         (Key::Field("schema"), tree.node(SCHEMA)?),
@@ -112,7 +119,7 @@ fn sorted_render(report: &Report) -> Result<String, serde_json::Error> {
             top.push((Key::Field("hosts_summary"), summary));
         }
     }
-    let mut out = tree.pretty(&Tree::object(top));
+    let mut out = tree.pretty_on(&Tree::object(top), threads);
     out.push('\n');
     Ok(out)
 }

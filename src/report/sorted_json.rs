@@ -79,24 +79,85 @@ impl Tree {
 
     /// `node` pretty-printed as serde_json's pretty printer writes it.
     pub(crate) fn pretty(&self, node: &Node) -> String {
+        self.pretty_on(node, Threads::One)
+    }
+
+    /// [`Tree::pretty`], on two threads where `threads` allows it and the output is
+    /// large: the second writes the later half of the largest array (a report's
+    /// launches), which the first appends when it gets there. The bytes are the same.
+    pub(crate) fn pretty_on(&self, node: &Node, threads: Threads) -> String {
         let mut out = Vec::with_capacity(self.scalars.len().saturating_mul(2));
-        self.write(node, 0, &mut out);
+        let shared = match threads {
+            Threads::Two if self.scalars.len() >= SHARED_WRITE_FROM_BYTES => {
+                largest_array(node, 0).filter(|(items, _)| items.len() >= 2)
+            }
+            _ => None,
+        };
+        match shared {
+            #[cfg(not(target_arch = "wasm32"))]
+            Some((items, depth)) => self.write_shared(node, items, depth, &mut out),
+            _ => self.write(node, 0, &mut out, &mut None),
+        }
         // Every byte written is a scalar serde_json wrote, a key it escaped, or ASCII.
         String::from_utf8(out).unwrap_or_default()
     }
 
-    fn write(&self, node: &Node, depth: usize, out: &mut Vec<u8>) {
+    /// Writes `node` with the later half of `items` (an array at `depth` in it) written
+    /// by a second thread meanwhile.
+    #[cfg(not(target_arch = "wasm32"))]
+    fn write_shared(&self, node: &Node, items: &[Node], depth: usize, out: &mut Vec<u8>) {
+        let half = items.len() / 2;
+        let later = items.get(half..).unwrap_or_default();
+        let room = out.capacity() / 2;
+        std::thread::scope(|scope| {
+            let written = scope.spawn(move || {
+                let mut tail = Vec::with_capacity(room);
+                self.write_items(later, depth, &mut tail);
+                tail
+            });
+            let mut splice = Some(Splice {
+                array: items.as_ptr(),
+                half,
+                tail: Box::new(move || written.join().ok()),
+            });
+            self.write(node, 0, out, &mut splice);
+        });
+    }
+
+    /// The items of an array at `depth`, each after its separator and indentation as
+    /// the array writes them after an earlier item.
+    fn write_items(&self, items: &[Node], depth: usize, out: &mut Vec<u8>) {
+        for item in items {
+            out.extend_from_slice(b",\n");
+            indent(out, depth + 1);
+            self.write(item, depth + 1, out, &mut None);
+        }
+    }
+
+    fn write(&self, node: &Node, depth: usize, out: &mut Vec<u8>, splice: &mut Option<Splice<'_>>) {
         match node {
             Node::Scalar(range) => {
                 out.extend_from_slice(self.scalars.get(range.clone()).unwrap_or_default())
             }
             Node::Array(items) if items.is_empty() => out.extend_from_slice(b"[]"),
             Node::Array(items) => {
+                let spliced = splice
+                    .take_if(|s| std::ptr::eq(s.array, items.as_ptr()))
+                    .map(|s| (s.half, s.tail));
+                let own = spliced.as_ref().map_or(items.len(), |(half, _)| *half);
                 out.push(b'[');
-                for (i, item) in items.iter().enumerate() {
+                for (i, item) in items.iter().take(own).enumerate() {
                     out.extend_from_slice(if i == 0 { b"\n" } else { b",\n" });
                     indent(out, depth + 1);
-                    self.write(item, depth + 1, out);
+                    self.write(item, depth + 1, out, splice);
+                }
+                if let Some((half, tail)) = spliced {
+                    let rest = items.get(half..).unwrap_or_default();
+                    match tail() {
+                        Some(written) => out.extend_from_slice(&written),
+                        // The other thread failed: its half is written here instead.
+                        None => self.write_items(rest, depth, out),
+                    }
                 }
                 out.push(b'\n');
                 indent(out, depth);
@@ -110,7 +171,7 @@ impl Tree {
                     indent(out, depth + 1);
                     write_key(out, key.as_str());
                     out.extend_from_slice(b": ");
-                    self.write(value, depth + 1, out);
+                    self.write(value, depth + 1, out, splice);
                 }
                 out.push(b'\n');
                 indent(out, depth);
@@ -124,6 +185,40 @@ impl Tree {
         let start = self.scalars.len();
         serde_json::to_writer(&mut self.scalars, value)?;
         Ok(Node::Scalar(start..self.scalars.len()))
+    }
+}
+
+/// Whether [`Tree::pretty_on`] may write on a second thread.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Threads {
+    One,
+    /// Only the command line writes on two threads; the page's worker has one.
+    #[cfg_attr(target_arch = "wasm32", allow(dead_code))]
+    Two,
+}
+
+/// Output from which a second thread's share of the writing pays for its start: about
+/// a megabyte of scalars, a few milliseconds of writing.
+const SHARED_WRITE_FROM_BYTES: usize = 1 << 20;
+
+/// An array whose later items, from `half` on, another thread writes: `tail` waits for
+/// their bytes (`None` if that thread failed).
+struct Splice<'s> {
+    array: *const Node,
+    half: usize,
+    tail: Box<dyn FnOnce() -> Option<Vec<u8>> + 's>,
+}
+
+/// The array with the most items among the values of `node`'s objects (not inside
+/// arrays, whose items are alike), and its depth.
+fn largest_array(node: &Node, depth: usize) -> Option<(&[Node], usize)> {
+    match node {
+        Node::Array(items) => Some((items.as_slice(), depth)),
+        Node::Object(entries) => entries
+            .iter()
+            .filter_map(|(_, value)| largest_array(value, depth + 1))
+            .max_by_key(|(items, _)| items.len()),
+        Node::Scalar(_) => None,
     }
 }
 
@@ -556,6 +651,34 @@ mod tests {
         assert_eq!(sorted(&deep), through_value(&deep));
         for v in &values {
             assert_eq!(sorted(v), through_value(v), "{v}");
+        }
+    }
+
+    /// Written on two threads, a large value is the same bytes as on one: the largest
+    /// array (nested, beside a smaller one and scalars) split between them, whether its
+    /// items are objects, arrays or scalars, and with as few items as can be split.
+    #[test]
+    fn writing_on_two_threads_gives_the_same_bytes() {
+        let launch = |i: u64| json!({"start_ns": i as f64 * 1.5, "module": format!("jit_step_{i}"), "in_use": [i, i + 1], "ok": i % 2 == 0});
+        let large = json!({
+            "zeta": "x".repeat(SHARED_WRITE_FROM_BYTES),
+            "runtime": {
+                "launches": (0..5001).map(launch).collect::<Vec<_>>(),
+                "points": (0..100).collect::<Vec<_>>(),
+            },
+            "alpha": [[1, 2], [3]],
+        });
+        let scalars = json!({"big": "y".repeat(SHARED_WRITE_FROM_BYTES), "items": [1, 2, 3]});
+        let two_items =
+            json!({"pad": "z".repeat(SHARED_WRITE_FROM_BYTES), "pair": [{"b": 1}, {"a": [2]}]});
+        for value in [&large, &scalars, &two_items] {
+            let mut tree = Tree::default();
+            let node = tree.node(value).unwrap();
+            assert!(tree.scalars.len() >= SHARED_WRITE_FROM_BYTES);
+            assert!(largest_array(&node, 0).is_some_and(|(items, _)| items.len() >= 2));
+            let two = tree.pretty_on(&node, Threads::Two);
+            assert_eq!(two, tree.pretty(&node));
+            assert_eq!(two, through_value(value));
         }
     }
 
