@@ -53,7 +53,14 @@ impl RuntimeScan {
     /// are merged, indices into them renumbered, histories capped again as one scanner
     /// caps them, and ties in the peaks go to the later lines (as when one thread
     /// visits everything in file order).
-    pub(super) fn absorb(&mut self, mut other: RuntimeScan) {
+    pub(super) fn absorb(&mut self, other: RuntimeScan) {
+        self.absorb_from_line(other, 0);
+    }
+
+    /// [`RuntimeScan::absorb`] of a part scanned from a plane's line `lines` on, its
+    /// lines numbered from 0 (see `Plane::visit_segment`): its last plane's line marks
+    /// are numbered as from the plane's start.
+    pub(super) fn absorb_from_line(&mut self, mut other: RuntimeScan, lines: usize) {
         self.settle_origins();
         other.settle_origins();
         let renumber = Renumber {
@@ -122,8 +129,10 @@ impl RuntimeScan {
         // Each scanner filled the marks of the lines it walked: the other walked later
         // lines of this scan's last plane(s).
         let skip = self.line_marks.len().saturating_sub(other.line_marks.len());
-        for (mine, theirs) in self.line_marks.iter_mut().skip(skip).zip(other.line_marks) {
-            mine.absorb(theirs);
+        let last = other.line_marks.len().saturating_sub(1);
+        let pairs = self.line_marks.iter_mut().skip(skip).zip(other.line_marks);
+        for (k, (mine, theirs)) in pairs.enumerate() {
+            mine.absorb_numbered_from(theirs, if k == last { lines } else { 0 });
         }
     }
 
@@ -205,15 +214,6 @@ impl RuntimeScan {
     /// (Launches collected from a device's module line are the caller's to rule out.)
     pub(super) fn kernels_match_in_any_order(&self) -> bool {
         self.executions.iter().all(|e| e.module.is_some())
-    }
-
-    /// A part scanned from a plane's line `lines` on, with its lines numbered from 0,
-    /// numbered as from the plane's start (see `Plane::visit_segment`).
-    pub(super) fn numbered_from_line(mut self, lines: usize) -> RuntimeScan {
-        if let Some(marks) = self.line_marks.pop() {
-            self.line_marks.push(marks.numbered_from(lines));
-        }
-        self
     }
 
     /// Adds what a [`RuntimeScan::kernel_part`] found on a device plane's later lines,

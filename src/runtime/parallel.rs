@@ -238,7 +238,7 @@ impl SegmentScan for HostSegments<'_> {
     }
 
     fn add(&self, into: &mut RuntimeScan, later: RuntimeScan, lines_before: usize) {
-        into.absorb(later.numbered_from_line(lines_before));
+        into.absorb_from_line(later, lines_before);
     }
 }
 

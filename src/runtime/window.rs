@@ -69,10 +69,10 @@ impl LineMarks {
         points.get(i.checked_sub(1)?).map(|c| c.2)
     }
 
-    /// Adds what another scanner learned about other lines of the same plane.
     /// The marks of lines numbered from 0 by a walk that started `lines` lines into
     /// the plane, numbered as one walk from the start numbers them (and capped as it
-    /// caps them).
+    /// caps them): what [`LineMarks::absorb_numbered_from`] adds.
+    #[cfg(test)]
     pub(super) fn numbered_from(self, lines: usize) -> LineMarks {
         let max = crate::capture::plane::MAX_LINES_INDEXED;
         let mut spans = vec![Self::UNKNOWN; lines.min(max)];
@@ -89,7 +89,42 @@ impl LineMarks {
         LineMarks { spans, checkpoints }
     }
 
-    pub(super) fn absorb(&mut self, other: LineMarks) {
+    /// [`LineMarks::absorb`] of `other` numbered from `lines` ([`LineMarks::numbered_from`]),
+    /// without writing out the unknown lines before its first: they change nothing.
+    pub(super) fn absorb_numbered_from(&mut self, other: LineMarks, lines: usize) {
+        let end = lines
+            .saturating_add(other.spans.len())
+            .min(crate::capture::plane::MAX_LINES_INDEXED);
+        if self.spans.len() < end {
+            self.spans.resize(end, Self::UNKNOWN);
+        }
+        let theirs = self
+            .spans
+            .iter_mut()
+            .skip(lines)
+            .take(end.saturating_sub(lines));
+        for (mine, theirs) in theirs.zip(other.spans) {
+            if *mine == Self::UNKNOWN {
+                *mine = theirs;
+            }
+        }
+        let first = u32::try_from(lines).ok();
+        self.checkpoints.extend(
+            other
+                .checkpoints
+                .into_iter()
+                .filter_map(|(line, start, offset)| {
+                    Some((first?.checked_add(line)?, start, offset))
+                }),
+        );
+        self.checkpoints.sort_by_key(|c| c.0);
+    }
+
+    /// Adds what another scanner learned about other lines of the same plane, numbered
+    /// as this one numbers them (what [`LineMarks::absorb_numbered_from`] does, for
+    /// its tests).
+    #[cfg(test)]
+    fn absorb(&mut self, other: LineMarks) {
         if self.spans.len() < other.spans.len() {
             self.spans.resize(other.spans.len(), Self::UNKNOWN);
         }
@@ -224,5 +259,53 @@ impl EventVisitor for Window<'_> {
         let g = self.groups.entry(event.metadata_id).or_insert((0, 0));
         g.0 += 1;
         g.1 = g.1.saturating_add(event.duration_ps.max(0));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::capture::plane::MAX_LINES_INDEXED;
+
+    /// Marks of `lines` lines, some walked to their end (a span) and some not, with a
+    /// checkpoint on every third.
+    fn marks(lines: usize, seed: i64) -> LineMarks {
+        let mut m = LineMarks::default();
+        for line in 0..lines {
+            if (line as i64 + seed) % 4 != 0 {
+                m.set_span(line, (seed + line as i64, seed + 2 * line as i64));
+            }
+            if line % 3 == 0 {
+                m.add_checkpoint(line, seed + line as i64, line as u64 * 10);
+            }
+        }
+        m
+    }
+
+    /// Adding a later part's marks as numbered from its first line is adding them
+    /// renumbered: before, across and past the lines already marked, and past the cap.
+    #[test]
+    fn marks_numbered_from_a_line_add_as_renumbered() {
+        for (mine, theirs, lines) in [
+            (10, 5, 10),
+            (10, 5, 4),
+            (10, 5, 0),
+            (3, 5, 12),
+            (0, 5, 7),
+            (10, 0, 20),
+            (10, 5, MAX_LINES_INDEXED - 2),
+            (10, 5, MAX_LINES_INDEXED + 3),
+        ] {
+            let (earlier, later) = (marks(mine, 1), marks(theirs, 2));
+            let mut expected = earlier.clone();
+            expected.absorb(later.clone().numbered_from(lines));
+            let mut added = earlier;
+            added.absorb_numbered_from(later, lines);
+            assert_eq!(added.spans, expected.spans, "{mine} {theirs} {lines}");
+            assert_eq!(
+                added.checkpoints, expected.checkpoints,
+                "{mine} {theirs} {lines}"
+            );
+        }
     }
 }
