@@ -39,6 +39,7 @@ pub mod runtime;
 pub mod wire;
 
 pub(crate) mod diagnosis;
+pub(crate) mod free;
 pub(crate) mod hosts;
 #[cfg(not(target_arch = "wasm32"))]
 pub(crate) mod input;

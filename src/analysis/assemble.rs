@@ -98,6 +98,12 @@ pub(super) fn report(
     report.notes.extend(no_message);
     join::attach(&mut report, joined);
     join::conclude(&mut report, chosen.failure.as_ref());
+    // The histories and launches kept (tens of megabytes) are freed while the report
+    // is rendered, where a second thread may run.
+    if matches!(options.scan, runtime::Scan::TwoThreads { .. }) {
+        let bytes = scan.heap_bytes();
+        crate::free::free_later(scan, bytes);
+    }
     progress("done", total, total);
     Ok(report)
 }

@@ -119,7 +119,13 @@ fn sorted_render(report: &Report, threads: Threads) -> Result<String, serde_json
             top.push((Key::Field("hosts_summary"), summary));
         }
     }
-    let mut out = tree.pretty_on(&Tree::object(top), threads);
+    let top = Tree::object(top);
+    let mut out = tree.pretty_on(&top, threads);
+    if threads == Threads::Two {
+        // A large report's tree is millions of small allocations.
+        let bytes = tree.heap_bytes();
+        crate::free::free_later((tree, top), bytes);
+    }
     out.push('\n');
     Ok(out)
 }

@@ -77,6 +77,12 @@ impl Tree {
         Node::sorted(entries)
     }
 
+    /// About the bytes a tree of this buffer's nodes holds: its scalars, and nodes in
+    /// proportion.
+    pub(crate) fn heap_bytes(&self) -> usize {
+        self.scalars.capacity()
+    }
+
     /// `node` pretty-printed as serde_json's pretty printer writes it.
     pub(crate) fn pretty(&self, node: &Node) -> String {
         self.pretty_on(node, Threads::One)

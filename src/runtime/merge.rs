@@ -2,6 +2,8 @@
 //! (tables merged, indices renumbered, histories capped again), and kernel parts, the
 //! later lines of a device plane matched to a copy of the launches.
 
+use crate::free::{free_later, heap_bytes};
+
 use super::records::{
     cutoff, in_time_order, AllocationRecord, AllocatorState, ExecutionRecord, Origin, RetryRecord,
     RuntimeScan, MAX_ALLOCATION_RECORDS, MAX_EXECUTIONS, MAX_RETRY_RECORDS,
@@ -90,8 +92,15 @@ impl RuntimeScan {
             .executions_dropped_through_ps
             .max(other.executions_dropped_through_ps);
         self.executions_dropped += other.executions_dropped;
-        self.executions
-            .extend(other.executions.into_iter().map(|e| renumber.execution(e)));
+        self.executions.extend(
+            other
+                .executions
+                .iter()
+                .map(|e| renumber.execution(e.clone())),
+        );
+        let executions = std::mem::take(&mut other.executions);
+        let bytes = heap_bytes(&executions);
+        free_later(executions, bytes);
         if let Some(mut call) = other.last_call {
             call.module = renumber.module(call.module);
             self.note_call(Some(call));
@@ -197,6 +206,9 @@ impl RuntimeScan {
         self.records_dropped += kept_from as u64;
         let kept = theirs.get(kept_from..).unwrap_or_default();
         merge_by_time(&mut self.records, kept, renumber);
+        // Up to twice the cap of records, held by the part until now.
+        let bytes = heap_bytes(&theirs);
+        free_later(theirs, bytes);
         // Two histories in time order, merged: in time order.
         self.records_now_in_order();
     }
@@ -240,6 +252,9 @@ impl RuntimeScan {
         let room = MAX_EXECUTIONS.saturating_sub(self.device_executions.len());
         self.device_executions
             .extend(later.device_executions.into_iter().take(room));
+        // The part's copy of every launch kept.
+        let bytes = heap_bytes(&later.executions);
+        free_later(later.executions, bytes);
     }
 }
 

@@ -412,6 +412,15 @@ impl RuntimeScan {
         }
     }
 
+    /// About the bytes the scan holds on the heap: its histories, launches and line
+    /// marks, which are most of it.
+    pub(crate) fn heap_bytes(&self) -> usize {
+        let marks: usize = self.line_marks.iter().map(LineMarks::heap_bytes).sum();
+        crate::free::heap_bytes(&self.records)
+            .saturating_add(crate::free::heap_bytes(&self.executions))
+            .saturating_add(marks)
+    }
+
     /// What a thread does with its part of a host plane when done: its launches and
     /// history capped (what merging the parts would drop of them anyway: a record or
     /// launch older than the cap's worth of later ones in its own part is older than

@@ -53,6 +53,12 @@ impl LineMarks {
         }
     }
 
+    /// The bytes the marks hold on the heap.
+    pub(super) fn heap_bytes(&self) -> usize {
+        crate::free::heap_bytes(&self.spans)
+            .saturating_add(crate::free::heap_bytes(&self.checkpoints))
+    }
+
     /// Whether `line` may have events starting in `[from, to)`.
     pub(super) fn may_overlap(&self, line: usize, from: i64, to: i64) -> bool {
         let (first, last) = self.spans.get(line).copied().unwrap_or(Self::UNKNOWN);
