@@ -326,20 +326,24 @@ pub(super) fn match_kernels_shared(
         let part = scan_segments(src, second, shared, &how, cut_from, result.kernel_part())?;
         return Ok(plane.confirm_tables().then_some(part));
     }
-    let (mut first, mut later) = (result.kernel_part(), result.kernel_part());
     let boundary = LineBoundary::default();
     let shared: &Plane = plane;
-    let (first_walk, later_walk) = std::thread::scope(|scope| {
+    // Each thread copies the launches for itself, the two copies made at once.
+    let (first, later) = std::thread::scope(|scope| {
         let worker = scope.spawn(|| {
+            let mut later = result.kernel_part();
             let mut visitor = DeviceVisitor::new(shared, &mut later, order, false);
-            shared.visit_events_from_middle(second, &boundary, &mut visitor)
+            shared
+                .visit_events_from_middle(second, &boundary, &mut visitor)
+                .map(|()| later)
         });
+        let mut first = result.kernel_part();
         let mut visitor = DeviceVisitor::new(shared, &mut first, order, false);
         let first_walk = shared.visit_events_before(src, &boundary, &mut visitor);
-        (first_walk, worker.join())
+        (first_walk.map(|()| first), worker.join())
     });
-    first_walk?;
-    later_walk.unwrap_or_else(|_| {
+    let mut first = first?;
+    let later = later.unwrap_or_else(|_| {
         Err(Error::Read {
             offset: shared.offset(),
             message: "the second scan thread stopped".into(),
@@ -364,10 +368,11 @@ pub(super) fn match_planes_shared(
     order: &[u32],
 ) -> Result<(), Error> {
     let (mine, theirs) = planes.split_at(balanced_split(planes));
-    let (first_part, later_part) = (result.kernel_part(), result.kernel_part());
+    let launches: &RuntimeScan = result;
+    // Each thread copies the launches for itself, the two copies made at once.
     let (first, later) = std::thread::scope(|scope| {
-        let worker = scope.spawn(|| read_planes(second, theirs, later_part, order));
-        let first = read_planes(src, mine, first_part, order);
+        let worker = scope.spawn(|| read_planes(second, theirs, launches.kernel_part(), order));
+        let first = read_planes(src, mine, launches.kernel_part(), order);
         (first, worker.join())
     });
     let later = later.unwrap_or_else(|_| {
