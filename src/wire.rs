@@ -183,13 +183,18 @@ pub(crate) fn varint_of_len(bytes: &[u8], len: usize) -> Option<u64> {
 }
 
 /// The 7-bit groups of the eight varint bytes in `word` (their high bits ignored)
-/// packed into one number: pairs, then quads, then the two halves.
+/// packed into one number: pairs, then quads, then the two halves. Each step moves the
+/// upper half of every lane down by the gap below it: one mask a step (the lower half
+/// is what the upper leaves), so that the walk's loops keep fewer constants at hand.
 #[inline(always)]
 fn pack_groups(word: u64) -> u64 {
     let x = word & 0x7f7f_7f7f_7f7f_7f7f;
-    let x = ((x & 0x7f00_7f00_7f00_7f00) >> 1) | (x & 0x007f_007f_007f_007f);
-    let x = ((x & 0x3fff_0000_3fff_0000) >> 2) | (x & 0x0000_3fff_0000_3fff);
-    ((x & 0x0fff_ffff_0000_0000) >> 4) | (x & 0x0000_0000_0fff_ffff)
+    let upper = x & 0x7f00_7f00_7f00_7f00;
+    let x = (x ^ upper) | (upper >> 1);
+    let upper = x & 0x3fff_0000_3fff_0000;
+    let x = (x ^ upper) | (upper >> 2);
+    let upper = x & 0x0fff_ffff_0000_0000;
+    (x ^ upper) | (upper >> 4)
 }
 
 /// Appends `v` as a varint (for tests that build wire bytes by hand).
