@@ -245,7 +245,7 @@ fn report(cli: ReportArgs) -> u8 {
     let json_to_stdout = cli.json.as_ref().is_some_and(|t| t.as_os_str() == "-");
     let rendering = std::time::Instant::now();
     // The JSON of a large report is written on two threads, as the scan runs on two.
-    let json_threads = match scan_strategy() {
+    let json_threads = match options.scan {
         crate::runtime::Scan::OneThread => json::Threads::One,
         _ => json::Threads::Two,
     };

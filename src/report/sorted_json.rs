@@ -124,7 +124,7 @@ impl Tree {
             let mut splice = Some(Splice {
                 array: items.as_ptr(),
                 half,
-                tail: Box::new(move || written.join().ok()),
+                tail: written,
             });
             self.write(node, 0, out, &mut splice);
         });
@@ -159,7 +159,7 @@ impl Tree {
                 }
                 if let Some((half, tail)) = spliced {
                     let rest = items.get(half..).unwrap_or_default();
-                    match tail() {
+                    match tail.join().ok() {
                         Some(written) => out.extend_from_slice(&written),
                         // The other thread failed: its half is written here instead.
                         None => self.write_items(rest, depth, out),
@@ -207,12 +207,12 @@ pub(crate) enum Threads {
 /// a megabyte of scalars, a few milliseconds of writing.
 const SHARED_WRITE_FROM_BYTES: usize = 1 << 20;
 
-/// An array whose later items, from `half` on, another thread writes: `tail` waits for
-/// their bytes (`None` if that thread failed).
-struct Splice<'s> {
+/// An array whose later items, from `half` on, another thread writes: `tail` gives
+/// their bytes when joined.
+struct Splice<'scope> {
     array: *const Node,
     half: usize,
-    tail: Box<dyn FnOnce() -> Option<Vec<u8>> + 's>,
+    tail: std::thread::ScopedJoinHandle<'scope, Vec<u8>>,
 }
 
 /// The array with the most items among the values of `node`'s objects (not inside

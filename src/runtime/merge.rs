@@ -92,15 +92,11 @@ impl RuntimeScan {
             .executions_dropped_through_ps
             .max(other.executions_dropped_through_ps);
         self.executions_dropped += other.executions_dropped;
-        self.executions.extend(
-            other
-                .executions
-                .iter()
-                .map(|e| renumber.execution(e.clone())),
-        );
-        let executions = std::mem::take(&mut other.executions);
-        let bytes = heap_bytes(&executions);
-        free_later(executions, bytes);
+        self.executions
+            .extend(other.executions.drain(..).map(|e| renumber.execution(e)));
+        // The part's buffer, emptied, goes off this thread.
+        let bytes = heap_bytes(&other.executions);
+        free_later(std::mem::take(&mut other.executions), bytes);
         if let Some(mut call) = other.last_call {
             call.module = renumber.module(call.module);
             self.note_call(Some(call));
