@@ -13,6 +13,14 @@ use crate::capture::{Event, EventVisitor, Interest, LineInfo, Plane, StatRef};
 /// The module and program an event type names.
 type ModuleOfType = (Option<u32>, Option<u64>);
 
+/// Whether an event type's own stats name a module or program (see `names_module`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum TypeNames {
+    Unread,
+    Module,
+    Nothing,
+}
+
 /// Event metadata ids below this are cached in a table, the others hashed.
 const DENSE_METADATA_IDS: usize = 1 << 16;
 
@@ -33,6 +41,10 @@ pub(super) struct DeviceVisitor<'p, 's> {
     /// the small ids encoders give (asked once per op on TPU, where a hash lookup
     /// cost more than the rest of counting it), hashed past them.
     by_metadata: Vec<Option<ModuleOfType>>,
+    /// Whether a type's own stats name a module or program, by metadata id, beside
+    /// `by_metadata`: one byte, all that counting an op asks (see
+    /// [`DeviceVisitor::counted_by_type`]).
+    names_module: Vec<TypeNames>,
     by_large_metadata: HashMap<i64, ModuleOfType>,
     /// The last kernel's match: kernels of the same module and program starting in
     /// `[from, to)` (between the same two launches) belong to the same launch.
@@ -124,6 +136,7 @@ impl<'p, 's> DeviceVisitor<'p, 's> {
             collect_device_executions,
             module_stats: ModuleStats::default(),
             by_metadata: Vec::new(),
+            names_module: Vec::new(),
             by_large_metadata: HashMap::default(),
             last_match: None,
             last_search: None,
@@ -213,9 +226,16 @@ impl<'p, 's> DeviceVisitor<'p, 's> {
         let known = self.metadata_module_and_program(metadata_id);
         if self.by_metadata.len() <= slot {
             self.by_metadata.resize(slot + 1, None);
+            self.names_module.resize(slot + 1, TypeNames::Unread);
         }
         if let Some(cached) = self.by_metadata.get_mut(slot) {
             *cached = Some(known);
+        }
+        if let Some(names) = self.names_module.get_mut(slot) {
+            *names = match known {
+                (None, None) => TypeNames::Nothing,
+                _ => TypeNames::Module,
+            };
         }
         known
     }
@@ -230,8 +250,15 @@ impl<'p, 's> DeviceVisitor<'p, 's> {
         if !self.counts_by_type {
             return false;
         }
-        let (module, program) = self.module_and_program_of_type(metadata_id);
-        module.is_some() || program.is_some()
+        let slot = usize::try_from(metadata_id).unwrap_or(usize::MAX);
+        match self.names_module.get(slot) {
+            Some(TypeNames::Module) => true,
+            Some(TypeNames::Nothing) => false,
+            _ => {
+                let (module, program) = self.module_and_program_of_type(metadata_id);
+                module.is_some() || program.is_some()
+            }
+        }
     }
 
     /// Notes what [`DeviceVisitor::counted_by_type`] asks of the visitor's state, after
