@@ -233,6 +233,11 @@ impl<const N: usize> StatSet<N> {
         value_of: impl Fn(StatRef<'a>) -> Option<T>,
     ) -> [Option<T>; N] {
         let mut values = [None; N];
+        // Many events the scan reads carry no stats (PjRt's `ExecuteHelper`): the walk
+        // over them, out of line, is not called.
+        if event.has_no_stats() {
+            return values;
+        }
         event.for_each_stat_of(
             |id| self.contains(id),
             |id, v| {

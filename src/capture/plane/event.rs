@@ -156,6 +156,13 @@ impl<'a> Event<'a> {
         }
     }
 
+    /// Whether the event is known to carry no stats: its header, read in the usual
+    /// shape, ends it. (False for a header of another shape, whose stats are walked.)
+    #[inline(always)]
+    pub fn has_no_stats(&self) -> bool {
+        self.stats_at >= self.raw.len()
+    }
+
     /// Start time in picoseconds on the capture's clock.
     pub fn start_ps(&self, line: &LineInfo) -> i64 {
         line.timestamp_ns
