@@ -542,23 +542,24 @@ impl HostVisitor<'_> {
 
     /// The caller's half of a C API launch: the plugin's launch event on another line
     /// consumes the same context.
+    ///
     /// Its stats are read only when a launch encloses it that has no linkage yet: in
     /// the usual layout the linkage comes just before the launch, enclosing nothing.
     fn linkage(&mut self, event: &Event<'_>) {
         let Some(outer) = self.innermost_execution() else {
             return;
         };
-        if self
+        let outer = outer as usize;
+        let unlinked = self
             .scan
             .executions
-            .get(outer as usize)
-            .is_none_or(|e| e.link.is_some())
-        {
-            return;
-        }
-        let (_, link) = self.contexts(event);
-        if let Some(e) = self.scan.executions.get_mut(outer as usize) {
-            e.link = link;
+            .get(outer)
+            .is_some_and(|e| e.link.is_none());
+        if unlinked {
+            let (_, link) = self.contexts(event);
+            if let Some(e) = self.scan.executions.get_mut(outer) {
+                e.link = link;
+            }
         }
     }
 
