@@ -15,9 +15,11 @@
 )]
 
 pub mod fields;
+mod groups;
 
 use crate::error::Error;
 use crate::source::{ByteSource, View};
+use groups::pack_groups;
 
 /// How a field's value is encoded: the low three bits of its key. (Wire types 3 and 4,
 /// the deprecated groups, are not read: a field that has one is corrupt for us.)
@@ -180,21 +182,6 @@ pub(crate) fn varint_of_len(bytes: &[u8], len: usize) -> Option<u64> {
         value |= u64::from(b & 0x7f).wrapping_shl((i as u32).wrapping_mul(7));
     }
     Some(value | u64::from(last).wrapping_shl((init.len() as u32).wrapping_mul(7)))
-}
-
-/// The 7-bit groups of the eight varint bytes in `word` (their high bits ignored)
-/// packed into one number: pairs, then quads, then the two halves. Each step moves the
-/// upper half of every lane down by the gap below it: one mask a step (the lower half
-/// is what the upper leaves), so that the walk's loops keep fewer constants at hand.
-#[inline(always)]
-fn pack_groups(word: u64) -> u64 {
-    let x = word & 0x7f7f_7f7f_7f7f_7f7f;
-    let upper = x & 0x7f00_7f00_7f00_7f00;
-    let x = (x ^ upper) | (upper >> 1);
-    let upper = x & 0x3fff_0000_3fff_0000;
-    let x = (x ^ upper) | (upper >> 2);
-    let upper = x & 0x0fff_ffff_0000_0000;
-    (x ^ upper) | (upper >> 4)
 }
 
 /// Appends `v` as a varint (for tests that build wire bytes by hand).
@@ -460,6 +447,8 @@ pub struct StreamReader<'s> {
 
 impl<'s> StreamReader<'s> {
     pub fn new(src: &'s dyn ByteSource, chunk: usize) -> Self {
+        // Before the first walk over a capture: how this CPU packs varints best.
+        groups::learn_cpu();
         Self {
             src,
             view: None,
