@@ -153,24 +153,35 @@ pub(crate) fn decode_varint(buf: &[u8]) -> Result<(u64, usize), WireError> {
     }
 }
 
-/// The varint that is exactly the first `len` bytes of `bytes`, as the general decoder
-/// reads it (every byte but the last carries the continuation bit); `None` otherwise.
-/// Up to eight bytes are checked and packed from one word where eight are there to
-/// read: the stat's frame already told the length, so no byte is searched for.
+/// The varint that is exactly `raw[from..from + len]`, as the general decoder reads it
+/// (every byte but the last carries the continuation bit); `None` otherwise. Up to
+/// eight bytes are checked and packed from one word: the word that starts with the
+/// varint where eight bytes follow its start, else the word that ends with it (a stat
+/// at the end of its event). The stat's frame already told the length, so no byte is
+/// searched for.
 #[inline(always)]
-pub(crate) fn varint_of_len(bytes: &[u8], len: usize) -> Option<u64> {
+pub(crate) fn varint_at(raw: &[u8], from: usize, len: usize) -> Option<u64> {
     // One byte (zeros, small counts): a branch each call site predicts on its own.
     if len == 1 {
-        return bytes.first().filter(|&&b| b < 0x80).map(|&b| u64::from(b));
+        return raw.get(from).filter(|&&b| b < 0x80).map(|&b| u64::from(b));
     }
-    if let (2..=8, Some(word)) = (len, bytes.first_chunk::<8>()) {
-        let word = u64::from_le_bytes(*word);
-        let mask = u64::MAX >> 64u32.wrapping_sub((len as u32).wrapping_mul(8));
-        let continues = word & mask & 0x8080_8080_8080_8080;
-        return (continues == (mask >> 8) & 0x8080_8080_8080_8080)
-            .then(|| pack_groups(word & mask));
+    if (2..=8).contains(&len) {
+        let bits = (len as u32).wrapping_mul(8);
+        let word = match raw.get(from..).and_then(|b| b.first_chunk::<8>()) {
+            Some(word) => Some(u64::from_le_bytes(*word)),
+            None => from
+                .checked_add(len)
+                .and_then(|end| raw.get(end.checked_sub(8)?..end)?.first_chunk::<8>())
+                .map(|word| u64::from_le_bytes(*word) >> 64u32.wrapping_sub(bits)),
+        };
+        if let Some(word) = word {
+            let mask = u64::MAX >> 64u32.wrapping_sub(bits);
+            let continues = word & mask & 0x8080_8080_8080_8080;
+            return (continues == (mask >> 8) & 0x8080_8080_8080_8080)
+                .then(|| pack_groups(word & mask));
+        }
     }
-    let (&last, init) = bytes.get(..len)?.split_last()?;
+    let (&last, init) = raw.get(from..)?.get(..len)?.split_last()?;
     if last >= 0x80 || init.len() > 9 {
         return None;
     }
@@ -675,7 +686,8 @@ mod tests {
                 assert_eq!(by_byte(&buf), Some((v, used)));
             }
         }
-        // Every length told, with and without bytes after it to read a word from.
+        // Every length told, with and without bytes after it (or before it) to read a
+        // word from.
         for v in [
             0u64,
             1,
@@ -689,17 +701,22 @@ mod tests {
         ] {
             let mut exact = Vec::new();
             encode_varint(v, &mut exact);
-            for tail in [vec![], vec![0xff; 12], vec![0x00; 12]] {
-                let buf = [&exact[..], &tail[..]].concat();
-                for len in 0..=buf.len().min(11) {
-                    let told = varint_of_len(&buf, len);
-                    let general = match decode_varint(&buf[..len]) {
+            // Bytes before it too, for the word that ends with the varint.
+            for (head, tail) in [vec![], vec![0xff; 12], vec![0x00; 12]]
+                .into_iter()
+                .flat_map(|tail| [(vec![], tail.clone()), (vec![0xd5; 9], tail)])
+            {
+                let buf = [&head[..], &exact[..], &tail[..]].concat();
+                let from = head.len();
+                for len in 0..=(buf.len() - from).min(11) {
+                    let told = varint_at(&buf, from, len);
+                    let general = match decode_varint(&buf[from..from + len]) {
                         Ok((value, used)) if used == len => Some(value),
                         _ => None,
                     };
-                    assert_eq!(told, general, "{v} {len} {tail:?}");
+                    assert_eq!(told, general, "{v} {len} {head:?} {tail:?}");
                 }
-                assert_eq!(varint_of_len(&buf, exact.len()), Some(v));
+                assert_eq!(varint_at(&buf, from, exact.len()), Some(v));
             }
         }
         // A tenth byte past the top bit (encoders never write one): its low bit only.

@@ -9,7 +9,7 @@ use crate::wire::fields::{
     XSTAT_REF_VALUE, XSTAT_REF_VALUE_TAG, XSTAT_STR_VALUE, XSTAT_STR_VALUE_TAG, XSTAT_UINT64_VALUE,
     XSTAT_UINT64_VALUE_TAG,
 };
-use crate::wire::{varint_of_len, Fields, Value, WireError};
+use crate::wire::{varint_at, Fields, Value, WireError};
 
 /// A stat value borrowed from wire bytes.
 #[derive(Debug, Clone, Copy)]
@@ -162,8 +162,9 @@ pub(super) fn stat_value<'a>(
         }
         XSTAT_UINT64_VALUE_TAG | XSTAT_INT64_VALUE_TAG | XSTAT_REF_VALUE_TAG => {
             // The varint fills the stat, whose length the frame gave: it is checked
-            // and packed from a word of the event's bytes where eight follow.
-            let v = varint_of_len(raw.get(from..)?, value.len())?;
+            // and packed from a word of the event's bytes, the one it starts where
+            // eight follow, else the one it ends (the event's last stat).
+            let v = varint_at(raw, from, value.len())?;
             match key {
                 XSTAT_UINT64_VALUE_TAG => StatRef::Uint(v),
                 XSTAT_INT64_VALUE_TAG => StatRef::Int(v as i64),
