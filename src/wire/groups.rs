@@ -32,7 +32,7 @@ pub(super) fn learn_cpu() {
 /// lane down by the gap below it: one mask a step (the lower half is what the upper
 /// leaves), so that the walk's loops keep fewer constants at hand.
 #[inline(always)]
-pub(super) fn by_shifts(word: u64) -> u64 {
+fn by_shifts(word: u64) -> u64 {
     let x = word & GROUPS;
     let upper = x & 0x7f00_7f00_7f00_7f00;
     let x = (x ^ upper) | (upper >> 1);
@@ -47,7 +47,7 @@ const GROUPS: u64 = 0x7f7f_7f7f_7f7f_7f7f;
 
 /// `pext` on x86-64, and whether this CPU runs it fast.
 #[cfg(target_arch = "x86_64")]
-pub(super) mod x86 {
+mod x86 {
     use std::sync::atomic::{AtomicU8, Ordering};
 
     use super::GROUPS;
