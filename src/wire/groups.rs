@@ -61,13 +61,13 @@ mod x86 {
 
     /// Whether this CPU is known to run `pext` fast.
     #[inline(always)]
-    pub(crate) fn pext_is_fast() -> bool {
+    pub(super) fn pext_is_fast() -> bool {
         PEXT.load(Ordering::Relaxed) == FAST
     }
 
     /// Asks the CPU, the first time only.
     #[inline]
-    pub(crate) fn find_out_once() {
+    pub(super) fn find_out_once() {
         if PEXT.load(Ordering::Relaxed) == UNKNOWN {
             find_out();
         }
@@ -80,7 +80,7 @@ mod x86 {
     /// The CPU must have BMI2.
     #[allow(unsafe_code)]
     #[inline(always)]
-    pub(crate) unsafe fn by_pext(word: u64) -> u64 {
+    pub(super) unsafe fn by_pext(word: u64) -> u64 {
         let packed: u64;
         // Inline assembly rather than the intrinsic: the intrinsic inlines only into
         // code compiled for BMI2, and the binary is compiled for any x86-64.
