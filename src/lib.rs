@@ -41,6 +41,9 @@ pub mod wire;
 pub(crate) mod diagnosis;
 pub(crate) mod free;
 pub(crate) mod hosts;
+#[cfg(target_os = "linux")]
+#[doc(hidden)]
+pub mod huge_pages;
 #[cfg(not(target_arch = "wasm32"))]
 pub(crate) mod input;
 pub(crate) mod selection;

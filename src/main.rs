@@ -3,6 +3,11 @@
 
 use std::process::ExitCode;
 
+/// Large scan buffers on huge pages (see the module).
+#[cfg(target_os = "linux")]
+#[global_allocator]
+static ALLOCATOR: oomlens::huge_pages::HugePagesForLarge = oomlens::huge_pages::HugePagesForLarge;
+
 fn main() -> ExitCode {
     ExitCode::from(oomlens::cli::run(std::env::args_os()))
 }
