@@ -5,12 +5,11 @@
 //! started plus what the launch allocates exceeds the pool. A launch without kernels
 //! alone proves nothing: device traces are often cut short.
 
-use std::collections::BTreeMap;
-
 use crate::diagnosis::error_text::RequestMatch;
 use crate::error::Error;
 use crate::report::model::{HostReport, ModuleReport};
 use crate::runtime::scan::{ExecutionRecord, RuntimeScan};
+use crate::runtime::LaunchLabels;
 use crate::units::mib;
 
 /// What says memory ran out in the selected module.
@@ -59,7 +58,7 @@ pub struct UnfinishedCall {
 pub struct Launches<'a> {
     pub scan: &'a RuntimeScan,
     /// Each launch's module label (`name(?)` when ambiguous), as `scan.executions`.
-    pub labels: &'a [Option<String>],
+    pub labels: &'a LaunchLabels,
     /// The device pool's capacity, when allocator events were recorded.
     pub capacity: Option<u64>,
     /// Bytes in use when each launch started, as `scan.executions`.
@@ -201,22 +200,7 @@ fn chosen(
 
 /// The last launch of each module, by label, in the order modules first launched.
 fn last_launches<'s>(launches: &Launches<'s>) -> Vec<(&'s str, usize)> {
-    let mut last: Vec<(&str, usize)> = Vec::new();
-    // Ordered by name rather than hashed: a few modules, looked up once a launch.
-    let mut slot_of: BTreeMap<&str, usize> = BTreeMap::new();
-    for (i, label) in launches.labels.iter().enumerate() {
-        let Some(label) = label.as_deref() else {
-            continue;
-        };
-        let at = *slot_of.entry(label).or_insert_with(|| {
-            last.push((label, i));
-            last.len() - 1
-        });
-        if let Some(slot) = last.get_mut(at) {
-            slot.1 = i;
-        }
-    }
-    last
+    launches.labels.last_launches()
 }
 
 /// A module whose last launch launched no kernel while the capture itself says it ran
@@ -331,7 +315,7 @@ mod tests {
         let mut scan = RuntimeScan::default();
         scan.executions = vec![launch(1, true), launch(2, true), launch(3, false)];
         scan.kernels = 5;
-        let labels = vec![Some("jit_a(1)".to_string()); 3];
+        let labels = LaunchLabels::new([Some("jit_a(1)"); 3]);
         let launches = Launches {
             scan: &scan,
             labels: &labels,
@@ -368,7 +352,7 @@ mod tests {
         let scan = RuntimeScan::default();
         let launches = Launches {
             scan: &scan,
-            labels: &[],
+            labels: &LaunchLabels::default(),
             capacity: None,
             in_use_at_start: Vec::new(),
         };

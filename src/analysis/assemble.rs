@@ -41,7 +41,7 @@ pub(super) fn report(
             label: &m.label,
         })
         .collect();
-    let labels: Vec<Option<String>> = runtime::execution_labels(&scan, &keys);
+    let labels = runtime::execution_labels(&scan, &keys);
     let dropped = runtime::dropped_launch_labels(&scan, &keys);
     let unfinished = runtime::unfinished_call(&scan, &keys, &labels)
         .map(|(module, start_ps)| selection::UnfinishedCall { module, start_ps });
@@ -146,13 +146,13 @@ struct Unattributed<'a> {
 /// by planned peak; returns the dropped launches no module can claim.
 fn count_launches<'a>(
     report: &mut HostReport,
-    labels: &[Option<String>],
+    labels: &runtime::LaunchLabels,
     dropped: &'a [(Option<LaunchModule>, u64)],
 ) -> Unattributed<'a> {
     // Ordered by name rather than hashed: a few modules, looked up once a launch.
     let mut launches: std::collections::BTreeMap<&str, u64> = std::collections::BTreeMap::new();
-    for l in labels.iter().flatten() {
-        *launches.entry(l.as_str()).or_insert(0) += 1;
+    for (l, count) in labels.counts() {
+        *launches.entry(l).or_insert(0) += count;
     }
     let mut unattributed = Unattributed::default();
     for (module, count) in dropped {
@@ -282,7 +282,7 @@ fn history_notes(scan: &runtime::scan::RuntimeScan, unattributed: &Unattributed<
 fn trace_notes(
     report: &HostReport,
     scan: &runtime::scan::RuntimeScan,
-    labels: &[Option<String>],
+    labels: &runtime::LaunchLabels,
     unfinished: Option<&selection::UnfinishedCall>,
     failure: Option<&Failure>,
     error_pasted: bool,
@@ -290,7 +290,7 @@ fn trace_notes(
     // The launch that ran out lacks kernels for a reason of its own.
     let failed = match (failure, report.selected_module.as_deref()) {
         (Some(Failure::AllocatorRetry | Failure::NoRoom { .. }), Some(selected)) => {
-            labels.iter().rposition(|l| l.as_deref() == Some(selected))
+            labels.launches_of(Some(selected)).last()
         }
         _ => None,
     };

@@ -4,8 +4,9 @@
 
 use crate::report::model::{AllocatorSummary, Note, PlaneSummary};
 
+use super::labels::LaunchLabels;
 use super::scan::RuntimeScan;
-use super::{execution_ordinals, DEVICE_PLANE_PREFIX};
+use super::DEVICE_PLANE_PREFIX;
 use crate::report::present;
 
 /// Device names listed in a note before the rest are counted.
@@ -17,7 +18,7 @@ const DEVICES_LISTED: usize = 8;
 /// neither).
 pub(crate) fn device_trace_gaps(
     scan: &RuntimeScan,
-    labels: &[Option<String>],
+    labels: &LaunchLabels,
     planes: &[PlaneSummary],
     allocators: &[AllocatorSummary],
     failed: Option<usize>,
@@ -25,7 +26,7 @@ pub(crate) fn device_trace_gaps(
     if scan.device_events == 0 {
         return None;
     }
-    let ordinals = execution_ordinals(labels);
+    let ordinals = labels.ordinals();
     let mut without: Vec<(&str, Vec<usize>)> = Vec::new();
     let mut missing = 0usize;
     for (i, e) in scan.executions.iter().enumerate() {
@@ -33,7 +34,7 @@ pub(crate) fn device_trace_gaps(
             continue;
         }
         missing += 1;
-        let label = labels.get(i).and_then(|l| l.as_deref()).unwrap_or("?");
+        let label = labels.shown(i);
         let n = ordinals.get(i).copied().unwrap_or(0);
         match without.iter_mut().find(|(l, _)| *l == label) {
             Some((_, list)) => list.push(n),

@@ -11,6 +11,7 @@ use std::collections::HashMap as StdHashMap;
 use rustc_hash::FxHashMap as HashMap;
 use serde::{Deserialize, Serialize};
 
+use super::labels::LaunchLabels;
 use super::records::{ExecutionRecord, Origin, RuntimeScan};
 
 /// The module and program named for each run id (by CPU thunks, or by a run scope on
@@ -299,25 +300,21 @@ pub(crate) struct ModuleKey<'a> {
 /// shown `name(?)`). The modules are indexed once, and each (module, program) pair is
 /// looked up once: a capture with thousands of modules and a million launches stays
 /// linear, and the launches of the few modules a step runs cost a copy of their label.
-pub(crate) fn execution_labels(
-    scan: &RuntimeScan,
-    modules: &[ModuleKey<'_>],
-) -> Vec<Option<String>> {
+pub(crate) fn execution_labels(scan: &RuntimeScan, modules: &[ModuleKey<'_>]) -> LaunchLabels {
     let lookup = ModuleLookup::new(modules);
     let mut known: HashMap<(Option<u32>, Option<u64>), Option<String>> = HashMap::default();
-    scan.executions
-        .iter()
-        .map(|e| {
-            known
-                .entry((e.module, e.program_id))
-                .or_insert_with(|| {
-                    lookup
-                        .label(scan, e.module, e.program_id)
-                        .map(|m| m.label())
-                })
-                .clone()
-        })
-        .collect()
+    for e in &scan.executions {
+        known.entry((e.module, e.program_id)).or_insert_with(|| {
+            lookup
+                .label(scan, e.module, e.program_id)
+                .map(|m| m.label())
+        });
+    }
+    LaunchLabels::new(scan.executions.iter().map(|e| {
+        known
+            .get(&(e.module, e.program_id))
+            .and_then(|l| l.as_deref())
+    }))
 }
 
 /// The launches not kept (see `MAX_EXECUTIONS`), counted by label as kept ones are.
@@ -341,17 +338,16 @@ pub(crate) fn dropped_launch_labels(
 pub(crate) fn unfinished_call(
     scan: &RuntimeScan,
     modules: &[ModuleKey<'_>],
-    labels: &[Option<String>],
+    labels: &LaunchLabels,
 ) -> Option<(String, i64)> {
     let call = scan.last_call?;
     let lookup = ModuleLookup::new(modules);
     let label = match lookup.label(scan, call.module, None)? {
         LaunchModule::Known(label) => label,
         LaunchModule::Ambiguous(name) => {
-            let launched = |l: &str| labels.iter().flatten().any(|x| x == l);
             let mut never: Vec<&ModuleKey<'_>> = modules
                 .iter()
-                .filter(|m| m.name == name && !launched(m.label))
+                .filter(|m| m.name == name && !labels.any_is(m.label))
                 .collect();
             match (never.pop(), never.is_empty()) {
                 (Some(only), true) => only.label.to_owned(),
@@ -359,11 +355,10 @@ pub(crate) fn unfinished_call(
             }
         }
     };
-    let ran_after = scan
-        .executions
-        .iter()
-        .zip(labels)
-        .any(|(e, l)| e.start_ps >= call.start_ps && l.as_deref() == Some(label.as_str()));
+    let ran_after = labels
+        .launches_of(Some(&label))
+        .filter_map(|i| scan.executions.get(i))
+        .any(|e| e.start_ps >= call.start_ps);
     (!ran_after).then_some((label, call.start_ps))
 }
 

@@ -4,6 +4,7 @@
 
 use std::collections::HashMap;
 
+use super::labels::LaunchLabels;
 use super::records::{Origin, RuntimeScan};
 use super::summary::SelectedPlan;
 use crate::report::model::{LiveGroup, LiveOrigin};
@@ -32,7 +33,7 @@ enum GroupKey {
 /// arguments are matched among them (`input_bytes`).
 pub(super) fn live_groups(
     scan: &RuntimeScan,
-    labels: &[Option<String>],
+    labels: &LaunchLabels,
     ordinals: &[usize],
     allocator: u16,
     at: i64,
@@ -92,15 +93,9 @@ fn live_at(scan: &RuntimeScan, allocator: u16, at: i64) -> Vec<(u64, Live)> {
 
 /// The group of a live allocation: the outputs of its launch's module, its transfer,
 /// or neither.
-fn group_key(labels: &[Option<String>], live: &Live) -> GroupKey {
+fn group_key(labels: &LaunchLabels, live: &Live) -> GroupKey {
     match live.origin {
-        Origin::Execution(i) => GroupKey::Outputs(
-            labels
-                .get(i as usize)
-                .cloned()
-                .flatten()
-                .unwrap_or_else(|| "?".into()),
-        ),
+        Origin::Execution(i) => GroupKey::Outputs(labels.shown(i as usize).to_owned()),
         Origin::Transfer(t) => GroupKey::Transfer(t),
         // A history is settled before it is read (`RuntimeScan::settle_origins`): no
         // launch by number is left.
@@ -125,7 +120,7 @@ fn holds(live: &Live, bytes: u64) -> bool {
 /// Returns which live arrays are arguments, and the bytes of `before` that are.
 fn match_arguments(
     live: &[(u64, Live)],
-    labels: &[Option<String>],
+    labels: &LaunchLabels,
     plan: &SelectedPlan<'_>,
     before: u64,
 ) -> (Vec<bool>, u64) {
@@ -176,7 +171,7 @@ fn groups(
     scan: &RuntimeScan,
     live: &[(u64, Live)],
     input: &[bool],
-    labels: &[Option<String>],
+    labels: &LaunchLabels,
     ordinals: &[usize],
 ) -> Vec<LiveGroup> {
     let mut groups: HashMap<GroupKey, Group> = HashMap::new();

@@ -29,6 +29,7 @@ mod allocations;
 pub(crate) mod coverage;
 mod device;
 mod host;
+mod labels;
 mod launches;
 mod live;
 mod merge;
@@ -41,6 +42,7 @@ mod stats;
 mod summary;
 mod window;
 
+pub(crate) use labels::LaunchLabels;
 pub(crate) use launches::{
     dropped_launch_labels, execution_labels, unfinished_call, LaunchModule, ModuleKey,
 };
@@ -48,8 +50,7 @@ pub use parallel::{Scan, DEVICE_PARALLEL_FROM_BYTES, PARALLEL_FROM_BYTES};
 pub use parts::{HostParts, SecondPart};
 pub(crate) use scan::scan_capture;
 pub(crate) use summary::{
-    execution_ordinals, in_use_at_launches, pool_capacity, summarize, xprof_capacity_note,
-    SelectedPlan,
+    in_use_at_launches, pool_capacity, summarize, xprof_capacity_note, SelectedPlan,
 };
 
 /// The host plane: allocator events, launches, transfers, the Python tracer's frames.

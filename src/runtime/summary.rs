@@ -3,8 +3,7 @@
 //! module's launches, then the live arrays ([`super::live`]) and the host's activity
 //! between its last two launches ([`super::window`]).
 
-use std::collections::BTreeMap;
-
+use super::labels::LaunchLabels;
 use super::live::live_groups;
 use super::records::{AllocationRecord, RetryRecord, RuntimeScan};
 use super::window::host_events_between;
@@ -202,11 +201,11 @@ pub(crate) fn summarize(
     src: &dyn ByteSource,
     planes: &[Plane],
     scan: &RuntimeScan,
-    labels: &[Option<String>],
+    labels: &LaunchLabels,
     plan: &SelectedPlan<'_>,
 ) -> Result<Runtime, Error> {
     let pool = DevicePool::of(scan);
-    let ordinals = execution_ordinals(labels);
+    let ordinals = labels.ordinals();
     let mut runtime = Runtime {
         execution_count: scan.executions.len() as u64 + scan.executions_dropped,
         transfers: scan.transfer_count,
@@ -279,20 +278,23 @@ fn allocator_summaries(scan: &RuntimeScan) -> Vec<AllocatorSummary> {
 /// selected module.
 fn listed_executions(
     scan: &RuntimeScan,
-    labels: &[Option<String>],
+    labels: &LaunchLabels,
     selected: Option<&str>,
     pool: &DevicePool<'_>,
 ) -> Vec<Execution> {
     let mut listed = Vec::new();
     let mut in_use_at = pool.in_use_at_launch_starts();
-    for (i, e) in scan.executions.iter().enumerate() {
-        let label = labels.get(i).and_then(|l| l.as_deref());
-        let is_selected = selected.is_some() && label == selected;
-        if i >= EXECUTIONS_LISTED && !is_selected {
+    // The first launches, then those of the selected module, in launch order.
+    let first = 0..EXECUTIONS_LISTED.min(scan.executions.len());
+    let later = labels
+        .launches_of(selected)
+        .filter(|&i| i >= EXECUTIONS_LISTED);
+    for i in first.chain(later) {
+        let Some(e) = scan.executions.get(i) else {
             continue;
-        }
+        };
         listed.push(Execution {
-            module: label.unwrap_or("?").to_owned(),
+            module: labels.shown(i).to_owned(),
             run_id: e.run_id,
             start_ns: e.start_ps as f64 / 1000.0,
             duration_ns: e.end_ps.saturating_sub(e.start_ps) as f64 / 1000.0,
@@ -304,26 +306,20 @@ fn listed_executions(
 }
 
 /// The starts of the selected module's launches, in time order.
-fn selected_starts(
-    scan: &RuntimeScan,
-    labels: &[Option<String>],
-    selected: Option<&str>,
-) -> Vec<i64> {
+fn selected_starts(scan: &RuntimeScan, labels: &LaunchLabels, selected: Option<&str>) -> Vec<i64> {
     labels
-        .iter()
-        .enumerate()
-        .filter(|(_, l)| l.as_deref() == selected && selected.is_some())
-        .filter_map(|(i, _)| scan.executions.get(i))
+        .launches_of(selected)
+        .filter_map(|i| scan.executions.get(i))
         .map(|e| e.start_ps)
         .collect()
 }
 
 /// The `AllocatorRetry` waits: all counted and timed, the launches that waited named,
 /// and the longest listed in time order for the timeline.
-fn retry_summary(scan: &RuntimeScan, labels: &[Option<String>], ordinals: &[usize]) -> Retry {
+fn retry_summary(scan: &RuntimeScan, labels: &LaunchLabels, ordinals: &[usize]) -> Retry {
     let execution_name = |i: u32| {
         let i = i as usize;
-        let label = labels.get(i).and_then(|l| l.as_deref()).unwrap_or("?");
+        let label = labels.shown(i);
         format!(
             "{label} execution {}",
             ordinals.get(i).copied().unwrap_or(0)
@@ -384,20 +380,6 @@ fn allocator_timelines(scan: &RuntimeScan) -> Vec<Vec<(i64, u64)>> {
                 .chunks(width)
                 .filter_map(|c| c.iter().max_by_key(|p| p.1).copied())
                 .collect()
-        })
-        .collect()
-}
-
-/// Each launch's number among its module's launches, in time order (1-based).
-pub(crate) fn execution_ordinals(labels: &[Option<String>]) -> Vec<usize> {
-    // Ordered by name rather than hashed: a few modules, looked up once a launch.
-    let mut seen: BTreeMap<&str, usize> = BTreeMap::new();
-    labels
-        .iter()
-        .map(|l| {
-            let n = seen.entry(l.as_deref().unwrap_or("?")).or_insert(0);
-            *n += 1;
-            *n
         })
         .collect()
 }
