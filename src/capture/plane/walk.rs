@@ -224,12 +224,23 @@ pub(super) fn visit_event<V: EventVisitor + ?Sized>(
     raw: &[u8],
     here: u64,
 ) -> Result<bool, Error> {
-    let mut event = Event::parse(raw).map_err(|e| Error::Corrupt {
-        offset: here,
-        what: e.describe(),
-    })?;
-    event.file_offset = here;
-    visitor.event(line, &event);
+    // Each shape's event is handed over where it was decoded: joined into one value
+    // first, the event was copied through the stack, and the copy's wide loads of
+    // fields just stored one by one waited for the stores (on every event visited).
+    match Event::parse_usual(raw) {
+        Some(mut event) => {
+            event.file_offset = here;
+            visitor.event(line, &event);
+        }
+        None => {
+            let mut event = Event::parse_any(raw).map_err(|e| Error::Corrupt {
+                offset: here,
+                what: e.describe(),
+            })?;
+            event.file_offset = here;
+            visitor.event(line, &event);
+        }
+    }
     Ok(visitor.line_done())
 }
 
