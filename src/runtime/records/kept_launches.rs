@@ -5,6 +5,7 @@
 //! turns numbers into indices before anything reads the history.
 
 use super::{cutoff, ExecutionRecord, Origin, RuntimeScan, MAX_EXECUTIONS};
+use crate::runtime::launches::RunIds;
 
 impl RuntimeScan {
     /// Keeps a new launch unless it starts before the launches kept; returns its index.
@@ -69,15 +70,7 @@ impl RuntimeScan {
         &self,
         e: &ExecutionRecord,
     ) -> (Option<u32>, Option<u64>) {
-        let run = e.run_id;
-        let module = e
-            .module
-            .or_else(|| run.and_then(|r| self.runs.module(r)))
-            .or(e.module_hint);
-        let program = e
-            .program_id
-            .or_else(|| run.and_then(|r| self.runs.program(r)));
-        (module, program)
+        launch_key(&self.runs, e)
     }
 
     /// An origin as a record keeps it: a launch by its number while launches are
@@ -127,15 +120,26 @@ impl RuntimeScan {
     /// Drops the launches starting at or before `through`, renumbering what points at
     /// launches; returns the new index of each old one.
     pub(in crate::runtime) fn drop_executions_through(&mut self, through: i64) -> Vec<Option<u32>> {
-        let dropped: Vec<_> = self
-            .executions
-            .iter()
-            .filter(|e| e.start_ps <= through)
-            .map(|e| self.dropped_launch_key(e))
-            .collect();
-        for key in dropped {
-            self.count_dropped_launch(key);
+        // Counted as they are met, without a list of keys in between: launches in a
+        // row mostly share one, so each run of a key is added once.
+        let mut run_of_key: Option<(LaunchKey, u64)> = None;
+        let mut dropped = 0u64;
+        for e in self.executions.iter().filter(|e| e.start_ps <= through) {
+            let key = launch_key(&self.runs, e);
+            dropped += 1;
+            match &mut run_of_key {
+                Some((k, n)) if *k == key => *n += 1,
+                _ => {
+                    if let Some((k, n)) = run_of_key.replace((key, 1)) {
+                        *self.dropped_launches.entry(k).or_insert(0) += n;
+                    }
+                }
+            }
         }
+        if let Some((k, n)) = run_of_key {
+            self.add_dropped_launches(k, n);
+        }
+        self.executions_dropped += dropped;
         let mut next = 0u32;
         let new_index: Vec<Option<u32>> = self
             .executions
@@ -171,6 +175,21 @@ impl RuntimeScan {
         self.runs.forget_through(through);
         new_index
     }
+}
+
+/// A launch's module and program, as dropped launches are counted by.
+type LaunchKey = (Option<u32>, Option<u64>);
+
+/// The module and program a launch is counted under when it is not kept: its own, else
+/// what its run id names ([`RuntimeScan::dropped_launch_key`]).
+fn launch_key(runs: &RunIds, e: &ExecutionRecord) -> LaunchKey {
+    let run = e.run_id;
+    let module = e
+        .module
+        .or_else(|| run.and_then(|r| runs.module(r)))
+        .or(e.module_hint);
+    let program = e.program_id.or_else(|| run.and_then(|r| runs.program(r)));
+    (module, program)
 }
 
 #[cfg(test)]
