@@ -149,7 +149,7 @@ fn count_launches<'a>(
     labels: &runtime::LaunchLabels,
     dropped: &'a [(Option<LaunchModule>, u64)],
 ) -> Unattributed<'a> {
-    // Ordered by name rather than hashed: a few modules, looked up once a launch.
+    // Ordered by name rather than hashed: a few modules, looked up once a label.
     let mut launches: std::collections::BTreeMap<&str, u64> = std::collections::BTreeMap::new();
     for (l, count) in labels.counts() {
         *launches.entry(l).or_insert(0) += count;

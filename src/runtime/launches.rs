@@ -299,7 +299,7 @@ pub(crate) struct ModuleKey<'a> {
 /// unique among modules with plans, else the name alone ([`LaunchModule::Ambiguous`],
 /// shown `name(?)`). The modules are indexed once, and each (module, program) pair is
 /// looked up once: a capture with thousands of modules and a million launches stays
-/// linear, and the launches of the few modules a step runs cost a copy of their label.
+/// linear, and each launch holds only an index into the labels ([`LaunchLabels`]).
 pub(crate) fn execution_labels(scan: &RuntimeScan, modules: &[ModuleKey<'_>]) -> LaunchLabels {
     let lookup = ModuleLookup::new(modules);
     let mut known: HashMap<(Option<u32>, Option<u64>), Option<String>> = HashMap::default();
