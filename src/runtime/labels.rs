@@ -4,6 +4,8 @@
 //! then compare small integers instead of copying and comparing tens of thousands of
 //! strings (on a scaled capture that was milliseconds while the other core waited).
 
+use std::hash::Hash;
+
 use rustc_hash::FxHashMap as HashMap;
 
 /// The label shown for a launch whose module is not known.
@@ -20,17 +22,30 @@ pub(crate) struct LaunchLabels {
 
 impl LaunchLabels {
     /// Interns `labels`, one per launch.
+    #[cfg(test)]
     pub(crate) fn new<'a>(labels: impl IntoIterator<Item = Option<&'a str>>) -> Self {
-        let mut index: HashMap<&'a str, u32> = HashMap::default();
+        Self::by_key(labels, |label| label.map(str::to_owned))
+    }
+
+    /// The labels of launches known by a key each (`keys`, one per launch): each
+    /// distinct key is labelled once, by `label_of`, and keys of one label share it.
+    pub(crate) fn by_key<K: Copy + Eq + Hash>(
+        keys: impl IntoIterator<Item = K>,
+        mut label_of: impl FnMut(K) -> Option<String>,
+    ) -> Self {
+        let mut id_of_key: HashMap<K, Option<u32>> = HashMap::default();
+        let mut id_of_name: HashMap<String, u32> = HashMap::default();
         let mut names = Vec::new();
-        let of_launch = labels
+        let of_launch = keys
             .into_iter()
-            .map(|label| {
-                let label = label?;
-                Some(*index.entry(label).or_insert_with(|| {
-                    names.push(label.to_owned());
-                    (names.len() - 1) as u32
-                }))
+            .map(|key| {
+                *id_of_key.entry(key).or_insert_with(|| {
+                    let label = label_of(key)?;
+                    Some(*id_of_name.entry(label).or_insert_with_key(|label| {
+                        names.push(label.clone());
+                        (names.len() - 1) as u32
+                    }))
+                })
             })
             .collect();
         LaunchLabels { names, of_launch }

@@ -302,19 +302,10 @@ pub(crate) struct ModuleKey<'a> {
 /// linear, and each launch holds only an index into the labels ([`LaunchLabels`]).
 pub(crate) fn execution_labels(scan: &RuntimeScan, modules: &[ModuleKey<'_>]) -> LaunchLabels {
     let lookup = ModuleLookup::new(modules);
-    let mut known: HashMap<(Option<u32>, Option<u64>), Option<String>> = HashMap::default();
-    for e in &scan.executions {
-        known.entry((e.module, e.program_id)).or_insert_with(|| {
-            lookup
-                .label(scan, e.module, e.program_id)
-                .map(|m| m.label())
-        });
-    }
-    LaunchLabels::new(scan.executions.iter().map(|e| {
-        known
-            .get(&(e.module, e.program_id))
-            .and_then(|l| l.as_deref())
-    }))
+    LaunchLabels::by_key(
+        scan.executions.iter().map(|e| (e.module, e.program_id)),
+        |(module, program)| lookup.label(scan, module, program).map(|m| m.label()),
+    )
 }
 
 /// The launches not kept (see `MAX_EXECUTIONS`), counted by label as kept ones are.

@@ -44,6 +44,9 @@ pub enum Origin {
     Run(i64),
 }
 
+/// A launch's module and program, as launches not kept are counted by.
+pub(super) type LaunchKey = (Option<u32>, Option<u64>);
+
 #[derive(Debug, Clone, Copy, Serialize, Deserialize)]
 pub struct AllocationRecord {
     pub(crate) time_ps: i64,
@@ -203,7 +206,7 @@ pub struct RuntimeScan {
     pub(crate) executions_dropped_through_ps: Option<i64>,
     /// Launches dropped, by the module and program known for them when dropped, so
     /// that each module still counts all its launches.
-    dropped_launches: HashMap<(Option<u32>, Option<u64>), u64>,
+    dropped_launches: HashMap<LaunchKey, u64>,
     /// Interned module names (from execution events and kernels).
     pub(super) module_names: Vec<String>,
     /// Where each of `module_names` is.
@@ -278,9 +281,7 @@ impl RuntimeScan {
     }
 
     /// The launches not kept, counted by the module and program known for them.
-    pub(super) fn dropped_launches(
-        &self,
-    ) -> impl Iterator<Item = ((Option<u32>, Option<u64>), u64)> + '_ {
+    pub(super) fn dropped_launches(&self) -> impl Iterator<Item = (LaunchKey, u64)> + '_ {
         self.dropped_launches
             .iter()
             .map(|(&key, &count)| (key, count))
@@ -288,7 +289,7 @@ impl RuntimeScan {
 
     /// Adds `count` launches of module and program `key` dropped elsewhere (by another
     /// scanner; already in `executions_dropped`).
-    pub(super) fn add_dropped_launches(&mut self, key: (Option<u32>, Option<u64>), count: u64) {
+    pub(super) fn add_dropped_launches(&mut self, key: LaunchKey, count: u64) {
         *self.dropped_launches.entry(key).or_insert(0) += count;
     }
 

@@ -4,7 +4,7 @@
 //! which dropping older launches leaves as it is; [`RuntimeScan::settle_origins`]
 //! turns numbers into indices before anything reads the history.
 
-use super::{cutoff, ExecutionRecord, Origin, RuntimeScan, MAX_EXECUTIONS};
+use super::{cutoff, ExecutionRecord, LaunchKey, Origin, RuntimeScan, MAX_EXECUTIONS};
 use crate::runtime::launches::RunIds;
 
 impl RuntimeScan {
@@ -21,7 +21,7 @@ impl RuntimeScan {
             .executions_dropped_through_ps
             .is_some_and(|t| e.start_ps <= t)
         {
-            self.count_dropped_launch(self.dropped_launch_key(&e));
+            self.count_dropped_launch(launch_key(&self.runs, &e));
             return None;
         }
         let mut index = Some(self.executions.len() as u32);
@@ -60,17 +60,10 @@ impl RuntimeScan {
     }
 
     /// Counts a launch that is not kept, under the module and program known for it
-    /// ([`RuntimeScan::dropped_launch_key`]).
-    pub(in crate::runtime) fn count_dropped_launch(&mut self, key: (Option<u32>, Option<u64>)) {
+    /// ([`launch_key`]).
+    fn count_dropped_launch(&mut self, key: LaunchKey) {
         self.executions_dropped += 1;
         self.add_dropped_launches(key, 1);
-    }
-
-    pub(in crate::runtime) fn dropped_launch_key(
-        &self,
-        e: &ExecutionRecord,
-    ) -> (Option<u32>, Option<u64>) {
-        launch_key(&self.runs, e)
     }
 
     /// An origin as a record keeps it: a launch by its number while launches are
@@ -121,25 +114,27 @@ impl RuntimeScan {
     /// launches; returns the new index of each old one.
     pub(in crate::runtime) fn drop_executions_through(&mut self, through: i64) -> Vec<Option<u32>> {
         // Counted as they are met, without a list of keys in between: launches in a
-        // row mostly share one, so each run of a key is added once.
+        // row mostly share one, so each run of a key is added once (the `None` after
+        // the last launch ends the last run).
+        let (runs, counts) = (&self.runs, &mut self.dropped_launches);
+        let keys = self
+            .executions
+            .iter()
+            .filter(|e| e.start_ps <= through)
+            .map(|e| Some(launch_key(runs, e)))
+            .chain([None]);
         let mut run_of_key: Option<(LaunchKey, u64)> = None;
-        let mut dropped = 0u64;
-        for e in self.executions.iter().filter(|e| e.start_ps <= through) {
-            let key = launch_key(&self.runs, e);
-            dropped += 1;
-            match &mut run_of_key {
-                Some((k, n)) if *k == key => *n += 1,
-                _ => {
-                    if let Some((k, n)) = run_of_key.replace((key, 1)) {
-                        *self.dropped_launches.entry(k).or_insert(0) += n;
+        for key in keys {
+            match (&mut run_of_key, key) {
+                (Some((k, n)), Some(key)) if *k == key => *n += 1,
+                (_, key) => {
+                    if let Some((k, n)) = std::mem::replace(&mut run_of_key, key.map(|k| (k, 1))) {
+                        *counts.entry(k).or_insert(0) += n;
+                        self.executions_dropped += n;
                     }
                 }
             }
         }
-        if let Some((k, n)) = run_of_key {
-            self.add_dropped_launches(k, n);
-        }
-        self.executions_dropped += dropped;
         let mut next = 0u32;
         let new_index: Vec<Option<u32>> = self
             .executions
@@ -177,11 +172,8 @@ impl RuntimeScan {
     }
 }
 
-/// A launch's module and program, as dropped launches are counted by.
-type LaunchKey = (Option<u32>, Option<u64>);
-
 /// The module and program a launch is counted under when it is not kept: its own, else
-/// what its run id names ([`RuntimeScan::dropped_launch_key`]).
+/// what its run id names.
 fn launch_key(runs: &RunIds, e: &ExecutionRecord) -> LaunchKey {
     let run = e.run_id;
     let module = e
