@@ -234,14 +234,21 @@ impl<'p> HostVisitor<'p> {
 
     /// The launch's run id (a `run_id` stat, or a kPjRt context) and its PJRT C API
     /// linkage (a kPjrtLibraryCall context), from the producer and consumer stats
-    /// (`tsl/profiler/lib/context_types.h`).
+    /// (`tsl/profiler/lib/context_types.h`). A context id of 0 names no context: JAX
+    /// 0.10's C API client event consumes context 0 on every call
+    /// (`docs/runtime-events.md`, the PJRT C API layout), and taken as a linkage it
+    /// would make every launch one.
     #[inline(always)]
     fn contexts(&self, event: &Event<'_>) -> (Option<i64>, Option<i64>) {
         const PJRT: i64 = 5;
         const PJRT_LIBRARY_CALL: i64 = 14;
         let [run, p, pt, c, ct] = self.run_stats.read_i64(event);
         let of_type = |kind: i64| {
-            (if pt == Some(kind) { p } else { None }).or(if ct == Some(kind) { c } else { None })
+            let produced = if pt == Some(kind) { p } else { None };
+            let consumed = if ct == Some(kind) { c } else { None };
+            produced
+                .filter(|&id| id != 0)
+                .or(consumed.filter(|&id| id != 0))
         };
         (run.or(of_type(PJRT)), of_type(PJRT_LIBRARY_CALL))
     }

@@ -53,6 +53,16 @@ pub fn classify(name: &str) -> EventKind {
     if name.contains("AllocatorRetry") {
         return EventKind::Retry;
     }
+    // TFRT's CPU client (jaxlib before the thunk runtime, Reactant on CPU) launches in
+    // `TfrtCpuExecutable::ExecuteSharded`, which names no module: not the classic
+    // runtime's `CpuExecutable::Execute…`, which does.
+    if let Some(method) = name.strip_prefix("TfrtCpuExecutable::") {
+        return match method {
+            "ExecuteSharded" | "ExecutePortable" => EventKind::Execute,
+            "ExecuteHelper" => EventKind::RunScope,
+            _ => EventKind::Other,
+        };
+    }
     if name.contains("ExecuteThunks") || name.contains("CpuExecutable::Execute") {
         return EventKind::ModuleRun;
     }
@@ -287,6 +297,14 @@ mod tests {
         assert_eq!(
             classify("TfrtTpuLoadedExecutable::Execute"),
             EventKind::Execute
+        );
+        assert_eq!(
+            classify("TfrtCpuExecutable::ExecuteSharded"),
+            EventKind::Execute
+        );
+        assert_eq!(
+            classify("TfrtCpuExecutable::ExecuteHelper"),
+            EventKind::RunScope
         );
         assert_eq!(classify("$<unknown> append"), EventKind::Python);
         assert_eq!(

@@ -1,9 +1,11 @@
 //! Launch layouts the runtime scan must count once per launch, each as the profiler
 //! writes it, with nothing running out — so the report must not say anything ran out.
 //!
-//! - **PJRT C API TPU** (JAX 0.10 with libtpu as a PJRT plugin; layout reported on a
-//!   TPU v6e capture). The Python thread records jaxlib's `PjitFunction(jit(<fn>))`,
-//!   the C API client's `PjRtCApiLoadedExecutable::Execute` and the producer half of
+//! - **PJRT C API TPU** (JAX 0.10 with libtpu as a PJRT plugin; layout read off a
+//!   TPU v6e capture, `docs/runtime-events.md`). The Python thread records jaxlib's
+//!   `PjitFunction(<fn>)` twice, nested, the C API client's
+//!   `PjRtCApiLoadedExecutable::Execute` (consuming context 0 of type 14, which is no
+//!   context) and the producer half of
 //!   the call, `PJRT_LoadedExecutable_Execute linkage` (created by
 //!   `pjrt::CreatePjrtProfilerExtension` in `xla/pjrt/c/pjrt_c_api_helpers.cc`: a
 //!   `TraceMeProducer` of context type 14, kPjrtLibraryCall, whose id travels to the
@@ -102,14 +104,18 @@ pub fn tpu_pjrt_c_api(runs: DeviceRunIds) -> Layout {
     let mut queued = Vec::new();
     for k in 0..launches as i64 {
         let link = 7_000_000 + k;
-        let run = 1_500_000_000 + k;
-        host.event(python, "PjitFunction(jit(f))", t, 200 * US, &[]);
+        // A 64-bit run id, negative when read as a signed integer, as libtpu prints it.
+        let run = -1_440_502_658 + k;
+        // As the real capture: jaxlib's call twice, nested, and the C API client's
+        // event consuming context 0 (no context) of type 14.
+        host.event(python, "PjitFunction(f)", t, 200 * US, &[]);
+        host.event(python, "PjitFunction(f)", t + US, 198 * US, &[]);
         host.event(
             python,
             "PjRtCApiLoadedExecutable::Execute",
             t + 10 * US,
             180 * US,
-            &[],
+            &[("_ct", Val::I64(14)), ("_c", Val::I64(0))],
         );
         host.event(
             python,
