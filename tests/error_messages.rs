@@ -72,10 +72,17 @@ fn every_corpus_message_yields_its_expected_figures() {
     );
     let mut failures = Vec::new();
     for (name, text, expected) in &corpus {
+        // The triage is scored by `corpus_score.rs`; figures no field holds yet are
+        // listed apart (ANNOTATING.md).
+        let mut expected = expected.clone();
+        if let Some(fields) = expected.as_object_mut() {
+            fields.remove("triage");
+            fields.remove("unmapped");
+        }
         match parse(text) {
             Ok(msg) => {
                 let actual = serde_json::to_value(&msg).unwrap();
-                if let Some(diff) = first_difference("", expected, &actual) {
+                if let Some(diff) = first_difference("", &expected, &actual) {
                     failures.push(format!("{name}: {diff}"));
                 }
             }

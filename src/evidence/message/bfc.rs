@@ -12,7 +12,7 @@ use super::scan::{set, Block, Draft, Family};
 use super::units;
 
 /// Lines that belong to a BFC dump, for the scanner's record-start test.
-const KEYS: [&str; 13] = [
+const KEYS: [&str; 16] = [
     "Current allocation summary follows",
     "If the cause is memory fragmentation",
     "BFCAllocator dump for",
@@ -20,6 +20,9 @@ const KEYS: [&str; 13] = [
     "Summary of in-use Chunks",
     "Sum Total of in-use chunks",
     "Total bytes in pool",
+    "Total size in pool",
+    "total_region_allocated_bytes_",
+    "Next region of size",
     "Stats:",
     "Limit:",
     "InUse:",
@@ -61,6 +64,21 @@ pub fn opens(body: &str) -> bool {
         || is_bin_line(body)
         || is_chunk_line(body)
         || body.starts_with("Sum Total of in-use chunks")
+        || is_pool_line(body)
+}
+
+/// Whether a line without a message starts a `Stats:` block: the allocator's state,
+/// kept for the failure that follows it (TensorFlow prints the dump before the `OOM when
+/// allocating tensor` line), never a message on its own.
+pub fn opens_stats(body: &str) -> bool {
+    body.starts_with("Stats:")
+}
+
+/// `total_region_allocated_bytes_: 4928097280 memory_limit_: 4928097484 available bytes:
+/// 204 curr_region_allocation_bytes_: 9856195072` (newer: `Total size in pool: 89.77GiB
+/// memory_limit_: 89.77GiB available size: 153B …`).
+fn is_pool_line(body: &str) -> bool {
+    body.contains("memory_limit_:")
 }
 
 fn is_bin_line(body: &str) -> bool {
@@ -102,8 +120,12 @@ fn dump_line(draft: &mut Draft, body: &str) -> Option<bool> {
         || is_chunk_line(body);
     let summary = body.starts_with("Summary of in-use Chunks") || body.contains(" Chunks of size ");
     let sum = body.starts_with("Sum Total of in-use chunks");
-    let pool = body.starts_with("Total bytes in pool");
-    if !(dump || summary || sum || pool) {
+    let pool = is_pool_line(body);
+    // `Bin for 28.61GiB was 256.00MiB, Chunk State:`: the request, rounded, when the
+    // dump comes without its headline; `Next region of size N`: one region of the pool.
+    let bin_for = after(body, "Bin for ").filter(|r| r.contains(" was "));
+    let region = count_after(body, "Next region of size ");
+    if !(dump || summary || sum || pool || bin_for.is_some() || region.is_some()) {
         return None;
     }
     if !draft.adopt(Family::Bfc) || draft.seen.contains(&Block::BfcStats) {
@@ -124,7 +146,28 @@ fn dump_line(draft: &mut Draft, body: &str) -> Option<bool> {
         set(&mut draft.sum_total, after(body, ":").and_then(size));
     }
     if pool {
-        set(&mut stats.limit_bytes, count_after(body, "memory_limit_:"));
+        let count = |key: &str| count_after(body, key);
+        set(&mut stats.limit_bytes, count("memory_limit_:"));
+        set(
+            &mut stats.region_allocated_bytes,
+            count("total_region_allocated_bytes_:")
+                .or_else(|| count("Total size in pool:"))
+                .or_else(|| count("Total bytes in pool:")),
+        );
+        set(
+            &mut stats.available_bytes,
+            count("available bytes:").or_else(|| count("available size:")),
+        );
+        set(
+            &mut stats.next_region_bytes,
+            count("curr_region_allocation_bytes_:"),
+        );
+    }
+    if let Some(region) = region {
+        draft.regions = draft.regions.saturating_add(region);
+    }
+    if let Some(rest) = bin_for {
+        set(&mut draft.msg.requested_bytes, size(rest));
     }
     Some(true)
 }

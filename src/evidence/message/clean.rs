@@ -55,7 +55,7 @@ pub fn clean<'b>(raw: &str, buf: &'b mut String) -> Cleaned<'b> {
     let mut logged = false;
     // A worker prefix may wrap a log record and the other way round: peel both.
     for _ in 0..3 {
-        let log = log_prefix_len(rest);
+        let log = log_prefix_len(rest).max(level_prefix_len(rest));
         let ray = if log == 0 { ray_prefix_len(rest) } else { 0 };
         if log + ray == 0 {
             break;
@@ -171,6 +171,25 @@ fn log_prefix_len(line: &str) -> usize {
     0
 }
 
+/// A bracketed log level at the start of a line, as Elixir's Logger prints it (EXLA's
+/// messages come so): `[info] `, `[warning] `, `[error] `.
+fn level_prefix_len(line: &str) -> usize {
+    const LEVELS: [&str; 8] = [
+        "[debug] ",
+        "[info] ",
+        "[notice] ",
+        "[warn] ",
+        "[warning] ",
+        "[error] ",
+        "[critical] ",
+        "[alert] ",
+    ];
+    LEVELS
+        .iter()
+        .find(|l| line.starts_with(*l))
+        .map_or(0, |l| l.len())
+}
+
 /// `[12] ` at the start of a line (a shell job or worker number).
 fn job_number_len(line: &str) -> usize {
     let Some(rest) = line.strip_prefix('[') else {
@@ -212,15 +231,23 @@ fn ray_prefix_len(line: &str) -> usize {
     }
 }
 
-/// Whether a wrapped line continues the previous one without a space: a word or number
-/// cut in the middle (`…%fused_comp` + `utation.46`, `Bin (10` + `48576)`) by a terminal
-/// or a forum. A line starting with a capital or after a space starts a new word.
+/// Whether a wrapped line continues the previous one without a space: a number or a
+/// token of code cut in the middle (`…%fused_comp` + `utation.46`, `Bin (10` + `48576)`,
+/// `15.4` + `4G`) by a terminal or a forum. A line starting with a capital or after a
+/// space starts a new word, and so does one after a plain word: people wrap prose at
+/// word boundaries (`Ran out of memory in` + `memory space vmem`), and a cut English word
+/// costs nothing the parser reads, while a glued pair of words hides a whole phrase.
 pub fn joins_without_space(prev: &str, next: &str, next_indented: bool) -> bool {
     let tail = prev.chars().next_back();
     let head = next.chars().next();
-    !next_indented
+    let cut = !next_indented
         && tail.is_some_and(|c| c.is_ascii_alphanumeric() || c == '_')
-        && head.is_some_and(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
+        && head.is_some_and(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_');
+    let last_token = prev.rsplit([' ', '\t']).next().unwrap_or("");
+    let code = last_token
+        .chars()
+        .any(|c| c.is_ascii_digit() || "=%._()[]{}:/,".contains(c));
+    cut && code
 }
 
 /// A line made only of the BFC allocator's fragmentation picture (`***__x*`).
@@ -308,6 +335,13 @@ mod tests {
             false
         ));
         assert!(!joins_without_space("Out ", "of memory", false));
+        assert!(!joins_without_space(
+            "compile permanent error. Ran out of memory in",
+            "memory space vmem.",
+            false
+        ));
+        assert!(joins_without_space("Padded (15.4", "4G)", false));
+        assert!(joins_without_space("broadcast(bitc", "ast.26)", false));
         assert!(!joins_without_space("memory space", "hbm.", true));
     }
 }

@@ -20,16 +20,19 @@
 
 mod bfc;
 mod clean;
+mod driver;
 mod fields;
 mod gpu;
 mod listing;
 mod model;
 mod scan;
+mod scoped;
 mod short;
 mod tpu;
 mod units;
 
 pub use model::{AllocatorStats, MessageAllocation, OomKind, OomMessage, RematWarning};
+pub use short::CONSTANT_OP;
 
 /// No out-of-memory message in the text.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]

@@ -29,6 +29,17 @@ pub enum OomKind {
     /// That was not possible. There are Y free.`, `Attempting to reserve X at the bottom of
     /// memory …`, `Allocation (size=N) would exceed memory (size=M)`.
     TpuRuntime,
+    /// A kernel's scoped memory over the core's limit: Mosaic's `Scoped allocation with
+    /// size X and limit Y exceeded scoped vmem limit by Z`, Pallas on GPU's `Shared
+    /// memory size limit exceeded: requested N, available: M`, Triton's `out of
+    /// resource: shared memory, Required: N, Hardware limit: M`.
+    ScopedMemory,
+    /// The CUDA or ROCm driver refusing memory outside XLA's allocator: `failed to
+    /// allocate X (N bytes) from device: CUDA_ERROR_OUT_OF_MEMORY` (or
+    /// `HIP_ERROR_OutOfMemory`, `hipError_t(1002)`), `failed to alloc N bytes on host`,
+    /// `failed call to cuDevicePrimaryCtxRetain: CUDA_ERROR_OUT_OF_MEMORY; total memory
+    /// reported: N`, a library's `… failed: out of memory`.
+    Driver,
     /// A one-line message: a bare `RESOURCE_EXHAUSTED`, `Out of memory while trying to
     /// allocate N bytes.` without its buffer assignment, `Out of memory allocating N
     /// bytes.`, `Failed to allocate request for …`, TensorFlow's `OOM when allocating
@@ -59,6 +70,11 @@ pub struct OomMessage {
     pub requested_shape: Option<String>,
     /// The element type TensorFlow names for that tensor (`float`).
     pub requested_dtype: Option<String>,
+    /// The failed tensor's bytes when the message gives it only as a shape and an
+    /// element type (TensorFlow's `OOM when allocating tensor with shape[…] and type
+    /// float`): the elements times the element's size, an estimate (the allocator rounds
+    /// up, and may add alignment).
+    pub requested_bytes_from_shape: Option<u64>,
     /// The device the failure names (`on device ordinal 0`, `/device:GPU:0`).
     pub device_ordinal: Option<u32>,
     /// The bytes the program needs in that memory: TPU `Used X of Y`, early-abort
@@ -71,6 +87,12 @@ pub struct OomMessage {
     pub exceeded_by_bytes: Option<u64>,
     /// Free memory at the failure: TPU runtime `There are Y free`.
     pub free_bytes: Option<u64>,
+    /// What the TPU runtime could reserve in one piece: `… and Z reservable`. Below the
+    /// request while the free memory is not, the free memory is in pieces.
+    pub reservable_bytes: Option<u64>,
+    /// What earlier reservations already hold at the bottom of the TPU's memory: the
+    /// `Y reserved` of `There are X free, Y reserved, and Z reservable`.
+    pub reserved_at_bottom_bytes: Option<u64>,
     /// TPU `Total hbm usage >= T` (reserved + program + arguments, a lower bound).
     pub total_bytes: Option<u64>,
     /// TPU `TensorCore Hbm usage`.
@@ -166,6 +188,16 @@ pub struct AllocatorStats {
     pub peak_reserved_bytes: Option<u64>,
     /// `LargestFreeBlock:`.
     pub largest_free_block_bytes: Option<u64>,
+    /// What the allocator took from the device in regions: `total_region_allocated_bytes_`
+    /// (`Total size in pool` in newer logs). Far above `InUse`, the free memory is
+    /// inside the pool, in chunks.
+    pub region_allocated_bytes: Option<u64>,
+    /// What the allocator may still take from the device: `available bytes` (`available
+    /// size`) of the same line.
+    pub available_bytes: Option<u64>,
+    /// The size of the next region it would ask the device for:
+    /// `curr_region_allocation_bytes_`.
+    pub next_region_bytes: Option<u64>,
 }
 
 /// `Can't reduce memory use below X (N bytes) by rematerialization; only reduced to Y (M

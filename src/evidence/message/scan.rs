@@ -11,8 +11,8 @@
 
 use std::collections::VecDeque;
 
-use super::model::{AllocatorStats, OomKind, OomMessage, RematWarning};
-use super::{bfc, clean, gpu, listing, short, tpu};
+use super::model::{AllocatorStats, MessageAllocation, OomKind, OomMessage, RematWarning};
+use super::{bfc, clean, driver, gpu, listing, scoped, short, tpu};
 
 /// Physical lines joined into one logical line at most (a wrapped label or headline).
 const MAX_JOINS: usize = 8;
@@ -62,6 +62,12 @@ pub struct Draft {
     pub dump_open: bool,
     /// BFC `Sum Total of in-use chunks`, used when no `Stats:` block says `InUse`.
     pub sum_total: Option<u64>,
+    /// The BFC dump's `Next region of size N` lines added up: the pool's regions, used
+    /// when no line states their total.
+    pub regions: u64,
+    /// A block read for the failure it comes with, never a message on its own (a BFC
+    /// `Stats:` block printed before TensorFlow's `OOM when allocating tensor` line).
+    pub context_only: bool,
 }
 
 impl Draft {
@@ -106,12 +112,26 @@ impl Draft {
     }
 
     fn finish(mut self) -> OomMessage {
+        // An entry cut before its first field (`Buffer 2:` and nothing after it) states
+        // nothing: the cut is said by `truncated`.
+        if self.entry_open
+            && self
+                .msg
+                .allocations
+                .last()
+                .is_some_and(|a| a == &MessageAllocation::default())
+        {
+            self.msg.allocations.pop();
+        }
         let cut_listing = self.listing_started
             && self.msg.allocations.is_empty()
             && self.msg.omitted_allocations == 0;
         self.msg.truncated |= cut_listing || self.entry_open || self.stats_open || self.dump_open;
-        if let (Some(sum), Some(allocator)) = (self.sum_total, self.msg.allocator.as_mut()) {
-            allocator.in_use_bytes = allocator.in_use_bytes.or(Some(sum));
+        if let Some(allocator) = self.msg.allocator.as_mut() {
+            allocator.in_use_bytes = allocator.in_use_bytes.or(self.sum_total);
+            if self.regions > 0 {
+                set(&mut allocator.region_allocated_bytes, Some(self.regions));
+            }
         }
         self.msg
     }
@@ -123,7 +143,7 @@ fn family_of(kind: OomKind) -> Option<Family> {
         OomKind::TpuRuntime => Some(Family::Tpu),
         OomKind::GpuBufferAssignment => Some(Family::Gpu),
         OomKind::BfcRuntime => Some(Family::Bfc),
-        OomKind::Short => None,
+        OomKind::ScopedMemory | OomKind::Driver | OomKind::Short => None,
     }
 }
 
@@ -148,6 +168,10 @@ pub struct Scanner {
     best_warning: Option<(usize, OomMessage)>,
     recent: VecDeque<OomMessage>,
     remat: Option<RematWarning>,
+    /// The last allocator state printed apart from any message (a `Stats:` block alone).
+    loose_allocator: Option<AllocatorStats>,
+    /// The last device pool the framework announced.
+    device_pool: Option<driver::DevicePool>,
 }
 
 impl Scanner {
@@ -188,6 +212,10 @@ impl Scanner {
         if body.is_empty() {
             return; // a blank line keeps the current block: listings space their entries
         }
+        if let Some(pool) = driver::device_pool(body) {
+            self.device_pool = Some(pool);
+            return;
+        }
         if let Some(remat) = short::remat(body) {
             // A warning printed while compiling: it neither ends nor joins the current
             // message, and counts on its own only when no failure is found.
@@ -205,6 +233,15 @@ impl Scanner {
     }
 
     fn start(&mut self, draft: Draft) {
+        // An allocator retrying smaller prints a line per try: one failure, the first
+        // try's size.
+        if self
+            .current
+            .as_ref()
+            .is_some_and(|current| driver::is_retry_of(current, &draft))
+        {
+            return;
+        }
         self.close_current();
         self.current = Some(draft);
     }
@@ -227,6 +264,14 @@ impl Scanner {
     /// A block without its headline (a paste that starts mid-message) opens a message of
     /// that block's family.
     fn open_headless(&mut self, body: &str) {
+        if self.current.is_none() && bfc::opens_stats(body) {
+            let mut draft = Draft::new(OomKind::BfcRuntime, true);
+            draft.context_only = true;
+            if bfc::block_line(&mut draft, body) {
+                self.start(draft);
+            }
+            return;
+        }
         let family = if tpu::opens(body) {
             Family::Tpu
         } else if gpu::opens(body) {
@@ -251,6 +296,10 @@ impl Scanner {
             return;
         };
         let failure = draft.failure;
+        if draft.context_only {
+            self.loose_allocator = draft.finish().allocator;
+            return;
+        }
         self.offer(failure, draft.finish());
     }
 
@@ -293,9 +342,57 @@ impl Scanner {
             for other in &self.recent {
                 borrow(&mut msg, other);
             }
+            if let Some(loose) = &self.loose_allocator {
+                let ours = msg.allocator.get_or_insert_with(AllocatorStats::default);
+                if ours.name.is_empty() || loose.name.is_empty() || ours.name == loose.name {
+                    borrow_allocator(ours, loose);
+                }
+            }
+        }
+        if let (false, Some(pool)) = (msg.advisory, self.device_pool) {
+            let same_device = match (msg.device_ordinal, pool.ordinal) {
+                (Some(a), Some(b)) => a == b,
+                _ => true,
+            };
+            if same_device {
+                set(&mut msg.device_ordinal, pool.ordinal);
+                set(&mut msg.capacity_bytes, pool.bytes);
+            }
         }
         msg.remat = self.remat.or(msg.remat);
+        derive_totals(&mut msg);
         Some(msg)
+    }
+}
+
+/// The figures a message states in other words, filled in where it states them so:
+/// TensorCore plus SparseCore is what the program needs, and its excess over the
+/// memory; a BFC allocator's `InUse` and `Limit` are what is used and the capacity.
+fn derive_totals(m: &mut OomMessage) {
+    if let (Some(tc), Some(sc)) = (m.tensorcore_bytes, m.sparsecore_bytes) {
+        let used = tc.saturating_add(sc);
+        set(&mut m.used_bytes, Some(used));
+        if let Some(cap) = m.capacity_bytes.filter(|&c| used > c) {
+            set(&mut m.exceeded_by_bytes, Some(used - cap));
+        }
+    }
+    let allocator = m
+        .allocator
+        .as_ref()
+        .map(|a| (a.in_use_bytes, a.limit_bytes));
+    if let Some((in_use, limit)) = allocator {
+        set(&mut m.capacity_bytes, limit);
+        // A buffer assignment's `total allocation` is the program's own need, not what
+        // the allocator had in use.
+        if m.kind != OomKind::GpuBufferAssignment {
+            set(&mut m.used_bytes, in_use);
+        }
+    }
+    if m.allocator
+        .as_ref()
+        .is_some_and(|a| a == &AllocatorStats::default())
+    {
+        m.allocator = None;
     }
 }
 
@@ -305,6 +402,8 @@ fn headline(body: &str) -> Option<Draft> {
     }
     tpu::headline(body)
         .or_else(|| bfc::headline(body))
+        .or_else(|| scoped::headline(body))
+        .or_else(|| driver::headline(body))
         .or_else(|| short::headline(body))
 }
 
@@ -384,6 +483,12 @@ fn borrow_allocator(ours: &mut AllocatorStats, theirs: &AllocatorStats) {
         &mut ours.largest_free_block_bytes,
         theirs.largest_free_block_bytes,
     );
+    set(
+        &mut ours.region_allocated_bytes,
+        theirs.region_allocated_bytes,
+    );
+    set(&mut ours.available_bytes, theirs.available_bytes);
+    set(&mut ours.next_region_bytes, theirs.next_region_bytes);
 }
 
 /// How much a message states: its figures, named details, listed allocations and
@@ -407,6 +512,8 @@ fn detail(m: &OomMessage) -> usize {
         m.padding_bytes,
         m.fragmentation_bytes,
         m.temp_fragmentation_bytes,
+        m.reservable_bytes,
+        m.requested_bytes_from_shape,
     ];
     let named = [
         &m.error_code,
@@ -420,6 +527,7 @@ fn detail(m: &OomMessage) -> usize {
             a.in_use_bytes,
             a.max_in_use_bytes,
             a.largest_free_block_bytes,
+            a.region_allocated_bytes,
         ];
         1 + figures.iter().flatten().count()
     });

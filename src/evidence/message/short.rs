@@ -12,7 +12,7 @@ use super::units;
 
 /// Phrases that announce an out-of-memory message (any family). A line without one is
 /// never a headline, which keeps the scan over a long log to a few substring searches.
-const TRIGGERS: [&str; 18] = [
+const TRIGGERS: [&str; 19] = [
     "RESOURCE_EXHAUSTED",
     "Resource exhausted",
     "ResourceExhaustedError",
@@ -31,10 +31,17 @@ const TRIGGERS: [&str; 18] = [
     "OOM when allocating tensor",
     "failed to allocate memory",
     "CUDA_ERROR_OUT_OF_MEMORY",
+    "bytes for new constant",
 ];
+
+/// The `requested_op` of XLA:GPU's `Failed to allocate N bytes for new constant`: what
+/// asked is the loading of the program's constants, before it runs.
+pub const CONSTANT_OP: &str = "constant";
 
 pub fn has_trigger(body: &str) -> bool {
     TRIGGERS.iter().any(|t| body.contains(t))
+        || super::scoped::TRIGGERS.iter().any(|t| body.contains(t))
+        || super::driver::TRIGGERS.iter().any(|t| body.contains(t))
 }
 
 /// A one-line message (the last resort after the TPU and BFC headlines).
@@ -51,13 +58,12 @@ pub fn headline(body: &str) -> Option<Draft> {
         m.device_ordinal = after(rest, "on device ordinal ").and_then(leading_u32);
     } else if body.contains("OOM when allocating tensor") {
         tensorflow_tensor(&mut draft, body);
-    } else if body.contains("CUDA_ERROR_OUT_OF_MEMORY") {
-        // StreamExecutor growing its pool; TensorFlow retries smaller, so not a failure.
-        draft.failure = false;
-        let rest = after(body, "failed to allocate ").or_else(|| after(body, "failed to alloc "));
-        draft.msg.requested_bytes = rest
-            .and_then(|r| units::size_exact_prefix(r, true))
-            .map(|s| s.0);
+    } else if let Some(rest) =
+        after(body, "Failed to allocate ").filter(|r| r.contains("for new constant"))
+    {
+        // XLA:GPU placing a module's constants when it loads the executable.
+        m.requested_bytes = units::size_exact_prefix(rest, true).map(|s| s.0);
+        m.requested_op = Some(CONSTANT_OP.into());
     } else if !body.contains("failed to allocate memory") && !resource_exhausted(body) {
         return None;
     }
@@ -88,6 +94,11 @@ fn tensorflow_tensor(draft: &mut Draft, body: &str) {
             .map(|_| bounded(s.get(..=end).unwrap_or(s)))
     });
     m.requested_dtype = after(body, "and type ").and_then(word);
+    m.requested_bytes_from_shape = m
+        .requested_shape
+        .as_deref()
+        .zip(m.requested_dtype.as_deref())
+        .and_then(|(shape, dtype)| tensor_bytes(shape, dtype));
     m.device_ordinal = after(body, "/device:GPU:")
         .or_else(|| after(body, "/device:TPU:"))
         .and_then(leading_u32);
@@ -110,7 +121,28 @@ fn set_op(draft: &mut Draft, body: &str) {
     }
 }
 
-fn leading_u32(text: &str) -> Option<u32> {
+/// The bytes of a TensorFlow tensor `[2,480,640,66]` of `float`: its elements times the
+/// element's size, when the type is one TensorFlow names (`None` for an unknown type, a
+/// dimension that is not a number, or an overflow).
+fn tensor_bytes(shape: &str, dtype: &str) -> Option<u64> {
+    let element: u64 = match dtype.trim_end_matches([',', '.']) {
+        "bool" | "int8" | "uint8" | "qint8" | "quint8" | "float8_e4m3fn" | "float8_e5m2" => 1,
+        "half" | "bfloat16" | "int16" | "uint16" | "qint16" | "quint16" => 2,
+        "float" | "int32" | "uint32" | "qint32" => 4,
+        "double" | "int64" | "uint64" | "complex64" => 8,
+        "complex128" => 16,
+        _ => return None,
+    };
+    let dims = shape.strip_prefix('[')?.strip_suffix(']')?;
+    if dims.trim().is_empty() {
+        return Some(element); // a scalar
+    }
+    dims.split(',')
+        .map(|d| d.trim().parse::<u64>().ok())
+        .try_fold(element, |bytes, d| bytes.checked_mul(d?))
+}
+
+pub(super) fn leading_u32(text: &str) -> Option<u32> {
     let digits = text.len() - text.trim_start_matches(|c: char| c.is_ascii_digit()).len();
     text.get(..digits)?.parse().ok()
 }
@@ -157,7 +189,13 @@ mod tests {
         assert_eq!(d.msg.requested_dtype.as_deref(), Some("float"));
         assert_eq!(d.msg.requested_op.as_deref(), Some("Mul"));
         assert_eq!(d.msg.device_ordinal, Some(0));
+        assert_eq!(
+            d.msg.requested_bytes_from_shape,
+            Some(3 * 3 * 512 * 1024 * 4)
+        );
         assert!(headline("an unrelated line").is_none());
+        let d = headline("INTERNAL: Failed to allocate 98697216 bytes for new constant").unwrap();
+        assert_eq!(d.msg.requested_bytes, Some(98_697_216));
     }
 
     #[test]

@@ -105,6 +105,13 @@ fn runtime_failure(draft: &mut Draft, body: &str) {
         .or_else(|| size_after(body, "Attempting to reserve "))
         .or_else(|| count_after(body, "Allocation (size="));
     m.free_bytes = size_after(body, "There are ");
+    // `There are 6.78G free, 0B reserved, and 3.33G reservable.`
+    if let Some(rest) = after(body, "There are ").and_then(|r| after(r, " free, ")) {
+        m.reserved_at_bottom_bytes = units::size_exact_prefix(rest, false)
+            .filter(|&(_, len)| rest.get(len..).is_some_and(|r| r.starts_with(" reserved")))
+            .map(|s| s.0);
+        m.reservable_bytes = size_after(rest, "and ");
+    }
     m.capacity_bytes = count_after(body, "would exceed memory (size=");
     m.requested_shape = after(body, "shape = '")
         .and_then(|r| r.split('\'').next())

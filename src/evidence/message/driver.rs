@@ -1,0 +1,134 @@
+//! The GPU driver refusing memory outside XLA's (or TensorFlow's) allocator:
+//! StreamExecutor's `failed to allocate 7.35G (7889485824 bytes) from device:
+//! CUDA_ERROR_OUT_OF_MEMORY` (ROCm: `HIP_ERROR_OutOfMemory`, `hipError_t(1002)`), pinned
+//! host memory (`failed to alloc 2304 bytes on host: …`, `could not allocate pinned host
+//! memory of size: N`), a context that cannot be created (`failed call to
+//! cuDevicePrimaryCtxRetain: CUDA_ERROR_OUT_OF_MEMORY; total memory reported: N`), and a
+//! library's own allocation (`operation hipGetLastError() failed: out of memory`).
+//!
+//! Allocators that retry smaller print one line per try, largest first: the first is
+//! the request (the scanner keeps it, see `scan`).
+
+use super::fields::{after, count_after};
+use super::model::OomKind;
+use super::scan::Draft;
+use super::units;
+
+/// Phrases of a driver failure (the scan's triggers include them).
+pub const TRIGGERS: [&str; 8] = [
+    "CUDA_ERROR_OUT_OF_MEMORY",
+    "HIP_ERROR_OutOfMemory",
+    "hipErrorOutOfMemory",
+    "hipError_t(1002)",
+    "bytes on host",
+    "could not allocate pinned host memory",
+    "failed: out of memory",
+    "cudaErrorMemoryAllocation",
+];
+
+/// A total the driver reports when it cannot read the device (`2^64 − 1`, or a
+/// negative number printed unsigned) is no size: anything from a pebibyte up.
+const NO_SIZE: u64 = 1 << 50;
+
+/// A driver failure, or `None` when `body` is not one.
+pub fn headline(body: &str) -> Option<Draft> {
+    if !TRIGGERS.iter().any(|t| body.contains(t)) {
+        return None;
+    }
+    let mut draft = Draft::new(OomKind::Driver, true);
+    let m = &mut draft.msg;
+    let request = after(body, "failed to allocate ")
+        .or_else(|| after(body, "Could not allocate "))
+        .or_else(|| after(body, "failed to alloc "))
+        .or_else(|| after(body, "pinned host memory of size:"));
+    m.requested_bytes = request
+        .and_then(|r| units::size_exact_prefix(r, true))
+        .map(|s| s.0);
+    if body.contains("on host") || body.contains("pinned host memory") {
+        m.memory_space = Some("host".into());
+    }
+    m.capacity_bytes = count_after(body, "total memory reported:").filter(|&t| t < NO_SIZE);
+    m.device_ordinal = after(body, "device ordinal ").and_then(super::short::leading_u32);
+    Some(draft)
+}
+
+/// A device's pool as the framework announces it before any failure: TensorFlow's
+/// `Created TensorFlow device (/job:localhost/replica:0/task:0/device:GPU:0 with 7524 MB
+/// memory)`, XLA's `XLA backend will use up to N bytes on device 0 for BFCAllocator`
+/// (older: `XLA backend allocating N bytes on device 0 for BFCAllocator`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct DevicePool {
+    pub ordinal: Option<u32>,
+    pub bytes: Option<u64>,
+}
+
+/// The pool a log line announces, if it is such a line.
+pub fn device_pool(body: &str) -> Option<DevicePool> {
+    if let Some(rest) = after(body, "Created TensorFlow device (") {
+        let ordinal = after(rest, "device:GPU:").and_then(super::short::leading_u32);
+        let bytes = after(rest, " with ").and_then(|r| {
+            units::size_prefix(r, false)
+                .filter(|&(_, len)| r.get(len..).is_some_and(|t| t.starts_with(" memory")))
+                .map(|s| s.0)
+        });
+        return Some(DevicePool { ordinal, bytes });
+    }
+    let rest = after(body, "XLA backend will use up to ")
+        .or_else(|| after(body, "XLA backend allocating "))?;
+    rest.contains("for BFCAllocator").then(|| DevicePool {
+        ordinal: after(rest, "on device ").and_then(super::short::leading_u32),
+        bytes: units::size_exact_prefix(rest, true).map(|s| s.0),
+    })
+}
+
+/// Whether two driver failures are tries of one request: the same memory, the later
+/// no larger (allocators retry smaller).
+pub fn is_retry_of(first: &Draft, next: &Draft) -> bool {
+    let (a, b) = (&first.msg, &next.msg);
+    a.kind == OomKind::Driver
+        && b.kind == OomKind::Driver
+        && a.memory_space == b.memory_space
+        && match (a.requested_bytes, b.requested_bytes) {
+            (Some(first), Some(next)) => next <= first,
+            _ => true,
+        }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_driver_failures() {
+        let d = headline("E tensorflow/stream_executor/cuda/cuda_driver.cc:828] failed to allocate 32.00M (33554432 bytes) from device: CUDA_ERROR_OUT_OF_MEMORY: out of memory").unwrap();
+        assert_eq!(d.msg.requested_bytes, Some(33_554_432));
+        assert_eq!(d.msg.memory_space, None);
+        let d = headline("failed to alloc 2304 bytes on host: CUDA_ERROR_UNKNOWN").unwrap();
+        assert_eq!(
+            (d.msg.requested_bytes, d.msg.memory_space.as_deref()),
+            (Some(2304), Some("host"))
+        );
+        let d = headline("Internal: failed initializing StreamExecutor for CUDA device ordinal 0: Internal: failed call to cuDevicePrimaryCtxRetain: CUDA_ERROR_OUT_OF_MEMORY; total memory reported: 18446744073709551615").unwrap();
+        assert_eq!(
+            (d.msg.device_ordinal, d.msg.capacity_bytes),
+            (Some(0), None)
+        );
+        let d = headline("failed call to cuCtxCreate: CUDA_ERROR_OUT_OF_MEMORY; total memory reported: 11721506816").unwrap();
+        assert_eq!(d.msg.capacity_bytes, Some(11_721_506_816));
+        assert!(
+            headline("failed to create cublas handle: CUBLAS_STATUS_NOT_INITIALIZED").is_none()
+        );
+    }
+
+    #[test]
+    fn reads_device_pools() {
+        let p = device_pool("I tensorflow/core/common_runtime/gpu/gpu_device.cc:1189] Created TensorFlow device (/job:localhost/replica:0/task:0/device:GPU:0 with 7524 MB memory) -> physical GPU (device: 0, name: Vega 10 XL/XT [Radeon RX Vega 56/64], pci bus id: 0000:03:00.0)").unwrap();
+        assert_eq!((p.ordinal, p.bytes), (Some(0), Some(7524 << 20)));
+        let p = device_pool(
+            "XLA backend will use up to 12738093056 bytes on device 1 for BFCAllocator.",
+        )
+        .unwrap();
+        assert_eq!((p.ordinal, p.bytes), (Some(1), Some(12_738_093_056)));
+        assert!(device_pool("an unrelated line").is_none());
+    }
+}
