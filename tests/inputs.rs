@@ -46,94 +46,6 @@ fn ids(report: &Value) -> Vec<String> {
     ids
 }
 
-/// The diagnosis ids the triage must give for each corpus message analyzed alone,
-/// derived by reading the message against the rules (`rules/message.rs`, `rules/tpu.rs`):
-/// `sparsecore_dominates` when SparseCore usage exceeds TensorCore's; `large_replicated`
-/// when one allocation's data (without padding) or the failed request is over half the
-/// capacity; `tpu_padding` when padding wastes ≥ 10% of the program; `arguments_dominate`
-/// when arguments exceed the rest of the program; `other_live_arrays` when the TPU
-/// runtime had more than the request already allocated beside the program's arguments;
-/// `plan_exceeds_capacity` when XLA:GPU's failed request is its preallocated temp;
-/// `xla_remat` for the rematerialization warning or `….remat` labels; and
-/// `aggregate_too_big` for a failure none of those explains (none fired, or their
-/// savings fall short of the stated excess).
-const TRIAGE: [(&str, &[&str]); 44] = [
-    // 41.74G of 16G; one 32.00G allocation of 1.00G data (32×): padding (31G) covers the
-    // 25.74G excess, and the data alone is under half the memory.
-    ("01", &["tpu_padding"]),
-    // 27.90G of 16G; one 8.00G allocation of 128M data (64×): the listed padding (7.88G)
-    // falls short of the 11.90G excess, so the aggregate too.
-    ("02", &["tpu_padding", "aggregate_too_big"]),
-    // A listing alone, two 96M unpadded temporaries, no total: nothing specific.
-    ("03", &["aggregate_too_big"]),
-    // Program 10.96G with Padded − Unpadded = 10.82G (99%): padding; no excess stated.
-    ("04", &["tpu_padding"]),
-    // 9.08G of 7.48G; padding 0.41G (4.5%) and a 1.0× listed allocation: the aggregate.
-    ("05", &["aggregate_too_big"]),
-    // 63.80G of 30.75G; two unpadded 2.00G temporaries, labelled fusion.1265.remat3.
-    ("06", &["xla_remat", "aggregate_too_big"]),
-    // Program 15.45G, Padded − Unpadded 6.04G (39%), two 4.0× allocations labelled
-    // broadcast.….remat3; no capacity stated.
-    ("07", &["tpu_padding", "xla_remat"]),
-    // Headlines and totals without a listing: the aggregate.
-    ("08", &["aggregate_too_big"]),
-    ("09", &["aggregate_too_big"]),
-    ("10", &["aggregate_too_big"]),
-    ("11", &["aggregate_too_big"]),
-    // 18.56G of 16G, and the rematerialization warning (13.58G limit, reached 15.22G).
-    ("12", &["xla_remat", "aggregate_too_big"]),
-    ("13", &["aggregate_too_big"]),
-    // VMEM: 29.95M of 16.00M, one 29.66M scoped allocation (spill slots), over half.
-    ("14", &["large_replicated"]),
-    // TensorCore 34.82G, SparseCore 174.10G.
-    ("15", &["sparsecore_dominates"]),
-    // Requires 3.47E of 14.49G: no listing, the aggregate (with the absurd ratio said).
-    ("16", &["aggregate_too_big"]),
-    // TPU runtime: a 129.50M request, 78.17M free, nothing else stated.
-    ("17", &["aggregate_too_big"]),
-    ("18", &["aggregate_too_big"]),
-    // Reserving 3.95G with 6.08G allocated, of which 478M are the program's arguments.
-    ("19", &["other_live_arrays"]),
-    ("20", &["aggregate_too_big"]),
-    // A 100 GiB allocation against 16 GiB of HBM.
-    ("21", &["large_replicated"]),
-    // XLA:GPU: the request (49592744) is the 47.29MiB preallocated temp.
-    ("22", &["plan_exceeds_capacity", "aggregate_too_big"]),
-    // The request (10228218416) is the 9.53GiB preallocated temp.
-    ("23", &["plan_exceeds_capacity", "aggregate_too_big"]),
-    // A 103.6GiB request; the summary is cut before the temp.
-    ("24", &["aggregate_too_big"]),
-    // Parameters 7.78GiB against 4.12GiB of the rest (outputs and the temp).
-    ("25", &["arguments_dominate"]),
-    // The request (4770354232) is the 4.44GiB preallocated temp.
-    ("26", &["plan_exceeds_capacity", "aggregate_too_big"]),
-    // A 6.00MiB request equal to the parameters, the summary cut before the temp.
-    ("27", &["aggregate_too_big"]),
-    // BFC: an 18.00MiB request, no statistics.
-    ("28", &["aggregate_too_big"]),
-    // BFC statistics, 4.02GiB of 9.27GiB in use, no request, no largest free block.
-    ("29", &["aggregate_too_big"]),
-    ("30", &["aggregate_too_big"]),
-    // The rematerialization warning (limit 0B, reached 1.25TiB), then a 1.25TiB request.
-    ("31", &["xla_remat", "aggregate_too_big"]),
-    ("32", &["aggregate_too_big"]),
-    // Rematerialization warnings only: no failure, no aggregate.
-    ("33", &["xla_remat"]),
-    // One-line messages, with or without a size.
-    ("34", &["aggregate_too_big"]),
-    ("35", &["aggregate_too_big"]),
-    ("36", &["aggregate_too_big"]),
-    ("37", &["aggregate_too_big"]),
-    ("38", &["aggregate_too_big"]),
-    ("39", &["aggregate_too_big"]),
-    ("40", &["aggregate_too_big"]),
-    ("41", &["aggregate_too_big"]),
-    ("42", &["aggregate_too_big"]),
-    ("43", &["aggregate_too_big"]),
-    // A piece of a BFC chunk map, no request.
-    ("44", &["aggregate_too_big"]),
-];
-
 fn corpus() -> Vec<PathBuf> {
     let mut files: Vec<PathBuf> = std::fs::read_dir(fixtures().join("errors"))
         .expect("tests/fixtures/errors")
@@ -151,11 +63,15 @@ fn assert_error_is_the_parsers(name: &str, error: &Value, parsed: &Value) {
     }
 }
 
+/// Every corpus message analyzed alone through the command: the report's error holds
+/// every figure the parser reads, there is no module, every line is labelled, the
+/// verdict follows from a failure (a warning from a warning), lines that say the plan
+/// does not fit come with that verdict, and the error has a reading. (Whether the
+/// triage is right is `tests/corpus_score.rs`'s, against the annotations.)
 #[test]
-fn every_corpus_message_alone_gives_its_figures_and_its_triage() {
+fn every_corpus_message_alone_gives_its_figures_and_a_labelled_triage() {
     let files = corpus();
-    assert_eq!(files.len(), TRIAGE.len());
-    let mut wrong = Vec::new();
+    assert!(files.len() >= 79, "{} messages", files.len());
     for file in &files {
         let name = file.file_stem().unwrap().to_string_lossy().into_owned();
         let report = json_of(&[file]);
@@ -169,16 +85,7 @@ fn every_corpus_message_alone_gives_its_figures_and_its_triage() {
         assert!(report
             .get("planes")
             .is_some_and(|p| p == &serde_json::json!([])));
-        let (_, want) = TRIAGE
-            .iter()
-            .find(|(n, _)| name.starts_with(n))
-            .unwrap_or_else(|| panic!("{name} is not in TRIAGE"));
-        let mut want: Vec<String> = want.iter().map(|s| (*s).to_owned()).collect();
-        want.sort();
-        if ids(&report) != want {
-            wrong.push(format!("{name}: {:?}, expected {want:?}", ids(&report)));
-        }
-        // Every figure is labelled; the verdict never says "fits" from a failure.
+        assert!(!ids(&report).is_empty(), "{name}: no diagnosis line");
         for d in report["diagnosis"].as_array().unwrap() {
             assert!(
                 ["read", "estimated", "measured"].contains(&d["label"].as_str().unwrap()),
@@ -191,10 +98,7 @@ fn every_corpus_message_alone_gives_its_figures_and_its_triage() {
             (true, "warning") | (false, "does_not_fit" | "ran_out") => {}
             other => panic!("{name}: verdict {other:?}"),
         }
-        if ids(&report)
-            .iter()
-            .any(|i| i == "plan_exceeds_capacity" || i == "large_replicated")
-        {
+        if ids(&report).iter().any(|i| i == "plan_exceeds_capacity") {
             assert_eq!(
                 verdict, "does_not_fit",
                 "{name}: the verdict follows the lines"
@@ -205,7 +109,6 @@ fn every_corpus_message_alone_gives_its_figures_and_its_triage() {
             "{name}: a reading"
         );
     }
-    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
 }
 
 #[test]
@@ -526,7 +429,12 @@ fn eight_device_profiles_report_each_device() {
 
 #[test]
 fn real_cpu_failures_from_their_error_text_alone_and_with_the_capture() {
-    for name in ["oom_first_call", "oom_after_steps", "oom_leak"] {
+    for name in [
+        "oom_first_call",
+        "oom_after_steps",
+        "oom_leak",
+        "oom_top_scores",
+    ] {
         let dir = fixtures().join(name);
         let oracle = oracle(name);
         let f = &oracle["failure"];
@@ -538,7 +446,14 @@ fn real_cpu_failures_from_their_error_text_alone_and_with_the_capture() {
         assert_eq!(alone["error"]["requested_bytes"], requested, "{name}");
         assert_eq!(alone["selected_module"], Value::Null, "{name}");
         assert_eq!(alone["headline"]["verdict"], "ran_out", "{name}");
-        assert_eq!(ids(&alone), ["aggregate_too_big"], "{name}");
+        // 256 TiB and more is a size no machine has; 256 GiB one a machine too small
+        // for the program, as far as the message alone tells.
+        let alone_lead = if requested > 1 << 40 {
+            "impossible_size"
+        } else {
+            "aggregate_too_big"
+        };
+        assert_eq!(ids(&alone), [alone_lead], "{name}");
 
         let capture = dir.join(format!("{name}.xplane.pb"));
         for joined in [

@@ -14,6 +14,8 @@ pub const CHECK: &str = "jax.jit(f).lower(*args).compile().memory_analysis()";
 
 /// Share of the pool at which the allocator's peak counts as memory pressure.
 const PRESSURE_PEAK: f64 = 0.9;
+/// A fix saving less than this share of what the plan needs is not a cause.
+const MATERIAL_SHARE: f64 = 0.01;
 
 /// The report as far as diagnosis reads it, with what several rules derive from it.
 pub struct Context<'r> {
@@ -32,6 +34,8 @@ pub struct Context<'r> {
     /// Whether the report comes from a profiler capture (else from an error message,
     /// an XLA dump or device memory profiles alone).
     pub capture: bool,
+    /// Whether something says the selected module ran out (see `selection::Failure`).
+    pub ran_out: bool,
 }
 
 impl<'r> Context<'r> {
@@ -49,6 +53,7 @@ impl<'r> Context<'r> {
             pressure: true,
             message: report.error.as_ref().map(|e| &e.message),
             capture: report.has_capture(),
+            ran_out: failure.is_some(),
         };
         cx.pressure = cx.memory_pressure(failure);
         cx
@@ -75,6 +80,14 @@ impl<'r> Context<'r> {
     /// What the selected module needs at once (its plan's total).
     pub fn needs(&self) -> u64 {
         self.plan().map(|p| p.total_bytes).unwrap_or(0)
+    }
+
+    /// Whether a fix saving `saving` bytes can matter to why memory ran out: it makes
+    /// the plan fit, or it saves at least `MATERIAL_SHARE` of what the plan needs (a
+    /// 64 MiB saving on a 256 GiB program is no cause of its failure).
+    pub fn material(&self, saving: u64) -> bool {
+        self.fits_after(saving) == Some(true)
+            || saving as f64 >= MATERIAL_SHARE * self.needs() as f64
     }
 
     /// Whether the plan would fit once `saving` bytes are gone, when the pool is known.

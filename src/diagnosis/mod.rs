@@ -29,5 +29,6 @@ pub fn diagnose(report: &HostReport, failure: Option<&Failure>) -> Vec<Diagnosis
             Rule::Each(rule) => out.extend(rule(&cx).into_iter().map(|l| l.build())),
         }
     }
+    out.extend(rules::message::too_little_to_tell(&cx, &out).map(|l| l.build()));
     out
 }

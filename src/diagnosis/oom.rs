@@ -6,10 +6,11 @@
 use crate::evidence::message::{MessageAllocation, OomKind, OomMessage};
 
 /// The memory's capacity: the message's (`of Y hbm`, `has Y available`, `Limit:`), else
-/// the allocator's limit.
+/// the allocator's limit, else (a dump without its limit) the regions it holds.
 pub fn capacity(m: &OomMessage) -> Option<u64> {
     m.capacity_bytes
         .or_else(|| m.allocator.as_ref().and_then(|a| a.limit_bytes))
+        .or_else(|| m.allocator.as_ref().and_then(|a| a.region_allocated_bytes))
         .filter(|&c| c > 0)
 }
 

@@ -4,6 +4,7 @@
 //! reason the module was selected for: a module said to be where memory ran out gets
 //! `does_not_fit` or `ran_out`.
 
+use crate::diagnosis::rules::held::SMALL_PROGRAM;
 use crate::diagnosis::{error_text::close, oom};
 use crate::evidence::message::{OomKind, OomMessage};
 use crate::report::model::{
@@ -317,6 +318,9 @@ pub fn message_headline(m: &OomMessage) -> Headline {
     if m.advisory {
         return warning(m);
     }
+    if crate::diagnosis::rules::scoped::is_scoped(m) {
+        return scoped(m);
+    }
     if let (Some(tc), Some(sc), Some(cap)) = (m.tensorcore_bytes, m.sparsecore_bytes, capacity) {
         let (tc, sc, cap) = (
             read("tensorcore", tc, Label::Read),
@@ -358,6 +362,32 @@ pub fn message_headline(m: &OomMessage) -> Headline {
             return make(Verdict::DoesNotFit, text, figures);
         }
     }
+    if m.kind == OomKind::Driver && m.requested_bytes.is_none() {
+        let device = m
+            .device_ordinal
+            .map(|d| format!(" on GPU {d}"))
+            .unwrap_or_default();
+        let text = format!(
+            "Ran out of memory: the GPU driver found no memory{device} outside XLA's pool (a context or a library's workspace)"
+        );
+        return make(Verdict::RanOut, text, Vec::new());
+    }
+    if matches!(m.kind, OomKind::TpuCompileHbm | OomKind::TpuEarlyAbort) {
+        // XLA:TPU's compile-time check fails only when the program does not fit.
+        let mut figures = Vec::new();
+        let mut text = "Does not fit: XLA:TPU's compile-time check failed".to_owned();
+        if let Some(p) = m.program_bytes.or(m.used_bytes) {
+            let needs = read("needs", p, Label::Read);
+            text.push_str(&format!(
+                " (the program needs {}; the message states no capacity)",
+                needs.shown
+            ));
+            figures.push(needs);
+        } else {
+            text.push_str("; the message states no total");
+        }
+        return make(Verdict::DoesNotFit, text, figures);
+    }
     if let Some(request) = m.requested_bytes {
         let req = read("failed_request", request, Label::Read);
         if let Some(cap) = capacity.filter(|&c| request > c) {
@@ -370,18 +400,39 @@ pub fn message_headline(m: &OomMessage) -> Headline {
         }
         let gpu = m.kind == OomKind::GpuBufferAssignment;
         if let Some(temp) = m.temp_bytes.filter(|&t| gpu && t > 0 && close(request, t)) {
+            // The message states no capacity: that the block failed says memory ran
+            // out, not that the program is larger than the device.
             let temp = read("temp", temp, Label::Read);
             let mut text = format!(
-                "Does not fit: the program's {} temporary block could not be allocated",
+                "Ran out of memory: the program's {} temporary block could not be allocated",
                 temp.shown
             );
             let mut figures = vec![temp];
             if let Some(u) = m.used_bytes {
                 let needs = read("needs", u, Label::Read);
-                text.push_str(&format!(" (it needs {} in all)", needs.shown));
+                if u < SMALL_PROGRAM {
+                    text.push_str(&format!(
+                        ", though the program needs only {} in all: something else held the GPU's memory",
+                        needs.shown
+                    ));
+                } else {
+                    text.push_str(&format!(" (it needs {} in all)", needs.shown));
+                }
                 figures.push(needs);
             }
-            return make(Verdict::DoesNotFit, text, figures);
+            return make(Verdict::RanOut, text, figures);
+        }
+        if m.kind == OomKind::Driver {
+            let where_ = if m.memory_space.as_deref() == Some("host") {
+                "pinned host memory"
+            } else {
+                "device memory outside XLA's pool"
+            };
+            let text = format!(
+                "Ran out of memory: the GPU driver could not allocate {} of {where_}",
+                req.shown
+            );
+            return make(Verdict::RanOut, text, vec![req]);
         }
         let mut text = format!(
             "Ran out of memory: a request of {} could not be allocated",
@@ -451,6 +502,38 @@ pub fn message_headline(m: &OomMessage) -> Headline {
         )
     };
     make(Verdict::RanOut, text, Vec::new())
+}
+
+/// A kernel's scoped memory over a core's: the kernel does not fit, whatever the batch.
+fn scoped(m: &OomMessage) -> Headline {
+    let memory = match m.memory_space.as_deref() {
+        Some("shared") | None => "shared memory".to_owned(),
+        Some(space) => space.to_ascii_uppercase(),
+    };
+    let need = m.used_bytes.or(m.requested_bytes);
+    match (need, oom::capacity(m)) {
+        (Some(n), Some(c)) => {
+            let (n, c) = (
+                read("needs", n, Label::Read),
+                read("capacity", c, Label::Read),
+            );
+            let text = format!(
+                "Does not fit: a kernel needs {} of {memory}, a core has {}",
+                n.shown, c.shown
+            );
+            make(Verdict::DoesNotFit, text, vec![n, c])
+        }
+        (Some(n), None) => {
+            let n = read("needs", n, Label::Read);
+            let text = format!("Does not fit: a kernel needs {} of {memory}", n.shown);
+            make(Verdict::DoesNotFit, text, vec![n])
+        }
+        (None, _) => make(
+            Verdict::DoesNotFit,
+            format!("Does not fit: a kernel needs more {memory} than a core has"),
+            Vec::new(),
+        ),
+    }
 }
 
 /// The verdict of a warning alone: nothing says memory ran out.

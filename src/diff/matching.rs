@@ -237,6 +237,7 @@ mod tests {
             source: source.into(),
             op_name: op.into(),
             memory_space: 0,
+            shared_by: Vec::new(),
         }
     }
 

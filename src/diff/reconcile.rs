@@ -108,6 +108,7 @@ mod tests {
             source: String::new(),
             op_name: String::new(),
             memory_space: 0,
+            shared_by: Vec::new(),
         }
     }
 

@@ -59,6 +59,7 @@ fn live_buffer(
         .map(|(_, writer)| writer)
         .or(instruction);
     Some(LiveBuffer {
+        shared_by: sharing_ops(index, id, named_by.map(op_name).unwrap_or("")),
         name,
         opcode: instruction.map(|i| i.opcode.clone()).unwrap_or_default(),
         shape: display_shape.map(shape::format_shape).unwrap_or_default(),
@@ -70,4 +71,43 @@ fn live_buffer(
         op_name: named_by.map(|i| op_name(i).to_owned()).unwrap_or_default(),
         memory_space: display_shape.map(shape::memory_space).unwrap_or(0),
     })
+}
+
+/// Logical buffers of one allocation consulted for those sharing a place (a module has
+/// a handful per place; a hostile plan could list millions).
+const MAX_ASSIGNED_CONSULTED: usize = 4096;
+/// Op names kept per buffer.
+const MAX_SHARING_OPS: usize = 8;
+
+/// The JAX op names of the other values that occupy this buffer's place in its
+/// allocation (the same offset): an in-place op (a sort, a dynamic-update-slice)
+/// writes its result where its operand was, so the buffer is also theirs. Distinct,
+/// non-empty, other than `own`.
+fn sharing_ops(index: &HloIndex<'_>, id: i64, own: &str) -> Vec<String> {
+    let Some(allocation) = index.allocation_of(id) else {
+        return Vec::new();
+    };
+    let assigned = allocation.assigned.iter().take(MAX_ASSIGNED_CONSULTED);
+    let Some(offset) = assigned
+        .clone()
+        .find(|a| a.logical_buffer_id == id)
+        .map(|a| a.offset)
+    else {
+        return Vec::new();
+    };
+    let mut ops: Vec<String> = Vec::new();
+    for other in assigned.filter(|a| a.offset == offset && a.logical_buffer_id != id) {
+        let name = index
+            .buffer(other.logical_buffer_id)
+            .and_then(|b| index.defining_instruction(b))
+            .map(op_name)
+            .unwrap_or("");
+        if !name.is_empty() && name != own && !ops.iter().any(|o| o == name) {
+            ops.push(name.to_owned());
+            if ops.len() == MAX_SHARING_OPS {
+                break;
+            }
+        }
+    }
+    ops
 }

@@ -520,6 +520,11 @@ pub struct LiveBuffer {
     pub op_name: String,
     /// The memory space (0: device, 5: host).
     pub memory_space: i64,
+    /// The op names of other values in the same place (in-place ops such as a sort or
+    /// a dynamic-update-slice write into their operand's buffer). For the diagnosis
+    /// only: not part of the JSON report.
+    #[serde(skip)]
+    pub shared_by: Vec<String>,
 }
 
 /// Buffers a `lax.scan` loop stacks over its iterations (**read**).
@@ -922,6 +927,17 @@ pub enum DiagnosisId {
     AggregateTooBig,
     /// Free memory exceeds the request, but no free block is large enough.
     Fragmentation,
+    /// One buffer (or one op's buffers) is most of what the program needs.
+    DominantBuffer,
+    /// A need no device could meet: a hundred times the memory, or one request larger
+    /// than any accelerator.
+    ImpossibleSize,
+    /// The program needs far less than the device has: something else holds memory.
+    HeldElsewhere,
+    /// One kernel's scoped memory (TPU VMEM/SMEM, GPU shared memory) is over a core's.
+    ScopedMemory,
+    /// The message states too little to tell the cause: how to find it.
+    TooLittleToTell,
 }
 
 impl std::fmt::Display for DiagnosisId {
@@ -931,6 +947,21 @@ impl std::fmt::Display for DiagnosisId {
 }
 
 impl DiagnosisId {
+    /// Whether the line names a cause of running out (not evidence alone: XLA's remat
+    /// at work, the allocator waiting, what the capture lacks, memory on the host, or
+    /// that the message tells too little).
+    pub fn names_a_cause(self) -> bool {
+        !matches!(
+            self,
+            DiagnosisId::XlaRemat
+                | DiagnosisId::AllocatorRetry
+                | DiagnosisId::NoAllocatorEvents
+                | DiagnosisId::NoPlanInCapture
+                | DiagnosisId::HostOffload
+                | DiagnosisId::TooLittleToTell
+        )
+    }
+
     /// The id as JSON writes it (`role_forward`).
     pub fn as_str(self) -> &'static str {
         match self {
@@ -955,6 +986,11 @@ impl DiagnosisId {
             DiagnosisId::ArgumentsDominate => "arguments_dominate",
             DiagnosisId::AggregateTooBig => "aggregate_too_big",
             DiagnosisId::Fragmentation => "fragmentation",
+            DiagnosisId::DominantBuffer => "dominant_buffer",
+            DiagnosisId::ImpossibleSize => "impossible_size",
+            DiagnosisId::HeldElsewhere => "held_elsewhere",
+            DiagnosisId::ScopedMemory => "scoped_memory",
+            DiagnosisId::TooLittleToTell => "too_little_to_tell",
         }
     }
 }

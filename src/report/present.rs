@@ -73,6 +73,11 @@ pub fn title(id: DiagnosisId) -> &'static str {
         DiagnosisId::ArgumentsDominate => "Arguments larger than the program",
         DiagnosisId::AggregateTooBig => "The aggregate is too big",
         DiagnosisId::Fragmentation => "The pool is fragmented",
+        DiagnosisId::DominantBuffer => "One buffer is most of the program",
+        DiagnosisId::ImpossibleSize => "A size no device has: a shape is wrong",
+        DiagnosisId::HeldElsewhere => "Something else holds the memory",
+        DiagnosisId::ScopedMemory => "A kernel's blocks do not fit its core's memory",
+        DiagnosisId::TooLittleToTell => "The message states too little to tell",
     }
 }
 
@@ -94,6 +99,11 @@ pub fn reading(id: DiagnosisId) -> Option<&'static str> {
         DiagnosisId::RoleBackward => "gradients and their temporaries dominate: sharding or gradient accumulation",
         DiagnosisId::NoDonation => "old and new state are live together: donate_argnums",
         DiagnosisId::AggregateTooBig => "the aggregate is too big: smaller batch, donate_argnums, bf16, sharding, host offload, remat (jax.checkpoint)",
+        DiagnosisId::DominantBuffer => "one buffer is most of the program: change the op that makes it (blocks, top_k, sharding)",
+        DiagnosisId::ImpossibleSize => "a size no device has: a shape or a sharding is wrong",
+        DiagnosisId::HeldElsewhere => "the program is small: something else holds the memory (another process, preallocation, arrays kept alive)",
+        DiagnosisId::ScopedMemory => "a kernel's blocks do not fit its core's on-chip memory: smaller blocks, not a smaller batch",
+        DiagnosisId::TooLittleToTell => "the message states too little to tell: compare the program's need with the device's memory",
         _ => return None,
     })
 }
@@ -119,6 +129,8 @@ pub fn message_kind(kind: OomKind) -> &'static str {
         OomKind::GpuBufferAssignment => "XLA:GPU buffer assignment",
         OomKind::BfcRuntime => "BFC allocator",
         OomKind::TpuRuntime => "TPU runtime",
+        OomKind::ScopedMemory => "a kernel's scoped memory",
+        OomKind::Driver => "the GPU driver",
         OomKind::Short => "one-line message",
     }
 }
@@ -132,6 +144,8 @@ pub fn message_kind_id(kind: OomKind) -> &'static str {
         OomKind::GpuBufferAssignment => "gpu_buffer_assignment",
         OomKind::BfcRuntime => "bfc_runtime",
         OomKind::TpuRuntime => "tpu_runtime",
+        OomKind::ScopedMemory => "scoped_memory",
+        OomKind::Driver => "driver",
         OomKind::Short => "short",
     }
 }
@@ -349,7 +363,12 @@ pub fn fix_words(id: DiagnosisId) -> &'static str {
         DiagnosisId::SparsecoreDominates => "serializing the SparseCore tables",
         DiagnosisId::ArgumentsDominate => "sharding or narrowing the state",
         DiagnosisId::Fragmentation => "a less fragmented pool",
-        DiagnosisId::PlanExceedsCapacity
+        DiagnosisId::DominantBuffer => "changing the op that makes the large buffer",
+        DiagnosisId::ScopedMemory => "smaller kernel blocks",
+        DiagnosisId::HeldElsewhere => "freeing what else holds memory",
+        DiagnosisId::ImpossibleSize
+        | DiagnosisId::TooLittleToTell
+        | DiagnosisId::PlanExceedsCapacity
         | DiagnosisId::AggregateTooBig
         | DiagnosisId::XlaRemat
         | DiagnosisId::HostOffload

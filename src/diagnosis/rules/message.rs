@@ -1,66 +1,32 @@
 //! The triage of an out-of-memory message on what any runtime states (figures read):
-//! a failed request that is the program's own temporary block (the plan does not fit),
 //! arguments larger than the program, memory held by other arrays, a fragmented pool,
-//! XLA's rematerialization giving up, a host callback in the listing, and — when none
-//! of the causes explains the overflow — the aggregate with its fixes ranked.
+//! XLA's rematerialization giving up, a host callback in the listing; the aggregate,
+//! with its fixes ranked, when the message shows the program itself is too big and no
+//! cause explains it; and, when the message shows neither, that it states too little
+//! to tell, with how to find out.
 
 use crate::diagnosis::error_text::close;
-use crate::diagnosis::line::{pct, Context, Line};
+use crate::diagnosis::line::{pct, Context, Line, CHECK};
 use crate::diagnosis::oom;
 use crate::evidence::message::{MessageAllocation, OomKind, OomMessage};
 use crate::report::model::{DiagnosisId, Label};
 use crate::units::size;
 
 use super::plan::NOTEWORTHY;
-use super::tpu;
+use super::{buffer, held, scoped, tpu};
 
 /// Arguments weigh more than the program from this ratio up: then state and batch, not
 /// the computation, fill memory.
 pub const ARGUMENTS_OVER_PROGRAM: f64 = 1.0;
 /// A pool in use to this share of its limit is full: the request failed for capacity.
 pub const FULL_POOL: f64 = 0.9;
-/// A need this many times the memory is no matter of batch size or dtype: a shape or a
-/// sharding is wrong.
-pub const ABSURD_OVER_CAPACITY: f64 = 100.0;
-
-/// XLA:GPU's failed request is the program's preallocated temporary block: the plan
-/// itself does not fit. (A capture's or dump's plan over the pool is `plan::`'s.)
-pub fn plan_exceeds_capacity(cx: &Context<'_>) -> Option<Line> {
-    let m = failure(cx).filter(|m| m.kind == OomKind::GpuBufferAssignment)?;
-    let (request, temp) = (m.requested_bytes?, m.temp_bytes?);
-    if temp == 0 || !close(request, temp) {
-        return None;
-    }
-    let parts = [
-        (m.arguments_bytes, "parameters"),
-        (m.output_bytes, "outputs"),
-        (m.constant_bytes, "constants"),
-        (m.temp_bytes, "temporary"),
-    ];
-    let listed: Vec<String> = parts
-        .iter()
-        .filter_map(|(b, name)| b.map(|b| format!("{} {name}", size(b))))
-        .collect();
-    let needs = match m.used_bytes {
-        Some(u) => format!(
-            ": it needs {} in all ({}, read)",
-            size(u),
-            listed.join(" + ")
-        ),
-        None => String::new(),
-    };
-    let text = format!(
-        "the failed request of {} is the program's preallocated temporary block ({}, read): the plan itself does not fit{needs}",
-        size(request),
-        size(temp)
-    );
-    Some(Line::new(
-        DiagnosisId::PlanExceedsCapacity,
-        Label::Read,
-        text,
-        "XLA allocates a program's temporaries as one block when it runs; that block alone did not fit beside what was live",
-    ))
-}
+/// XLA allocates a program's temporaries as one block: a single request this large is
+/// a program too big for most accelerators (8–24 GB consumer and T4/V100 GPUs, a TPU
+/// core's 8–16 GiB), though not for all.
+pub const LARGE_REQUEST: u64 = 8 << 30;
+/// A TPU program reservation that fails with at least this share of it free: the
+/// program, not what else is held, is what does not fit.
+pub const MOSTLY_FREE: f64 = 50.0;
 
 /// The program's arguments (state and batch) weigh more than the program itself.
 pub fn arguments_dominate(cx: &Context<'_>) -> Option<Line> {
@@ -103,7 +69,13 @@ pub fn other_live_arrays(cx: &Context<'_>) -> Option<Line> {
         return None;
     }
     let (held, request) = (m.used_bytes?, m.requested_bytes?);
-    let others = held.saturating_sub(m.arguments_bytes.unwrap_or(0));
+    // The program's own persistent arrays (its arguments, and the outputs of its last
+    // run, which may share memory with them) are not "other".
+    let own = m
+        .arguments_bytes
+        .unwrap_or(0)
+        .saturating_add(m.output_bytes.unwrap_or(0));
+    let others = held.saturating_sub(own);
     if others <= request || others < NOTEWORTHY {
         return None;
     }
@@ -111,10 +83,15 @@ pub fn other_live_arrays(cx: &Context<'_>) -> Option<Line> {
         .free_bytes
         .map(|f| format!(", {} free", size(f)))
         .unwrap_or_default();
-    let args = m
-        .arguments_bytes
-        .map(|a| format!(" beyond the program's {} of arguments", size(a)))
-        .unwrap_or_default();
+    let args = match (m.arguments_bytes, m.output_bytes) {
+        (Some(a), Some(o)) => format!(
+            " beyond the program's {} of arguments and {} of outputs",
+            size(a),
+            size(o)
+        ),
+        (Some(a), None) => format!(" beyond the program's {} of arguments", size(a)),
+        _ => String::new(),
+    };
     let text = format!(
         "{} was already allocated when the {} request failed (read{free}): arrays held outside this program take about {} (estimated){args}, more than it asks for",
         size(held),
@@ -136,39 +113,84 @@ pub fn other_live_arrays(cx: &Context<'_>) -> Option<Line> {
     )
 }
 
-/// The allocator had more free memory than the request, but no block that large.
+/// The allocator had more free memory than the request, but no piece that large: the
+/// BFC allocator's free memory inside the regions it holds (`total_region_allocated −
+/// InUse`, or `Limit − InUse` with a largest free block below the request), or the TPU
+/// runtime's free memory above the request while what it can reserve in one piece is
+/// below it.
 pub fn fragmentation(cx: &Context<'_>) -> Option<Line> {
     let m = failure(cx)?;
+    let request = m.requested_bytes?;
+    let text = bfc_fragmented(m, request).or_else(|| tpu_fragmented(m, request))?;
+    let line = Line::new(
+        DiagnosisId::Fragmentation,
+        Label::Read,
+        text,
+        "free memory split into pieces smaller than the request, by arrays of different lifetimes",
+    );
+    let (fix, cost) = if m.kind == OomKind::TpuRuntime {
+        (
+            "free arrays that outlive a step before the large program runs (del x; x.delete()), load large arrays first and small ones after, or restart between phases that leave long-lived arrays scattered; a slightly smaller program (batch) fits the largest free piece",
+            "none at run time",
+        )
+    } else {
+        (
+            "let the driver place allocations (XLA_PYTHON_CLIENT_ALLOCATOR=cuda_async for JAX, TF_GPU_ALLOCATOR=cuda_malloc_async for TensorFlow), or free long-lived arrays before the large step so that large blocks stay whole",
+            "cuda_async can be slower to allocate",
+        )
+    };
+    Some(line.fix(fix).cost(cost))
+}
+
+fn bfc_fragmented(m: &OomMessage, request: u64) -> Option<String> {
     let a = m.allocator.as_ref()?;
-    let (request, largest) = (m.requested_bytes?, a.largest_free_block_bytes?);
-    let (limit, in_use) = (a.limit_bytes?, a.in_use_bytes?);
-    let free = limit.saturating_sub(in_use);
-    if largest >= request || free < request {
-        return None;
-    }
+    let in_use = a.in_use_bytes?;
     let name = if a.name.is_empty() {
         "the allocator"
     } else {
         a.name.as_str()
     };
-    let text = format!(
-        "{} free in {name} ({} limit − {} in use, read), more than the {} requested, but its largest free block is {}: the pool is fragmented",
-        size(free),
-        size(limit),
-        size(in_use),
-        size(request),
-        size(largest)
-    );
-    let line = Line::new(
-        DiagnosisId::Fragmentation,
-        Label::Read,
-        text,
-        "free memory split into blocks smaller than the request, by arrays of different lifetimes",
-    );
-    Some(
-        line.fix("let the driver place allocations (XLA_PYTHON_CLIENT_ALLOCATOR=cuda_async for JAX, TF_GPU_ALLOCATOR=cuda_malloc_async for TensorFlow), or free long-lived arrays before the large step so that large blocks stay whole")
-            .cost("cuda_async can be slower to allocate"),
-    )
+    // Free inside the regions already taken from the device: no new region is needed.
+    if let Some(region) = a
+        .region_allocated_bytes
+        .filter(|&r| r.saturating_sub(in_use) >= request)
+    {
+        let largest = a
+            .largest_free_block_bytes
+            .map(|l| format!(", and its largest free block is {}", size(l)))
+            .unwrap_or_default();
+        return Some(format!(
+            "{} free inside the {} of regions {name} holds ({} in use, read), more than the {} requested{largest}: the pool is fragmented",
+            size(region - in_use),
+            size(region),
+            size(in_use),
+            size(request)
+        ));
+    }
+    let (limit, largest) = (a.limit_bytes?, a.largest_free_block_bytes?);
+    let free = limit.saturating_sub(in_use);
+    (largest < request && free >= request).then(|| {
+        format!(
+            "{} free in {name} ({} limit − {} in use, read), more than the {} requested, but its largest free block is {}: the pool is fragmented",
+            size(free),
+            size(limit),
+            size(in_use),
+            size(request),
+            size(largest)
+        )
+    })
+}
+
+fn tpu_fragmented(m: &OomMessage, request: u64) -> Option<String> {
+    let (free, reservable) = (m.free_bytes?, m.reservable_bytes?);
+    (reservable < request && request <= free).then(|| {
+        format!(
+            "{} free (read), more than the {} requested, but only {} can be reserved in one piece: the free memory is in pieces",
+            size(free),
+            size(request),
+            size(reservable)
+        )
+    })
 }
 
 /// XLA's rematerialization gave up below its limit (its warning), or the listing's
@@ -252,13 +274,17 @@ pub fn debug_callback(cx: &Context<'_>) -> Option<Line> {
 /// it): the aggregate is too big; the fixes ranked, each with what the message
 /// supports. Without a plan only (a plan's own lines name the fixes better).
 pub fn aggregate_too_big(cx: &Context<'_>) -> Option<Line> {
-    let m = failure(cx)?;
-    if cx.module.is_some() {
+    // A rematerialization warning alone also shows it: XLA could not bring the
+    // program under the memory it was given.
+    let m = failure(cx).or(cx.message.filter(|m| remat_gave_up(m).is_some()))?;
+    if cx.module.is_some() || !shows_program_too_big(m) {
         return None;
     }
     let causes: Vec<Line> = [
+        scoped::scoped_memory,
+        held::held_elsewhere,
+        buffer::one_buffer,
         tpu::sparsecore_dominates,
-        tpu::large_replicated,
         tpu::tpu_padding,
         arguments_dominate,
         other_live_arrays,
@@ -305,6 +331,116 @@ pub fn aggregate_too_big(cx: &Context<'_>) -> Option<Line> {
     )
 }
 
+/// `(limit, reached)` of a rematerialization warning that stayed above its limit (a
+/// limit of 0 is no memory size: XLA prints it when it has none).
+fn remat_gave_up(m: &OomMessage) -> Option<(u64, u64)> {
+    let r = m.remat.as_ref()?;
+    let (limit, reached) = (r.limit_bytes?, r.reduced_to_bytes?);
+    (limit > 0 && reached > limit).then_some((limit, reached))
+}
+
+/// Whether the message shows that the program itself is too big: its need over the
+/// memory; XLA:TPU's compile-time check (which fails only so); XLA:GPU's failed request
+/// being the temporary block of a program that is not small; a single request of a
+/// whole program's size; an allocator pool full; rematerialization unable to reach its
+/// limit.
+fn shows_program_too_big(m: &OomMessage) -> bool {
+    if let (Some(need), Some(cap)) = (oom::needs(m).or(m.total_bytes), oom::capacity(m)) {
+        if need > cap {
+            return true;
+        }
+    }
+    if m.exceeded_by_bytes.is_some()
+        || matches!(
+            m.kind,
+            OomKind::TpuCompileHbm | OomKind::TpuEarlyAbort | OomKind::TpuTcSc
+        )
+        || remat_gave_up(m).is_some()
+    {
+        return true;
+    }
+    if let (Some(request), Some(temp)) = (m.requested_bytes, m.temp_bytes) {
+        let large = m.used_bytes.is_none_or(|u| u >= held::SMALL_PROGRAM);
+        if m.kind == OomKind::GpuBufferAssignment && temp > 0 && close(request, temp) && large {
+            return true;
+        }
+    }
+    let whole_program_request = matches!(
+        m.kind,
+        OomKind::GpuBufferAssignment | OomKind::Short | OomKind::BfcRuntime
+    ) && m.requested_shape.is_none();
+    if whole_program_request && m.requested_bytes.is_some_and(|r| r >= LARGE_REQUEST) {
+        return true;
+    }
+    if let Some(a) = &m.allocator {
+        if let (Some(in_use), Some(limit)) = (a.in_use_bytes, a.limit_bytes) {
+            if limit >= held::SMALL_POOL && in_use as f64 >= FULL_POOL * limit as f64 {
+                return true;
+            }
+        }
+    }
+    m.kind == OomKind::TpuRuntime
+        && m.requested_bytes.zip(m.free_bytes).is_some_and(|(r, f)| {
+            r > f && pct(f, r) >= MOSTLY_FREE && m.reservable_bytes.is_none_or(|x| x >= f)
+        })
+}
+
+/// The message shows a failure but nothing that tells its cause (no line above names
+/// one): how to find it.
+pub fn too_little_to_tell(
+    cx: &Context<'_>,
+    lines: &[crate::report::model::Diagnosis],
+) -> Option<Line> {
+    let m = failure(cx)?;
+    if cx.module.is_some() || lines.iter().any(|d| d.id.names_a_cause()) {
+        return None;
+    }
+    let mut stated = Vec::new();
+    if let Some(r) = m.requested_bytes.or(m.requested_bytes_from_shape) {
+        let shape = m
+            .requested_shape
+            .as_deref()
+            .map(|s| format!(" (a tensor {s})"))
+            .unwrap_or_default();
+        let estimated = if m.requested_bytes.is_none() {
+            " (its size estimated from its shape)"
+        } else {
+            ""
+        };
+        stated.push(format!("a request of {} failed{shape}{estimated}", size(r)));
+    }
+    if let Some(f) = m.free_bytes {
+        stated.push(format!("{} was free", size(f)));
+    }
+    if let Some(a) = &m.allocator {
+        if let (Some(in_use), Some(limit)) = (a.in_use_bytes, a.limit_bytes) {
+            stated.push(format!(
+                "{} of {} was in use ({:.0}%)",
+                size(in_use),
+                size(limit),
+                pct(in_use, limit)
+            ));
+        }
+    }
+    let stated = if stated.is_empty() {
+        "the message says that memory ran out and states no size".to_owned()
+    } else {
+        format!("the message says {} (read)", stated.join("; "))
+    };
+    let text = format!(
+        "{stated}: not what the program needs, nor what else held memory, so whether the program is too big or something else filled the device cannot be told from it"
+    );
+    let line = Line::new(
+        DiagnosisId::TooLittleToTell,
+        Label::Read,
+        text,
+        "too little in the message: the program's need and the device's memory are not stated",
+    );
+    Some(line.fix(format!(
+        "compare what the program needs ({CHECK}: argument + output + temp − alias) with what the device has (jax.local_devices()[0].memory_stats()['bytes_limit']): near or above it, the program is too big (a smaller batch, jax.checkpoint, sharding, bf16); far below it, something else holds memory (nvidia-smi, jax.live_arrays(), XLA_PYTHON_CLIENT_PREALLOCATE=false). Or give oomlens more: the whole log from the first error on, the XLA dump (XLA_FLAGS=--xla_dump_to=DIR), or a profiler capture (jax.profiler.trace)"
+    )))
+}
+
 /// The message's own statement of the overflow, for the aggregate line.
 fn overflow(m: &OomMessage) -> String {
     let space = oom::space(m);
@@ -315,20 +451,12 @@ fn overflow(m: &OomMessage) -> String {
                 (None, Some(e)) => format!("; exceeded by {}, estimated", size(e)),
                 (None, None) => String::new(),
             };
-            let mut t = format!(
+            format!(
                 "needs {} of {}{} (read{over})",
                 size(need),
                 size(cap),
                 oom::of_space(m)
-            );
-            let ratio = need as f64 / cap as f64;
-            if ratio >= ABSURD_OVER_CAPACITY {
-                t.push_str(&format!(
-                    " — {}× the memory: no batch size or dtype explains that, so a shape or a sharding is wrong (check the shapes the program is traced with)",
-                    crate::units::thousands(ratio.round() as u64)
-                ));
-            }
-            t
+            )
         }
         (_, _, Some(request)) => {
             let mut t = format!("a request of {} failed (read", size(request));

@@ -7,10 +7,13 @@
 //! means adding one function, one entry here, one title in `report::present`, and one
 //! test.
 
+pub mod buffer;
+pub mod held;
 pub mod message;
 pub mod plan;
 pub mod profiles;
 pub mod runtime;
+pub mod scoped;
 pub mod tpu;
 
 use super::line::{Context, Line};
@@ -26,7 +29,14 @@ pub enum Rule {
 /// says of it), then the runtime, and last the aggregate when nothing explains it.
 pub const RULES: &[Rule] = &[
     Rule::One(no_plan_in_capture),
-    Rule::One(|cx| plan::plan_exceeds_capacity(cx).or_else(|| message::plan_exceeds_capacity(cx))),
+    // What the whole story is, when it is there: one kernel's blocks, a fragmented pool,
+    // memory held by something else than a small program, one buffer or a size no
+    // device has.
+    Rule::One(scoped::scoped_memory),
+    Rule::One(message::fragmentation),
+    Rule::One(held::held_elsewhere),
+    Rule::One(buffer::one_buffer),
+    Rule::One(plan::plan_exceeds_capacity),
     Rule::One(tpu::sparsecore_dominates),
     Rule::One(plan::role_forward),
     Rule::One(plan::role_backward),
@@ -35,7 +45,6 @@ pub const RULES: &[Rule] = &[
     Rule::One(|cx| plan::xla_remat(cx).or_else(|| message::xla_remat(cx))),
     Rule::Each(plan::scan_stack),
     Rule::One(|cx| plan::debug_callback(cx).or_else(|| message::debug_callback(cx))),
-    Rule::One(|cx| plan::large_replicated(cx).or_else(|| tpu::large_replicated(cx))),
     Rule::One(|cx| plan::tpu_padding(cx).or_else(|| tpu::tpu_padding(cx))),
     Rule::One(message::arguments_dominate),
     Rule::One(plan::host_offload),
@@ -44,7 +53,6 @@ pub const RULES: &[Rule] = &[
         runtime::growth_per_execution(cx).or_else(|| profiles::growth_between_profiles(cx))
     }),
     Rule::One(|cx| runtime::other_live_arrays(cx).or_else(|| message::other_live_arrays(cx))),
-    Rule::One(message::fragmentation),
     Rule::One(runtime::allocator_retry),
     Rule::One(runtime::mem_fraction_set),
     Rule::One(message::aggregate_too_big),

@@ -195,7 +195,11 @@ pub fn role_workspace(cx: &Context<'_>) -> Option<Line> {
 pub fn no_donation(cx: &Context<'_>) -> Option<Line> {
     let p = cx.plan()?;
     let donatable = donatable_bytes(p);
-    if !cx.pressure || p.donated_parameter_count > 0 || donatable < NOTEWORTHY {
+    if !cx.pressure
+        || p.donated_parameter_count > 0
+        || donatable < NOTEWORTHY
+        || !cx.material(donatable)
+    {
         return None;
     }
     let text = format!(
@@ -344,37 +348,6 @@ pub fn debug_callback(cx: &Context<'_>) -> Option<Line> {
         line.fix(
             "remove the debug print from the step, or print a reduced value (a norm, a slice)",
         ),
-    )
-}
-
-/// One buffer over half the pool: a configuration error (a debug print, a missing
-/// sharding annotation), not a capacity problem.
-pub fn large_replicated(cx: &Context<'_>) -> Option<Line> {
-    let (p, capacity) = (cx.plan()?, cx.capacity?);
-    let big = p.live_at_peak.iter().find(|x| x.bytes > capacity / 2)?;
-    let debug = if p.host_callbacks.is_empty() {
-        ""
-    } else {
-        "; the module also has a host callback (a jax.debug.print?) that materializes whole tensors"
-    };
-    let text = format!(
-        "one buffer takes over half the pool: {} {} is {} of {} (read, capacity measured){debug}",
-        big.name,
-        big.shape,
-        mib(big.bytes),
-        gib(capacity)
-    );
-    let line = Line::new(
-        DiagnosisId::LargeReplicated,
-        Label::Read,
-        text,
-        "a configuration error, not capacity: an unexpectedly large tensor, from a leftover jax.debug.print forcing a full tensor to be materialized, a missing sharding annotation (replicated), or a wrong mesh shape",
-    );
-    Some(
-        line.fix("remove debug prints of large arrays; check its sharding (jax.debug.visualize_array_sharding) and shard it over the mesh")
-            .saving(Some(big.bytes))
-            .cost("none if it was a debug print; a sharded array needs its devices' collectives")
-            .fits_after(cx.fits_after(big.bytes)),
     )
 }
 

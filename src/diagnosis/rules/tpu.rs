@@ -69,60 +69,6 @@ pub fn sparsecore_dominates(cx: &Context<'_>) -> Option<Line> {
     )
 }
 
-/// One allocation of the message over half the memory (its data, without padding, which
-/// is `tpu_padding`'s), or a failed request that large: a configuration error.
-pub fn large_replicated(cx: &Context<'_>) -> Option<Line> {
-    let m = cx.message?;
-    let capacity = oom::capacity(m)?;
-    let limit = (capacity as f64 * LARGE_ALLOCATION_OF_CAPACITY) as u64;
-    let (bytes, what) = match m.allocations.iter().find(|a| oom::data_bytes(a) > limit) {
-        Some(a) => (a.size_bytes, describe(a)),
-        None => {
-            let request = m.requested_bytes.filter(|&r| r > limit)?;
-            let shape = m
-                .requested_shape
-                .as_deref()
-                .map(|s| format!(" {s}"))
-                .unwrap_or_default();
-            (request, format!("the failed request{shape}"))
-        }
-    };
-    let space = oom::space(m);
-    let callback = if m.allocations.iter().any(is_callback) {
-        "; the listing also holds a host callback's buffers (a jax.debug.print?), which materialize whole tensors"
-    } else {
-        ""
-    };
-    let text = format!(
-        "one allocation takes {} of {}{} ({:.0}%, read): {what}{callback}",
-        size(bytes),
-        size(capacity),
-        oom::of_space(m),
-        pct(bytes, capacity),
-    );
-    let (cause, fix, cost) = if space == "VMEM" {
-        (
-            "a kernel's scoped VMEM (its block sizes) or register spills larger than the core's vector memory",
-            "use smaller blocks (tiles) in the kernel (a Pallas BlockSpec, or the library kernel's block sizes), or raise its vmem limit where the chip has room",
-            "smaller tiles can run slower",
-        )
-    } else {
-        (
-            "a configuration error, not capacity: an unexpectedly large tensor, from a leftover jax.debug.print forcing a full tensor to be materialized, a missing sharding annotation (replicated), or a wrong mesh shape",
-            "remove debug prints of large arrays; check its sharding (jax.debug.visualize_array_sharding) and shard it over the mesh (in_shardings, jax.lax.with_sharding_constraint); check the shape is the one intended",
-            "none if it was a debug print; a sharded array needs its devices' collectives",
-        )
-    };
-    let fits = oom::excess(m).map(|e| bytes >= e);
-    let line = Line::new(DiagnosisId::LargeReplicated, Label::Read, text, cause);
-    Some(
-        line.fix(fix)
-            .saving(Some(bytes))
-            .cost(cost)
-            .fits_after(fits),
-    )
-}
-
 /// Whether an allocation is a host callback's (`jax.debug.print`, `io_callback`, …).
 pub fn is_callback(a: &MessageAllocation) -> bool {
     [&a.op_name, &a.op_type, &a.xla_label]
@@ -131,7 +77,7 @@ pub fn is_callback(a: &MessageAllocation) -> bool {
 }
 
 /// `s32[8388608,8,4]{…} (FloorMod at m.py:12)`.
-fn describe(a: &MessageAllocation) -> String {
+pub(super) fn describe(a: &MessageAllocation) -> String {
     let shape = if a.shape.is_empty() {
         let label = oom::instruction(&a.xla_label);
         if label.is_empty() {

@@ -681,6 +681,7 @@ mod tests {
             source: "/src/model.py:7".into(),
             op_name: "jit(step)/transpose(jvp())/dot".into(),
             memory_space,
+            shared_by: Vec::new(),
         }
     }
 

@@ -63,6 +63,9 @@ impl<'a> Describe<'a> {
             source: named_by.map(|i| self.hlo.source_of(i)).unwrap_or_default(),
             op_name: named_by.map(|i| i.op_name.clone()).unwrap_or_default(),
             memory_space: parsed.as_ref().map(memory_space).unwrap_or(0),
+            // The text dump's values are not matched by place: an in-place op is named
+            // only by the value it defines.
+            shared_by: Vec::new(),
         })
     }
 

@@ -1,0 +1,145 @@
+//! The program is not what filled memory: it needs far less than the device has, yet
+//! memory ran out, so something else held it — another process, another framework in
+//! the same process, preallocation, or arrays the program keeps alive. Never advise
+//! shrinking such a program; say how to find the holder.
+
+use crate::diagnosis::line::{pct, Context, Line};
+use crate::diagnosis::oom;
+use crate::evidence::message::{OomKind, OomMessage, CONSTANT_OP};
+use crate::report::model::{DiagnosisId, Label};
+use crate::units::size;
+
+/// A program needing less than this is not what fills a GPU: the GPUs JAX runs on have
+/// a few GiB at least.
+pub const SMALL_PROGRAM: u64 = 1 << 30;
+/// With the pool known, a program needing under this share of it is not what filled it.
+pub const SMALL_SHARE: f64 = 25.0;
+/// A GPU pool this small: the framework could take no more of the device, others hold
+/// the rest (another process, the display).
+pub const SMALL_POOL: u64 = 1 << 30;
+/// A pinned host buffer this small fails only when the host or the driver is exhausted
+/// by something else.
+const TINY_HOST_REQUEST: u64 = 1 << 20;
+
+/// How to find what holds the memory, the same for every finding here.
+const FIND_THE_HOLDER: &str = "find what holds the memory: another process (nvidia-smi or rocm-smi lists the processes on the GPU); another framework in this process (TensorFlow or PyTorch imported beside JAX take the GPU: for TensorFlow used only for data, tf.config.set_visible_devices([], 'GPU')); several JAX processes on one GPU, each preallocating 75% of it (XLA_PYTHON_CLIENT_PREALLOCATE=false, or XLA_PYTHON_CLIENT_MEM_FRACTION=0.3); this process's own arrays kept from earlier steps (jax.live_arrays() lists them; a profiler capture shows which step made them)";
+
+fn line(text: String, cause: &str) -> Line {
+    Line::new(DiagnosisId::HeldElsewhere, Label::Read, text, cause)
+        .fix(FIND_THE_HOLDER)
+        .cost("none: the program itself needs no change")
+}
+
+/// The selected module ran out, yet needs a small share of the pool: the report's
+/// first cause, before any advice to shrink the program.
+pub fn held_elsewhere(cx: &Context<'_>) -> Option<Line> {
+    in_plan(cx).or_else(|| in_message(cx))
+}
+
+fn in_plan(cx: &Context<'_>) -> Option<Line> {
+    let (m, capacity) = (cx.module?, cx.capacity?);
+    let need = m.plan.total_bytes;
+    if !cx.ran_out || need == 0 || pct(need, capacity) >= SMALL_SHARE {
+        return None;
+    }
+    let text = format!(
+        "{} needs only {} (read) of the pool's {} (measured, {:.1}%), yet memory ran out: the program is not what filled it",
+        m.label,
+        size(need),
+        size(capacity),
+        pct(need, capacity)
+    );
+    Some(line(
+        text,
+        "memory was held by something else when the module ran: arrays kept from earlier steps, other programs' outputs, or another process",
+    ))
+}
+
+fn in_message(cx: &Context<'_>) -> Option<Line> {
+    let m = cx.message.filter(|m| !m.advisory)?;
+    // A kernel's scoped memory is a core's, not the device's (`scoped`).
+    if cx.module.is_some() || super::scoped::is_scoped(m) {
+        return None;
+    }
+    match m.kind {
+        OomKind::GpuBufferAssignment => small_program(m),
+        OomKind::Driver => driver(m),
+        _ if m.requested_op.as_deref() == Some(CONSTANT_OP) => constant(m),
+        _ => small_pool(m),
+    }
+}
+
+/// XLA could not place one of the program's constants when it loaded it: memory was
+/// full before the program ran.
+fn constant(m: &OomMessage) -> Option<Line> {
+    let text = format!(
+        "XLA could not place a constant of {} while loading the program (read): memory was full before the program ran, so what filled it is not this program's run",
+        size(m.requested_bytes?)
+    );
+    Some(line(
+        text,
+        "memory held when the program was loaded: arrays kept from earlier steps or other programs, preallocation, or another process",
+    ))
+}
+
+/// XLA:GPU's buffer assignment says what the whole program needs: under a GiB, it is
+/// not what exhausted the GPU.
+fn small_program(m: &OomMessage) -> Option<Line> {
+    let need = m.used_bytes.filter(|&u| u > 0 && u < SMALL_PROGRAM)?;
+    let request = m
+        .requested_bytes
+        .map(|r| format!("the failed request of {} belongs to ", size(r)))
+        .unwrap_or_default();
+    let text = format!(
+        "{request}a program that needs only {} in all (read): far below the memory of any GPU, so the program is not what filled it",
+        size(need)
+    );
+    Some(line(
+        text,
+        "something else held the GPU's memory when the program ran: another process, another framework in the same process, preallocation by several processes, or arrays kept alive from earlier steps",
+    ))
+}
+
+/// The allocator's whole pool is small: the framework could take no more of the GPU.
+fn small_pool(m: &OomMessage) -> Option<Line> {
+    if m.memory_space.as_deref() == Some("host") {
+        return None;
+    }
+    let pool = oom::capacity(m).filter(|&c| c < SMALL_POOL)?;
+    let allocator = m
+        .allocator
+        .as_ref()
+        .is_some_and(|a| a.limit_bytes.is_some());
+    if !allocator && m.kind == OomKind::TpuRuntime {
+        return None;
+    }
+    let text = format!(
+        "the allocator's whole pool is {} (read): the framework could take no more of the device, so others hold the rest",
+        size(pool)
+    );
+    Some(line(
+        text,
+        "another process, the display, or an earlier framework in this process took the device's memory before this pool was made",
+    ))
+}
+
+/// The driver refused memory outside XLA's pool, or a context: the device is taken.
+fn driver(m: &OomMessage) -> Option<Line> {
+    let host = m.memory_space.as_deref() == Some("host");
+    let text = match m.requested_bytes {
+        Some(r) if host && r >= TINY_HOST_REQUEST => return None,
+        Some(r) if host => format!(
+            "the driver could not pin {} of host memory (read): an allocation that small fails only when the host or the driver is exhausted by something else",
+            size(r)
+        ),
+        Some(r) => format!(
+            "the GPU driver refused {} (read) to an allocation outside XLA's pool: the device's memory was taken (a framework allocating its pool, a library its workspace)",
+            size(r)
+        ),
+        None => "the GPU driver ran out of memory outside XLA's pool (read): creating a context, or a library's own workspace, found the device full".to_owned(),
+    };
+    Some(line(
+        text,
+        "the device's memory was already taken: another process, or this process's own preallocated pool leaving no room for the driver and libraries (cuBLAS, cuDNN, cuSOLVER, hipSOLVER allocate outside it)",
+    ))
+}

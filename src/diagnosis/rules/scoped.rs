@@ -1,0 +1,58 @@
+//! One kernel's scoped memory over what a core has (figures read): TPU VMEM or SMEM
+//! (Mosaic, Pallas, XLA's own fusions), GPU shared memory (Pallas on GPU, Triton). The
+//! kernel's block sizes, not the model, are what does not fit: the fix is in the
+//! kernel, and shrinking the batch does nothing.
+
+use crate::diagnosis::line::{Context, Line};
+use crate::diagnosis::oom;
+use crate::evidence::message::{OomKind, OomMessage};
+use crate::report::model::{DiagnosisId, Label};
+use crate::units::size;
+
+/// The memory spaces that belong to one kernel on one core.
+pub fn is_scoped(m: &OomMessage) -> bool {
+    m.kind == OomKind::ScopedMemory || space(m).is_some()
+}
+
+fn space(m: &OomMessage) -> Option<&'static str> {
+    match m.memory_space.as_deref()? {
+        "vmem" => Some("VMEM"),
+        "smem" => Some("SMEM"),
+        "cmem" => Some("CMEM"),
+        "shared" => Some("shared memory"),
+        _ => None,
+    }
+}
+
+pub fn scoped_memory(cx: &Context<'_>) -> Option<Line> {
+    let m = cx.message.filter(|m| !m.advisory && is_scoped(m))?;
+    let memory = space(m).unwrap_or("scoped memory");
+    let need = m.used_bytes.or(m.requested_bytes);
+    let mut text = match (need, oom::capacity(m)) {
+        (Some(n), Some(c)) => format!(
+            "a kernel needs {} of {memory} where a core has {} (read)",
+            size(n),
+            size(c)
+        ),
+        (Some(n), None) => format!("a kernel needs {} of {memory} (read)", size(n)),
+        (None, _) => format!("a kernel needs more {memory} than a core has (read)"),
+    };
+    if let Some(e) = m.exceeded_by_bytes {
+        text.push_str(&format!(", over by {}", size(e)));
+    }
+    text.push_str(": its block sizes, not the model, do not fit");
+    let fix = if memory == "shared memory" {
+        "use smaller blocks (a Pallas BlockSpec's block_shape; Triton's BLOCK_M/BLOCK_N/BLOCK_K) or fewer pipeline stages (num_stages), so that one block's tiles fit the GPU's shared memory per block; a GPU with more shared memory (sm_80 and later) takes larger ones"
+    } else {
+        "use smaller blocks in the kernel (a Pallas BlockSpec's block_shape, or the library kernel's block sizes), so that its tiles and their double buffers fit; or raise the scoped limit where the chip has room: pltpu.CompilerParams(vmem_limit_bytes=…) on the pallas_call, or LIBTPU_INIT_ARGS=--xla_tpu_scoped_vmem_limit_kib=… for XLA's own fusions"
+    };
+    let line = Line::new(
+        DiagnosisId::ScopedMemory,
+        Label::Read,
+        text,
+        "one kernel's tiles, their pipelining buffers and spills need more of a core's on-chip memory than it has; batch size and sharding do not change a kernel's block",
+    );
+    Some(line.fix(fix).cost(
+        "smaller blocks can run slower; a raised limit leaves less on-chip memory to other kernels",
+    ))
+}
