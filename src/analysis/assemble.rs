@@ -85,6 +85,13 @@ pub(super) fn report(
     // What the capture itself lacks (a cut tail, damaged planes), known now that every
     // plane has been read, goes first.
     report.notes.splice(0..0, capture.notes());
+    report.host_plane_cut = capture.cut.as_ref().is_some_and(|cut| {
+        !capture
+            .planes
+            .iter()
+            .enumerate()
+            .any(|(i, p)| p.name == runtime::HOST_PLANE && cut.plane != Some(i))
+    });
     progress("diagnosis", 0, total);
     report.notes.extend(trace_notes(
         &report,

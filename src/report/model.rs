@@ -224,6 +224,11 @@ pub struct HostReport {
     pub growth: Vec<FrameGrowth>,
     /// What the capture lacked or what could not be read, and how to get it.
     pub notes: Vec<Note>,
+    /// Whether the file is cut before its host plane (`/host:CPU`, where allocator
+    /// events and launches are recorded) was read whole. For the diagnosis only: the
+    /// note `capture_truncated` says it in words.
+    #[serde(skip)]
+    pub host_plane_cut: bool,
     /// Planes seen, for the reader's orientation.
     pub planes: Vec<PlaneSummary>,
     /// When the profile started (ns since the Unix epoch), from the stat

@@ -10,6 +10,7 @@ use crate::evidence::message::OomMessage;
 use crate::report::model::{Category, DiagnosisId, Label, LiveBuffer, Plan, Role};
 use crate::report::present;
 
+use super::plan::NOTEWORTHY;
 use super::scoped::is_scoped;
 use super::tpu;
 use crate::units::size;
@@ -236,7 +237,7 @@ pub fn dominant_in_plan_line(cx: &Context<'_>) -> Option<Line> {
     if !cx.pressure {
         return None;
     }
-    let d = dominant_in_plan(p)?;
+    let d = dominant_in_plan(p).filter(|d| d.bytes >= NOTEWORTHY)?;
     let b = d.largest;
     let mut ops: Vec<&str> = vec![b.op_name.as_str()];
     ops.extend(b.shared_by.iter().map(String::as_str));

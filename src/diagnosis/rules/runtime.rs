@@ -31,6 +31,24 @@ pub fn no_allocator_events(cx: &Context<'_>) -> Option<Line> {
         .planes
         .iter()
         .any(|p| p.name.starts_with(crate::runtime::DEVICE_PLANE_PREFIX));
+    if cx.report.host_plane_cut {
+        // A device plane read says it ran on a GPU or TPU, whose allocator records
+        // events; without one it may have run on the CPU, which records none.
+        let whose = if has_device {
+            "so they were in the part that was cut"
+        } else {
+            "so if it ran on a GPU or TPU they were in the part that was cut (on the CPU backend there are none)"
+        };
+        let text = format!(
+            "no allocator events were read: the capture is cut short in or before its host plane (/host:CPU), where the allocator records them, {whose} (see the note capture_truncated); runtime peaks, growth and live arrays are unavailable. Copy the file again, or capture again"
+        );
+        return Some(Line::new(
+            DiagnosisId::NoAllocatorEvents,
+            Label::Measured,
+            text,
+            "the capture is cut in or before the plane that records the allocator",
+        ));
+    }
     let why = if has_device {
         "the device allocator recorded no MemoryAllocation events: JAX was not using the BFC allocator \
          (XLA_PYTHON_CLIENT_ALLOCATOR=platform or cuda_async), or the host tracer level was below 2"
