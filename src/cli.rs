@@ -149,8 +149,80 @@ fn print(body: &str) -> u8 {
     0
 }
 
+/// Whether `path` is a device memory profile (`jax.profiler.save_device_memory_profile`).
+fn is_device_profile(path: &std::path::Path) -> bool {
+    use std::io::Read;
+    let Ok(file) = std::fs::File::open(path) else {
+        return false;
+    };
+    let mut head = Vec::new();
+    if file
+        .take(crate::inputs::HEAD_BYTES as u64)
+        .read_to_end(&mut head)
+        .is_err()
+    {
+        return false;
+    }
+    let name = path.to_string_lossy();
+    path.is_file() && crate::inputs::classify(&name, &head) == crate::inputs::Kind::DeviceProfile
+}
+
+/// `oomlens diff A.prof B.prof`: two device memory profiles are compared as `oomlens A.prof
+/// B.prof` compares them, by what grew from the first to the second.
+fn diff_profiles(args: &DiffArgs) -> u8 {
+    let inputs = [args.before.clone(), args.after.clone()];
+    let options = crate::Options {
+        module: args.module.clone(),
+        scan: scan_strategy(),
+        ..Default::default()
+    };
+    let mut report = match crate::analyze_inputs(&inputs, &options) {
+        Ok(r) => r,
+        Err(e) => return fail(e),
+    };
+    for host in &mut report.hosts {
+        host.notes.insert(
+            0,
+            crate::report::model::Note {
+                id: "profiles_compared".into(),
+                text: format!(
+                    "{} and {} are device memory profiles: compared by what grew from the first to the second, as `oomlens {} {}` compares them (oomlens diff compares captures and plans)",
+                    args.before.display(),
+                    args.after.display(),
+                    args.before.display(),
+                    args.after.display()
+                ),
+            },
+        );
+    }
+    print(&match args.format {
+        DiffFormat::Text => text::render(&report, args.top),
+        DiffFormat::Markdown => markdown::render(&report, args.top),
+        DiffFormat::Json => json::render(&report),
+    })
+}
+
 /// `oomlens diff BEFORE AFTER`.
 fn diff(args: DiffArgs) -> u8 {
+    match (
+        is_device_profile(&args.before),
+        is_device_profile(&args.after),
+    ) {
+        (true, true) => return diff_profiles(&args),
+        (true, false) | (false, true) => {
+            let (profile, other) = if is_device_profile(&args.before) {
+                (&args.before, &args.after)
+            } else {
+                (&args.after, &args.before)
+            };
+            return fail(format!(
+                "{} is a device memory profile and {} is not: oomlens diff compares two captures (or run folders), or two device memory profiles",
+                profile.display(),
+                other.display()
+            ));
+        }
+        (false, false) => {}
+    }
     let options = crate::diff::DiffOptions {
         module: args.module.clone(),
         scan: scan_strategy(),

@@ -132,3 +132,44 @@ fn the_report_form_still_works() {
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8(o.stderr).unwrap().contains("<PATH>"));
 }
+
+/// Two device memory profiles are compared by what grew from one to the other, as
+/// `oomlens A.prof B.prof` compares them; a profile against a capture is refused in
+/// one line that says so (not "decompress it first").
+#[test]
+fn diff_of_two_device_memory_profiles_is_their_growth() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/profiles_leak");
+    let (b, a) = (dir.join("step1.prof"), dir.join("step4.prof"));
+    let out = oomlens(&[
+        "diff".as_ref(),
+        b.as_os_str(),
+        a.as_os_str(),
+        "--format".as_ref(),
+        "json".as_ref(),
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let joined = oomlens(&[
+        b.as_os_str(),
+        a.as_os_str(),
+        "--format".as_ref(),
+        "json".as_ref(),
+    ]);
+    let joined: serde_json::Value = serde_json::from_slice(&joined.stdout).unwrap();
+    assert_eq!(report["growth"], joined["growth"]);
+    assert_eq!(report["headline"], joined["headline"]);
+    assert_eq!(report["headline"]["verdict"], "leak");
+    assert_eq!(report["notes"][0]["id"], "profiles_compared");
+
+    let capture = pair("checkpoint", "before");
+    let mixed = oomlens(&["diff".as_ref(), b.as_os_str(), capture.as_os_str()]);
+    assert_eq!(mixed.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&mixed.stderr);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains("is a device memory profile and"), "{err}");
+    assert!(!err.contains("decompress"), "{err}");
+}
