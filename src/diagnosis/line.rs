@@ -148,6 +148,7 @@ impl Line {
             cost: None,
             fits_after: None,
             check: None,
+            saving_bound: None,
             subject: None,
             items: Vec::new(),
         })
@@ -182,6 +183,12 @@ impl Line {
 
     pub fn saving(mut self, bytes: Option<u64>) -> Self {
         self.0.saving_bytes = bytes;
+        self
+    }
+
+    /// Says the saving is an upper bound, and why.
+    pub fn upper_bound(mut self, why: &str) -> Self {
+        self.0.saving_bound = Some(why.to_owned());
         self
     }
 

@@ -2,7 +2,8 @@
 //! saving beside the saving measured now.
 
 use super::model::{
-    signed_delta, Change, DiagnosisChange, Prediction, RuntimeDelta, ScanStackChange,
+    signed_delta, BufferChange, Change, DiagnosisChange, MatchTier, Prediction, RuntimeDelta,
+    ScanStackChange,
 };
 use crate::report::model::{DiagnosisId, HostReport, Plan, Role};
 
@@ -53,6 +54,8 @@ pub fn predictions(
                 estimated_saving_bytes: estimates.into_iter().fold(0, u64::saturating_add),
                 actual_saving_bytes: actual,
                 actual_in_use_saving_bytes: in_use,
+                bound: lines.iter().find_map(|d| d.saving_bound.clone()),
+                fix: None,
             })
         })
         .collect()
@@ -99,7 +102,76 @@ pub fn scan_stack_predictions(
                 estimated_saving_bytes: item.bytes,
                 actual_saving_bytes: actual,
                 actual_in_use_saving_bytes: in_use,
+                bound: None,
+                fix: None,
             })
         })
         .collect()
+}
+
+/// When the buffers matched by op and source line changed only their leading
+/// dimension, all by one ratio (the batch changed), and the before run's line on the
+/// activations proposed a smaller micro-batch: that fix's estimate for this batch (the
+/// before run's heap peak scaled by the ratio: its temporaries scale with the batch)
+/// beside what it saved.
+pub fn batch_prediction(
+    before: &HostReport,
+    buffers: &[BufferChange],
+    plans: (&Plan, &Plan),
+    runtime: Option<&RuntimeDelta>,
+) -> Option<Prediction> {
+    before
+        .diagnosis
+        .iter()
+        .find(|d| d.id == DiagnosisId::RoleForward)?;
+    let (from, to) = batch_change(buffers)?;
+    let heap = plans.0.heap_peak_bytes;
+    let estimated = heap.saturating_sub(heap.saturating_mul(to) / from.max(1));
+    Some(Prediction {
+        id: DiagnosisId::RoleForward,
+        subject: Some(format!("a batch of {to} instead of {from}")),
+        lines: 1,
+        estimated_saving_bytes: estimated,
+        actual_saving_bytes: signed_delta(plans.1.peak_bytes, plans.0.peak_bytes),
+        actual_in_use_saving_bytes: runtime.map(|r| -r.peak_in_use_bytes.delta),
+        bound: None,
+        fix: Some("a smaller micro-batch".into()),
+    })
+}
+
+/// The batch before and after, when at least two buffers matched by op and source line
+/// kept every dimension but the leading one, and the most of them agree on its change.
+fn batch_change(buffers: &[BufferChange]) -> Option<(u64, u64)> {
+    let mut seen: Vec<((u64, u64), u32)> = Vec::new();
+    for b in buffers
+        .iter()
+        .filter(|b| b.matched_by == Some(MatchTier::OpNameSource))
+    {
+        let Some(after) = b.shape_after.as_deref() else {
+            continue;
+        };
+        let (x, y) = (dims(&b.shape), dims(after));
+        let same_rest = x.len() == y.len() && x.len() >= 2 && x.get(1..) == y.get(1..);
+        match (x.first(), y.first()) {
+            (Some(&f), Some(&t)) if same_rest && f != t && f > 0 && t > 0 => {
+                match seen.iter_mut().find(|s| s.0 == (f, t)) {
+                    Some(s) => s.1 += 1,
+                    None => seen.push(((f, t), 1)),
+                }
+            }
+            _ => {}
+        }
+    }
+    seen.into_iter()
+        .filter(|s| s.1 >= 2)
+        .max_by_key(|s| s.1)
+        .map(|s| s.0)
+}
+
+fn dims(shape: &str) -> Vec<u64> {
+    shape
+        .split_once('[')
+        .and_then(|(_, d)| d.split(']').next())
+        .map(|d| d.split(',').filter_map(|x| x.trim().parse().ok()).collect())
+        .unwrap_or_default()
 }

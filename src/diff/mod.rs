@@ -21,7 +21,7 @@ mod modules;
 mod reconcile;
 
 use crate::error::Error;
-use crate::report::model::{HostReport, Label, ModuleReport, Report};
+use crate::report::model::{DiagnosisId, HostReport, Label, ModuleReport, Report};
 use crate::report::present;
 use model::{
     DiagnosisChange, Diff, DiffHeadline, DiffNote, DiffReport, Fit, ModuleChoice, RuntimeDelta,
@@ -167,6 +167,16 @@ pub fn compare(
                 plans,
                 runtime.as_ref(),
             ));
+            // The batch changed while the activations line remains: the line's other
+            // fix is the one that was applied.
+            if !diagnosis.resolved.contains(&DiagnosisId::RoleForward) {
+                p.extend(lines::batch_prediction(
+                    before,
+                    &buffers,
+                    plans,
+                    runtime.as_ref(),
+                ));
+            }
             p
         }
         _ => Vec::new(),

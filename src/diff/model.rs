@@ -414,6 +414,13 @@ pub struct Prediction {
     /// The drop of the device pool's peak in use (measured), when both runs recorded
     /// allocator events.
     pub actual_in_use_saving_bytes: Option<i64>,
+    /// Why the estimate is an upper bound, when the line said it is one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bound: Option<String>,
+    /// The fix compared, when it is not the one the line's id names (a smaller batch
+    /// seen in the buffers' shapes).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fix: Option<String>,
 }
 
 /// after − before, saturated to `i64`.

@@ -722,6 +722,10 @@ pub struct Diagnosis {
     pub fits_after: Option<bool>,
     /// How to check the estimate on the user's side.
     pub check: Option<String>,
+    /// Why the saving is an upper bound, when it is one (the fix saves at most that
+    /// much, and how much less is not known from the plan).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub saving_bound: Option<String>,
     /// What the line is about when one id can appear several times (a scan loop's
     /// `while` instruction).
     #[serde(skip_serializing_if = "Option::is_none")]

@@ -424,11 +424,17 @@ pub fn diff_headline(h: &DiffHeadline) -> String {
 /// `remat (jax.checkpoint) was estimated to save 41.0 MiB; it saved 14.2 MiB (35% of
 /// the estimate)`.
 pub fn prediction(p: &Prediction) -> String {
-    let estimated = format!(
-        "{} was estimated to save {}",
-        fix_words(p.id),
-        mib(p.estimated_saving_bytes)
-    );
+    let fix = p.fix.as_deref().unwrap_or_else(|| fix_words(p.id));
+    let estimated = match &p.bound {
+        Some(why) => format!(
+            "{fix} was estimated to save up to {} (an upper bound: {why})",
+            mib(p.estimated_saving_bytes)
+        ),
+        None => format!(
+            "{fix} was estimated to save {}",
+            mib(p.estimated_saving_bytes)
+        ),
+    };
     let actual = match p.actual_saving_bytes {
         s if s > 0 && p.estimated_saving_bytes > 0 => format!(
             "it saved {} ({:.0}% of the estimate)",
@@ -611,6 +617,8 @@ mod tests {
             estimated_saving_bytes: 456 << 20,
             actual_saving_bytes: 410 << 20,
             actual_in_use_saving_bytes: None,
+            bound: None,
+            fix: None,
         };
         assert_eq!(
             prediction(&p),

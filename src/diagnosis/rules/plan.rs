@@ -67,13 +67,6 @@ pub fn role_forward(cx: &Context<'_>) -> Option<Line> {
     if !matter || pct(roles.forward, heap) < DOMINANT_ROLE_PCT {
         return None;
     }
-    let largest = p
-        .live_at_peak
-        .iter()
-        .filter(|x| x.role == Role::Forward)
-        .map(|x| x.bytes)
-        .max()
-        .unwrap_or(0);
     let text = format!(
         "mostly forward activations kept for backward: {} of the heap peak {} ({:.1}%, read){}",
         mib(roles.forward),
@@ -89,31 +82,86 @@ pub fn role_forward(cx: &Context<'_>) -> Option<Line> {
         text,
         "activations saved for the backward pass grow with batch × sequence; naive attention adds B·H·S·S per layer",
     );
-    Some(line.remedy(cx, forward_remedy(p, roles.forward, largest)))
+    Some(line.remedy(cx, forward_remedy(p, roles.forward)))
 }
 
-/// Remat saves all but the largest forward buffer; with a single forward buffer it
-/// saves nothing, and a smaller micro-batch is the fix that shrinks it.
-fn forward_remedy(p: &Plan, forward: u64, largest: u64) -> Remedy {
-    let remat_saving = forward.saturating_sub(largest);
-    let (mut fix, saving, cost) = if remat_saving > 0 {
-        (
+/// The blocks a model repeats, as its forward activations show them: the iterations of
+/// its largest forward scan stack (`[layers, …]`), else how many forward buffers share
+/// the shape, source line and op of the largest group (one per layer when the layers
+/// are unrolled). `None` when nothing repeats.
+fn repeated_blocks(p: &Plan) -> Option<u64> {
+    let stacked = p
+        .scan_stacks
+        .iter()
+        .filter(|s| s.role == Role::Forward)
+        .max_by_key(|s| s.bytes)
+        .and_then(|s| {
+            let dims = s.shape.split_once('[')?.1.split(']').next()?;
+            dims.split(',').next()?.trim().parse::<u64>().ok()
+        });
+    let unrolled = || {
+        // By shape, source line and op name without its numbers: each layer's op names
+        // differ only there (`block_0/…`, `block_1/…`), while two ops of one layer on
+        // one line (a division and a max) stay apart.
+        let mut groups: Vec<((&str, &str, String), u64, u64)> = Vec::new();
+        for b in p.live_at_peak.iter().filter(|b| b.role == Role::Forward) {
+            let op = b.op_name.replace(|c: char| c.is_ascii_digit(), "");
+            let key = (b.shape.as_str(), b.source.as_str(), op);
+            match groups.iter_mut().find(|g| g.0 == key) {
+                Some(g) => {
+                    g.1 += 1;
+                    g.2 = g.2.saturating_add(b.bytes);
+                }
+                None => groups.push((key, 1, b.bytes)),
+            }
+        }
+        groups.into_iter().max_by_key(|g| g.2).map(|g| g.1)
+    };
+    stacked.or_else(unrolled).filter(|&n| n >= 2)
+}
+
+/// What `jax.checkpoint` on each of `blocks` repeated blocks saves of `forward` bytes
+/// kept for backward: the forward activations go, but the backward pass recomputes one
+/// block at a time, and holds its activations and their gradients together, about
+/// twice one block's share; the peak moves to the backward pass.
+fn remat_saving(forward: u64, blocks: u64) -> u64 {
+    forward.saturating_sub(forward.saturating_mul(2) / blocks.max(1))
+}
+
+/// Remat of the repeated block, estimated from how many blocks the plan repeats; with
+/// no repeated block (or two, where the backward pass of one holds as much as both
+/// kept), a smaller micro-batch is the fix that shrinks the activations.
+fn forward_remedy(p: &Plan, forward: u64) -> Remedy {
+    let heap = p.heap_peak_bytes.max(p.roles_at_peak.total());
+    let blocks = repeated_blocks(p);
+    let remat = blocks
+        .map(|n| (n, remat_saving(forward, n)))
+        .filter(|&(_, s)| s > 0);
+    let (mut fix, saving, cost) = match remat {
+        Some((n, saving)) => (
             format!(
-                "wrap the repeated block in jax.checkpoint (remat): keeps only its inputs and recomputes the rest in the backward pass, saving about {} (estimated); or use a smaller micro-batch with gradient accumulation (activations scale with batch × sequence)",
-                mib(remat_saving)
+                "wrap the repeated block ({n} of them at the peak) in jax.checkpoint (remat): the {} kept for backward go, and the backward pass recomputes one block at a time, holding about twice its share ({}) with its gradients, so the peak moves to the backward pass, saving about {} (estimated; at most {} if the backward pass held nothing more); or use a smaller micro-batch with gradient accumulation: the temporaries scale with the batch, halving it saves about {} (estimated)",
+                mib(forward),
+                mib(forward.saturating_mul(2) / n),
+                mib(saving),
+                mib(forward),
+                mib(heap / 2)
             ),
-            remat_saving,
+            saving,
             "about one more forward pass per step (~+30% step time)",
-        )
-    } else {
-        (
+        ),
+        None => (
             format!(
-                "halve the micro-batch and accumulate gradients over two: the activations kept for backward scale with the batch, saving about {} (estimated)",
-                mib(forward / 2)
+                "halve the micro-batch and accumulate gradients over two: the activations and temporaries scale with the batch, saving about {} (estimated); remat cannot be estimated here: {}",
+                mib(heap / 2),
+                match blocks {
+                    Some(n) => format!("with {n} repeated blocks, the backward pass of one holds about as much as the forward keeps"),
+                    None => "the plan shows no repeated block whose activations it could drop".to_owned(),
+                }
             ),
-            forward / 2,
+            heap / 2,
             "twice as many steps per batch",
-        )
+        ),
     };
     let squares: u64 = p
         .live_at_peak
@@ -215,11 +263,14 @@ pub fn no_donation(cx: &Context<'_>) -> Option<Line> {
         text,
         "old and new parameters/optimizer state are live together",
     );
-    Some(line.remedy(cx, Remedy {
-        fix: "pass donate_argnums (or donate_argnames) for the state arguments: jax.jit(step, donate_argnums=(0,))".into(),
-        saving: Some(donatable),
-        cost: "none at run time; the donated input arrays become unusable after the call",
-    }))
+    Some(
+        line.remedy(cx, Remedy {
+            fix: "pass donate_argnums (or donate_argnames) for the state arguments: jax.jit(step, donate_argnums=(0,))".into(),
+            saving: Some(donatable),
+            cost: "none at run time; the donated input arrays become unusable after the call",
+        })
+        .upper_bound("XLA copies donated state that is read after it is overwritten, and the plan does not say which"),
+    )
 }
 
 /// XLA's own rematerialization already ran: the fix must come from the program.
