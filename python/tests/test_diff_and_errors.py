@@ -93,6 +93,9 @@ MESSAGES = sorted(ERRORS.glob("*.txt"))
 @pytest.mark.parametrize("txt", MESSAGES, ids=lambda p: p.stem)
 def test_from_error_reads_the_transcribed_figures(txt):
     expected = json.loads(txt.with_suffix(".expected.json").read_text(encoding="utf-8"))
+    # The triage and the figures no field holds are scored by tests/corpus_score.rs.
+    expected.pop("triage", None)
+    expected.pop("unmapped", None)
     report = oomlens.from_error(txt.read_text(encoding="utf-8"))
     assert report["schema"] == "oomlens/1"
     assert report["modules"] == [] and report["selected_module"] is None

@@ -27,7 +27,7 @@ const BLOCK_TARGET: u64 = 256 << 20;
 pub const IMPOSSIBLE_OVER_CAPACITY: f64 = 100.0;
 /// No accelerator has this much memory (the largest hold 288 GB): a single request
 /// this large is a shape gone wrong whatever the device.
-const LARGER_THAN_ANY_DEVICE: u64 = 512 << 30;
+pub const LARGER_THAN_ANY_DEVICE: u64 = 512 << 30;
 
 /// What made a dominant buffer, for the fix that fits it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -125,6 +125,12 @@ fn small_pool(m: &OomMessage) -> Option<Line> {
 
 /// The driver refused memory outside XLA's pool, or a context: the device is taken.
 fn driver(m: &OomMessage) -> Option<Line> {
+    // A request no device could hold is a size gone wrong (`buffer::impossible_size`).
+    if m.requested_bytes
+        .is_some_and(|r| r >= super::buffer::LARGER_THAN_ANY_DEVICE)
+    {
+        return None;
+    }
     let host = m.memory_space.as_deref() == Some("host");
     let text = match m.requested_bytes {
         Some(r) if host && r >= TINY_HOST_REQUEST => return None,

@@ -35,15 +35,26 @@ pub fn is_key_line(body: &str) -> bool {
     KEYS.iter().any(|k| body.starts_with(k)) || is_chunk_line(body)
 }
 
-/// `Allocator (GPU_0_bfc) ran out of memory trying to allocate …`.
+/// `Allocator (GPU_0_bfc) ran out of memory trying to allocate …` (older TensorFlow:
+/// `Ran out of memory trying to allocate 32.00MiB.  See logs for memory state.`; some
+/// versions misspell it `tying`).
 pub fn headline(body: &str) -> Option<Draft> {
-    let rest = after(body, "ran out of memory trying to allocate ")?;
+    let rest = [
+        "an out of memory trying to allocate ",
+        "an out of memory tying to allocate ",
+    ]
+    .iter()
+    .find_map(|k| after(body, k))?;
     let warning = body.contains("freed_by_count") || body.contains("not a failure");
     let mut draft = Draft::new(OomKind::BfcRuntime, !warning);
     let m = &mut draft.msg;
     m.requested_bytes = units::size_exact_prefix(rest, false).map(|s| s.0);
     m.requested_op = after(body, "requested by op ").and_then(word);
     if let Some(name) = allocator_name(body) {
+        // TensorFlow's pinned host allocators (`cuda_host_bfc`, `gpu_host_bfc`).
+        if name.contains("host") {
+            m.memory_space = Some("host".into());
+        }
         m.allocator = Some(AllocatorStats {
             name,
             ..AllocatorStats::default()
@@ -54,7 +65,7 @@ pub fn headline(body: &str) -> Option<Draft> {
 
 /// `NAME` in `Allocator (NAME)`.
 fn allocator_name(body: &str) -> Option<String> {
-    let name = after(body, "Allocator (")?.split(')').next()?;
+    let name = after(body, "llocator (")?.split(')').next()?;
     (!name.is_empty() && !name.contains(' ')).then(|| bounded(name))
 }
 

@@ -153,10 +153,19 @@ fn log_prefix_len(line: &str) -> usize {
     let job = job_number_len(line);
     let head = line.get(job..).unwrap_or("");
     let mut first = head.bytes();
+    // Python's logging, as vLLM and others print it: `ERROR 06-03 07:41:11 [core.py:1184]`.
+    const LEVELS: [&str; 6] = [
+        "DEBUG ",
+        "INFO ",
+        "WARNING ",
+        "WARN ",
+        "ERROR ",
+        "CRITICAL ",
+    ];
     let starts_like_log = matches!(
         (first.next(), first.next()),
         (Some(b'0'..=b'9'), _) | (Some(b'I' | b'W' | b'E' | b'F'), Some(b'0'..=b'9' | b' '))
-    );
+    ) || LEVELS.iter().any(|l| head.starts_with(l));
     if !starts_like_log {
         return 0;
     }
@@ -174,6 +183,9 @@ fn log_prefix_len(line: &str) -> usize {
 /// A bracketed log level at the start of a line, as Elixir's Logger prints it (EXLA's
 /// messages come so): `[info] `, `[warning] `, `[error] `.
 fn level_prefix_len(line: &str) -> usize {
+    // Behind a time of day when Logger prints one (`14:58:53.921 [info] `).
+    let time = time_of_day_len(line);
+    let rest = line.get(time..).unwrap_or("");
     const LEVELS: [&str; 8] = [
         "[debug] ",
         "[info] ",
@@ -186,8 +198,35 @@ fn level_prefix_len(line: &str) -> usize {
     ];
     LEVELS
         .iter()
-        .find(|l| line.starts_with(*l))
-        .map_or(0, |l| l.len())
+        .find(|l| rest.starts_with(*l))
+        .map_or(0, |l| time + l.len())
+}
+
+/// `14:58:53.921 ` (or `14:58:53 `) at the start of a line.
+fn time_of_day_len(line: &str) -> usize {
+    let b = line.as_bytes();
+    let digits =
+        |from: usize, n: usize| (from..from + n).all(|i| b.get(i).is_some_and(u8::is_ascii_digit));
+    if !(digits(0, 2)
+        && b.get(2) == Some(&b':')
+        && digits(3, 2)
+        && b.get(5) == Some(&b':')
+        && digits(6, 2))
+    {
+        return 0;
+    }
+    let mut end = 8;
+    if b.get(end) == Some(&b'.') {
+        end += 1;
+        while b.get(end).is_some_and(u8::is_ascii_digit) {
+            end += 1;
+        }
+    }
+    if b.get(end) == Some(&b' ') {
+        end + 1
+    } else {
+        0
+    }
 }
 
 /// `[12] ` at the start of a line (a shell job or worker number).

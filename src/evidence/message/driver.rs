@@ -15,7 +15,7 @@ use super::scan::Draft;
 use super::units;
 
 /// Phrases of a driver failure (the scan's triggers include them).
-pub const TRIGGERS: [&str; 8] = [
+pub const TRIGGERS: [&str; 10] = [
     "CUDA_ERROR_OUT_OF_MEMORY",
     "HIP_ERROR_OutOfMemory",
     "hipErrorOutOfMemory",
@@ -24,6 +24,10 @@ pub const TRIGGERS: [&str; 8] = [
     "could not allocate pinned host memory",
     "failed: out of memory",
     "cudaErrorMemoryAllocation",
+    // MIOpen's workspace.
+    "Memory not available to allocate buffer",
+    // A CUDA or HIP runtime call's error, printed as `call(…): out of memory`.
+    "): out of memory",
 ];
 
 /// A total the driver reports when it cannot read the device (`2^64 − 1`, or a
@@ -40,7 +44,8 @@ pub fn headline(body: &str) -> Option<Draft> {
     let request = after(body, "failed to allocate ")
         .or_else(|| after(body, "Could not allocate "))
         .or_else(|| after(body, "failed to alloc "))
-        .or_else(|| after(body, "pinned host memory of size:"));
+        .or_else(|| after(body, "pinned host memory of size:"))
+        .or_else(|| after(body, "to allocate buffer:"));
     m.requested_bytes = request
         .and_then(|r| units::size_exact_prefix(r, true))
         .map(|s| s.0);

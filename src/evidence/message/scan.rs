@@ -12,7 +12,7 @@
 use std::collections::VecDeque;
 
 use super::model::{AllocatorStats, MessageAllocation, OomKind, OomMessage, RematWarning};
-use super::{bfc, clean, driver, gpu, listing, scoped, short, tpu};
+use super::{bfc, clean, driver, fields, gpu, listing, scoped, short, tpu};
 
 /// Physical lines joined into one logical line at most (a wrapped label or headline).
 const MAX_JOINS: usize = 8;
@@ -172,6 +172,9 @@ pub struct Scanner {
     loose_allocator: Option<AllocatorStats>,
     /// The last device pool the framework announced.
     device_pool: Option<driver::DevicePool>,
+    /// The device ordinal the last logical line named (`… for CUDA device ordinal 0:`
+    /// before the line of the failure it introduces).
+    last_ordinal: Option<u32>,
 }
 
 impl Scanner {
@@ -225,11 +228,15 @@ impl Scanner {
             };
             self.remat = Some(remat);
             self.offer(false, warning);
-        } else if let Some(draft) = headline(body) {
+        } else if let Some(mut draft) = headline(body) {
+            if draft.msg.kind == OomKind::Driver {
+                set(&mut draft.msg.device_ordinal, self.last_ordinal);
+            }
             self.start(draft);
         } else if !self.continue_current(body) {
             self.open_headless(body);
         }
+        self.last_ordinal = fields::after(body, "device ordinal ").and_then(short::leading_u32);
     }
 
     fn start(&mut self, draft: Draft) {
@@ -357,6 +364,11 @@ impl Scanner {
             if same_device {
                 set(&mut msg.device_ordinal, pool.ordinal);
                 set(&mut msg.capacity_bytes, pool.bytes);
+                // The pool announced is the BFC allocator's: its limit.
+                if let Some(bytes) = pool.bytes {
+                    let allocator = msg.allocator.get_or_insert_with(AllocatorStats::default);
+                    set(&mut allocator.limit_bytes, Some(bytes));
+                }
             }
         }
         msg.remat = self.remat.or(msg.remat);
@@ -462,6 +474,17 @@ fn borrow(msg: &mut OomMessage, other: &OomMessage) {
     set(&mut msg.requested_shape, other.requested_shape.clone());
     set(&mut msg.requested_dtype, other.requested_dtype.clone());
     set(&mut msg.device_ordinal, other.device_ordinal);
+    // A dump pasted before the allocator's headline: the headline's request is the
+    // dump's, when both name one allocator.
+    let same_allocator = msg.kind == OomKind::BfcRuntime
+        && other.kind == OomKind::BfcRuntime
+        && match (&msg.allocator, &other.allocator) {
+            (Some(a), Some(b)) => a.name.is_empty() || b.name.is_empty() || a.name == b.name,
+            _ => true,
+        };
+    if same_allocator {
+        set(&mut msg.requested_bytes, other.requested_bytes);
+    }
     if let Some(theirs) = &other.allocator {
         let ours = msg.allocator.get_or_insert_with(AllocatorStats::default);
         borrow_allocator(ours, theirs);

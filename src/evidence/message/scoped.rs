@@ -38,8 +38,12 @@ pub fn headline(body: &str) -> Option<Draft> {
         m.requested_bytes = count_after(body, "Required:")
             .or_else(|| count_after(body, "requested "))
             .or_else(|| count_after(body, "requested: "));
-        m.capacity_bytes =
-            count_after(body, "Hardware limit:").or_else(|| count_after(body, "available:"));
+        // `Hardware limit: N` (`Hardware limitation: N` in some Triton versions).
+        let hardware = after(body, "Hardware limit")
+            .and_then(|r| r.split_once(':'))
+            .and_then(|(_, v)| super::units::size_exact_prefix(v, true))
+            .map(|s| s.0);
+        m.capacity_bytes = hardware.or_else(|| count_after(body, "available:"));
     }
     Some(draft)
 }

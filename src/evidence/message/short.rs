@@ -12,7 +12,7 @@ use super::units;
 
 /// Phrases that announce an out-of-memory message (any family). A line without one is
 /// never a headline, which keeps the scan over a long log to a few substring searches.
-const TRIGGERS: [&str; 19] = [
+const TRIGGERS: [&str; 20] = [
     "RESOURCE_EXHAUSTED",
     "Resource exhausted",
     "ResourceExhaustedError",
@@ -23,7 +23,8 @@ const TRIGGERS: [&str; 19] = [
     "Attempting to allocate",
     "Attempting to reserve",
     "would exceed memory",
-    "ran out of memory trying to allocate",
+    "an out of memory trying to allocate",
+    "an out of memory tying to allocate",
     "Can't reduce memory use below",
     "Out of memory while trying to allocate",
     "Out of memory allocating",
@@ -101,9 +102,12 @@ fn tensorflow_tensor(draft: &mut Draft, body: &str) {
         .and_then(|(shape, dtype)| tensor_bytes(shape, dtype));
     m.device_ordinal = after(body, "/device:GPU:")
         .or_else(|| after(body, "/device:TPU:"))
+        .or_else(|| after(body, "/gpu:"))
         .and_then(leading_u32);
     if let Some(name) = after(body, "by allocator ").and_then(word) {
-        let name = name.trim_end_matches([',', '.']).to_string();
+        let name = name
+            .trim_end_matches([',', '.', '"', '\'', '`'])
+            .to_string();
         m.allocator = Some(AllocatorStats {
             name,
             ..AllocatorStats::default()

@@ -119,6 +119,14 @@ fn runtime_failure(draft: &mut Draft, body: &str) {
     m.memory_space = after(body, "space=")
         .and_then(word)
         .map(|w| w.trim_end_matches([',', ']']).to_string());
+    // `Due to fragmentation, the largest contiguous region of free memory is 30.56M.`
+    if m.reservable_bytes.is_none() {
+        m.reservable_bytes = size_after(body, "largest contiguous region of free memory is ");
+    }
+    // `; (0x0x0_HBM0)`: the runtime names the memory it failed in.
+    if m.memory_space.is_none() && body.contains("_HBM") {
+        m.memory_space = Some("hbm".into());
+    }
 }
 
 /// Whether a line without a headline starts a TPU block (a paste that begins there).
