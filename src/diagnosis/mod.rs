@@ -6,6 +6,7 @@
 
 pub mod error_text;
 pub mod line;
+pub mod message_verdict;
 pub mod oom;
 pub mod rules;
 pub mod verdict;

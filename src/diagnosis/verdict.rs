@@ -4,9 +4,7 @@
 //! reason the module was selected for: a module said to be where memory ran out gets
 //! `does_not_fit` or `ran_out`.
 
-use crate::diagnosis::rules::held::SMALL_PROGRAM;
-use crate::diagnosis::{error_text::close, oom};
-use crate::evidence::message::{OomKind, OomMessage};
+use crate::diagnosis::{message_verdict, oom};
 use crate::report::model::{
     AllocatorKind, DiagnosisId, Headline, HeadlineFigure, HostReport, Label, ModuleReport, Verdict,
 };
@@ -31,7 +29,7 @@ fn figure(name: &str, bytes: u64, label: Label) -> HeadlineFigure {
     }
 }
 
-fn make(verdict: Verdict, text: String, figures: Vec<HeadlineFigure>) -> Headline {
+pub(super) fn make(verdict: Verdict, text: String, figures: Vec<HeadlineFigure>) -> Headline {
     Headline {
         verdict,
         text,
@@ -240,17 +238,7 @@ fn pasted(report: &HostReport) -> Headline {
             );
             make(Verdict::RanOut, text, vec![request])
         }
-        None => message_headline(&e.message),
-    }
-}
-
-/// Any size as a message figure: `41.74 GiB`, `129.5 MiB`, `3.47 EiB`.
-fn read(name: &str, bytes: u64, label: Label) -> HeadlineFigure {
-    HeadlineFigure {
-        name: name.into(),
-        bytes,
-        shown: crate::units::size(bytes),
-        label,
+        None => message_verdict::headline(&e.message),
     }
 }
 
@@ -258,13 +246,13 @@ fn read(name: &str, bytes: u64, label: Label) -> HeadlineFigure {
 /// profiles, else nothing to compare.
 fn without_plan(report: &HostReport) -> Headline {
     if let Some(e) = &report.error {
-        return message_headline(&e.message);
+        return message_verdict::headline(&e.message);
     }
     if let Some(leak) = profile_leak(report) {
         return leak;
     }
     if let Some(last) = report.profiles.last() {
-        let held = read("held", last.total_bytes, Label::Measured);
+        let held = message_verdict::read("held", last.total_bytes, Label::Measured);
         let text = if report.profiles.len() > 1 {
             format!(
                 "No compiled plan: the latest profile ({}) holds {} on {}, and nothing grew at every profile",
@@ -301,272 +289,12 @@ fn profile_leak(report: &HostReport) -> Option<Headline> {
         .filter(|g| g.bytes > 0 && g.rose_every_step)
         .max_by_key(|g| g.bytes)?;
     let (first, last) = (report.profiles.first()?, report.profiles.last()?);
-    let grew = read("growth", g.bytes as u64, Label::Measured);
+    let grew = message_verdict::read("growth", g.bytes as u64, Label::Measured);
     let text = format!(
         "Grows {} from {} to {}: a leak at {}",
         grew.shown, first.file, last.file, g.frame
     );
     Some(make(Verdict::Leak, text, vec![grew]))
-}
-
-/// The verdict an out-of-memory message gives on its own (never contradicting the
-/// triage's lines: a plan that cannot fit, one allocation over the memory, are
-/// `does_not_fit`; a request that failed among others, `ran_out`).
-pub fn message_headline(m: &OomMessage) -> Headline {
-    let space = oom::of_space(m);
-    let capacity = oom::capacity(m);
-    if m.advisory {
-        return warning(m);
-    }
-    if crate::diagnosis::rules::scoped::is_scoped(m) {
-        return scoped(m);
-    }
-    if let (Some(tc), Some(sc), Some(cap)) = (m.tensorcore_bytes, m.sparsecore_bytes, capacity) {
-        let (tc, sc, cap) = (
-            read("tensorcore", tc, Label::Read),
-            read("sparsecore", sc, Label::Read),
-            read("capacity", cap, Label::Read),
-        );
-        let total = tc.bytes.saturating_add(sc.bytes);
-        let mut figures = vec![tc, sc, cap];
-        let mut text = format!(
-            "Does not fit: TensorCore {} + SparseCore {} = {} of {}{space}",
-            figures[0].shown,
-            figures[1].shown,
-            crate::units::size(total),
-            figures[2].shown
-        );
-        if total > figures[2].bytes {
-            let over = read("exceeded_by", total - figures[2].bytes, Label::Estimated);
-            text.push_str(&format!(" (exceeded by {})", over.shown));
-            figures.push(over);
-        }
-        return make(Verdict::DoesNotFit, text, figures);
-    }
-    if let (Some(need), Some(cap)) = (oom::needs(m), capacity) {
-        if need > cap {
-            let (need, cap) = (
-                read("needs", need, Label::Read),
-                read("capacity", cap, Label::Read),
-            );
-            let mut text = format!("Does not fit: needs {} of {}{space}", need.shown, cap.shown);
-            let mut figures = vec![need, cap];
-            if let Some(e) = m.exceeded_by_bytes {
-                let over = read("exceeded_by", e, Label::Read);
-                text.push_str(&format!(" (exceeded by {})", over.shown));
-                figures.push(over);
-            }
-            if m.kind == OomKind::TpuEarlyAbort {
-                text.push_str("; XLA aborted compilation early");
-            }
-            return make(Verdict::DoesNotFit, text, figures);
-        }
-    }
-    if m.kind == OomKind::Driver && m.requested_bytes.is_none() {
-        let device = m
-            .device_ordinal
-            .map(|d| format!(" on GPU {d}"))
-            .unwrap_or_default();
-        let text = format!(
-            "Ran out of memory: the GPU driver found no memory{device} outside XLA's pool (a context or a library's workspace)"
-        );
-        return make(Verdict::RanOut, text, Vec::new());
-    }
-    if matches!(m.kind, OomKind::TpuCompileHbm | OomKind::TpuEarlyAbort) {
-        // XLA:TPU's compile-time check fails only when the program does not fit.
-        let mut figures = Vec::new();
-        let mut text = "Does not fit: XLA:TPU's compile-time check failed".to_owned();
-        if let Some(p) = m.program_bytes.or(m.used_bytes) {
-            let needs = read("needs", p, Label::Read);
-            text.push_str(&format!(
-                " (the program needs {}; the message states no capacity)",
-                needs.shown
-            ));
-            figures.push(needs);
-        } else {
-            text.push_str("; the message states no total");
-        }
-        return make(Verdict::DoesNotFit, text, figures);
-    }
-    if let Some(request) = m.requested_bytes {
-        let req = read("failed_request", request, Label::Read);
-        if let Some(cap) = capacity.filter(|&c| request > c) {
-            let cap = read("capacity", cap, Label::Read);
-            let text = format!(
-                "Does not fit: one allocation of {} exceeds the {}{space}",
-                req.shown, cap.shown
-            );
-            return make(Verdict::DoesNotFit, text, vec![req, cap]);
-        }
-        let gpu = m.kind == OomKind::GpuBufferAssignment;
-        if let Some(temp) = m.temp_bytes.filter(|&t| gpu && t > 0 && close(request, t)) {
-            // The message states no capacity: that the block failed says memory ran
-            // out, not that the program is larger than the device.
-            let temp = read("temp", temp, Label::Read);
-            let mut text = format!(
-                "Ran out of memory: the program's {} temporary block could not be allocated",
-                temp.shown
-            );
-            let mut figures = vec![temp];
-            if let Some(u) = m.used_bytes {
-                let needs = read("needs", u, Label::Read);
-                if u < SMALL_PROGRAM {
-                    text.push_str(&format!(
-                        ", though the program needs only {} in all: something else held the GPU's memory",
-                        needs.shown
-                    ));
-                } else {
-                    text.push_str(&format!(" (it needs {} in all)", needs.shown));
-                }
-                figures.push(needs);
-            }
-            return make(Verdict::RanOut, text, figures);
-        }
-        if m.kind == OomKind::Driver {
-            let where_ = if m.memory_space.as_deref() == Some("host") {
-                "pinned host memory"
-            } else {
-                "device memory outside XLA's pool"
-            };
-            let text = format!(
-                "Ran out of memory: the GPU driver could not allocate {} of {where_}",
-                req.shown
-            );
-            return make(Verdict::RanOut, text, vec![req]);
-        }
-        let mut text = format!(
-            "Ran out of memory: a request of {} could not be allocated",
-            req.shown
-        );
-        let mut figures = vec![req];
-        if let Some(f) = m.free_bytes {
-            let free = read("free", f, Label::Read);
-            text.push_str(&format!("; {} were free", free.shown));
-            figures.push(free);
-        } else if let Some((in_use, limit, name)) = m
-            .allocator
-            .as_ref()
-            .and_then(|a| Some((a.in_use_bytes?, a.limit_bytes?, a.name.as_str())))
-        {
-            let (in_use, limit) = (
-                read("in_use", in_use, Label::Read),
-                read("capacity", limit, Label::Read),
-            );
-            let name = if name.is_empty() {
-                "the allocator"
-            } else {
-                name
-            };
-            text.push_str(&format!(
-                "; {} of {} in use in {name}",
-                in_use.shown, limit.shown
-            ));
-            figures.extend([in_use, limit]);
-        }
-        return make(Verdict::RanOut, text, figures);
-    }
-    if let Some(p) = m.program_bytes.or(oom::needs(m)) {
-        let needs = read("needs", p, Label::Read);
-        let text = format!(
-            "Ran out of {}: the program needs {}; the message states no capacity",
-            oom::space(m),
-            needs.shown
-        );
-        return make(Verdict::RanOut, text, vec![needs]);
-    }
-    if let Some(a) = &m.allocator {
-        if let (Some(in_use), Some(limit)) = (a.in_use_bytes, a.limit_bytes) {
-            let (in_use, limit) = (
-                read("in_use", in_use, Label::Read),
-                read("capacity", limit, Label::Read),
-            );
-            let name = if a.name.is_empty() {
-                "the allocator"
-            } else {
-                a.name.as_str()
-            };
-            let text = format!(
-                "Ran out of memory with {} of {} in use in {name}; the message states no request size",
-                in_use.shown, limit.shown
-            );
-            return make(Verdict::RanOut, text, vec![in_use, limit]);
-        }
-    }
-    let text = if m.allocations.is_empty() {
-        "Ran out of memory, as the message says; it states no size".to_owned()
-    } else {
-        format!(
-            "Ran out of {}, as the message says; it lists {} allocations but states no total",
-            oom::space(m),
-            m.allocations.len()
-        )
-    };
-    make(Verdict::RanOut, text, Vec::new())
-}
-
-/// A kernel's scoped memory over a core's: the kernel does not fit, whatever the batch.
-fn scoped(m: &OomMessage) -> Headline {
-    let memory = match m.memory_space.as_deref() {
-        Some("shared") | None => "shared memory".to_owned(),
-        Some(space) => space.to_ascii_uppercase(),
-    };
-    let need = m.used_bytes.or(m.requested_bytes);
-    match (need, oom::capacity(m)) {
-        (Some(n), Some(c)) => {
-            let (n, c) = (
-                read("needs", n, Label::Read),
-                read("capacity", c, Label::Read),
-            );
-            let text = format!(
-                "Does not fit: a kernel needs {} of {memory}, a core has {}",
-                n.shown, c.shown
-            );
-            make(Verdict::DoesNotFit, text, vec![n, c])
-        }
-        (Some(n), None) => {
-            let n = read("needs", n, Label::Read);
-            let text = format!("Does not fit: a kernel needs {} of {memory}", n.shown);
-            make(Verdict::DoesNotFit, text, vec![n])
-        }
-        (None, _) => make(
-            Verdict::DoesNotFit,
-            format!("Does not fit: a kernel needs more {memory} than a core has"),
-            Vec::new(),
-        ),
-    }
-}
-
-/// The verdict of a warning alone: nothing says memory ran out.
-fn warning(m: &OomMessage) -> Headline {
-    if let Some((limit, reached)) = m
-        .remat
-        .as_ref()
-        .and_then(|r| Some((r.limit_bytes?, r.reduced_to_bytes?)))
-    {
-        let (reached, limit) = (
-            read("reduced_to", reached, Label::Read),
-            read("limit", limit, Label::Read),
-        );
-        let text = format!(
-            "A warning, not a failure: XLA's rematerialization only reduced memory to {}, above its {} limit",
-            reached.shown, limit.shown
-        );
-        return make(Verdict::Warning, text, vec![reached, limit]);
-    }
-    let mut figures = Vec::new();
-    let text = match m.requested_bytes {
-        Some(r) => {
-            let req = read("request", r, Label::Read);
-            let t = format!(
-                "A warning, not a failure: the allocator could not allocate {} at once and says the caller goes on",
-                req.shown
-            );
-            figures.push(req);
-            t
-        }
-        None => "A warning, not a failure: nothing in the text says memory ran out".to_owned(),
-    };
-    make(Verdict::Warning, text, figures)
 }
 
 #[cfg(test)]
