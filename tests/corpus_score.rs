@@ -76,6 +76,23 @@ fn the_first_held_out_corpus_stays_where_it_was_measured() {
     );
 }
 
+/// The second held-out corpus, measured last: no lower than it was.
+#[test]
+fn the_second_held_out_corpus_stays_where_it_was_measured() {
+    let score = corpus("tests/heldout2/errors");
+    assert!(score.messages.len() >= 33);
+    assert!(
+        score.figures_pct() >= 88.8,
+        "figures {:.1}%",
+        score.figures_pct()
+    );
+    assert!(
+        score.triage_pct() >= 63.6,
+        "triage {:.1}%",
+        score.triage_pct()
+    );
+}
+
 #[test]
 fn the_corpora_share_no_source() {
     let dirs = [

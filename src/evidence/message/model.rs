@@ -105,6 +105,15 @@ pub struct OomMessage {
     /// The program's own need: TPU `program` / `Program hbm requirement` / `Program
     /// requirement`.
     pub program_bytes: Option<u64>,
+    /// What the program reserves for itself: the `reserved` line of TPU's `Program hbm
+    /// requirement` block (not the usage summary's, which is `reserved_bytes`).
+    pub program_reserved_bytes: Option<u64>,
+    /// The program's globals: that block's `global` line.
+    pub global_bytes: Option<u64>,
+    /// Its kernels' scoped scratch: that block's `scoped` line.
+    pub scoped_bytes: Option<u64>,
+    /// Its overlays: that block's `overlays` line.
+    pub overlays_bytes: Option<u64>,
     /// Program inputs: TPU `arguments` (null when printed as `unknown size`), GPU
     /// `parameter allocation`.
     pub arguments_bytes: Option<u64>,

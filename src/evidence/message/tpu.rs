@@ -279,8 +279,16 @@ fn value_after_label(body: &str) -> Option<u64> {
 /// and the program block's other lines (`global`, `scoped`, `reserved`, `overlays`).
 fn program_field(draft: &mut Draft, body: &str) -> bool {
     let Some(rest) = field(body, "HLO temp") else {
-        let other = ["reserved", "global", "scoped", "overlays"];
-        return other.iter().any(|k| body.starts_with(k));
+        let m = &mut draft.msg;
+        let slot = match body.split_whitespace().next() {
+            Some("reserved") => &mut m.program_reserved_bytes,
+            Some("global") => &mut m.global_bytes,
+            Some("scoped") => &mut m.scoped_bytes,
+            Some("overlays") => &mut m.overlays_bytes,
+            _ => return false,
+        };
+        set(slot, value_after_label(body));
+        return true;
     };
     let m = &mut draft.msg;
     set(
