@@ -2,33 +2,21 @@
 //! the figures a reader transcribed into `.expected.json`), and on the ways a message
 //! reaches us: quoted, coloured, wrapped, cut, buried in a long log.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use oomlens::evidence::message::{parse, NoOomMessage, OomKind, OomMessage};
 use serde_json::Value;
 
-fn corpus_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/errors")
-}
+#[path = "support/corpus_score.rs"]
+mod corpus_score;
 
-/// Every `*.txt` of the corpus with its expectation.
+/// Every `*.txt` of the corpus, its text and its expectation.
 fn corpus() -> Vec<(String, String, Value)> {
-    let mut files: Vec<PathBuf> = std::fs::read_dir(corpus_dir())
-        .expect("tests/fixtures/errors")
-        .map(|e| e.expect("dir entry").path())
-        .filter(|p| p.extension().is_some_and(|e| e == "txt"))
-        .collect();
-    files.sort();
-    files
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/errors");
+    corpus_score::corpus(&dir)
         .into_iter()
-        .map(|txt| {
-            let name = txt.file_stem().unwrap().to_string_lossy().into_owned();
+        .map(|(name, txt, expected)| {
             let text = std::fs::read_to_string(&txt).expect("message text");
-            let json = txt.with_extension("expected.json");
-            let expected = std::fs::read_to_string(&json)
-                .unwrap_or_else(|_| panic!("{name}: no {}", json.display()));
-            let expected: Value = serde_json::from_str(&expected)
-                .unwrap_or_else(|e| panic!("{name}: bad expectation: {e}"));
             (name, text, expected)
         })
         .collect()

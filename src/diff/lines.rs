@@ -5,6 +5,7 @@ use super::model::{
     signed_delta, BufferChange, Change, DiagnosisChange, MatchTier, Prediction, RuntimeDelta,
     ScanStackChange,
 };
+use crate::plan::shape::dims_of;
 use crate::report::model::{DiagnosisId, HostReport, Plan, Role};
 
 /// A report's diagnosis ids, in report order, each once.
@@ -150,7 +151,7 @@ fn batch_change(buffers: &[BufferChange]) -> Option<(u64, u64)> {
         let Some(after) = b.shape_after.as_deref() else {
             continue;
         };
-        let (x, y) = (dims(&b.shape), dims(after));
+        let (x, y) = (dims_of(&b.shape), dims_of(after));
         let same_rest = x.len() == y.len() && x.len() >= 2 && x.get(1..) == y.get(1..);
         match (x.first(), y.first()) {
             (Some(&f), Some(&t)) if same_rest && f != t && f > 0 && t > 0 => {
@@ -166,12 +167,4 @@ fn batch_change(buffers: &[BufferChange]) -> Option<(u64, u64)> {
         .filter(|s| s.1 >= 2)
         .max_by_key(|s| s.1)
         .map(|s| s.0)
-}
-
-fn dims(shape: &str) -> Vec<u64> {
-    shape
-        .split_once('[')
-        .and_then(|(_, d)| d.split(']').next())
-        .map(|d| d.split(',').filter_map(|x| x.trim().parse().ok()).collect())
-        .unwrap_or_default()
 }

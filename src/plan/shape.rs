@@ -134,6 +134,16 @@ pub fn subshape<'a>(shape: &'a ShapeProto, shape_index: &[i64]) -> &'a ShapeProt
 }
 
 /// `f32[8,8,1024,1024]`, `(f32[2], s32[])`, `token[]`.
+/// The dimensions of a shape as `format_shape` writes it (`f32[8,128,512]{…}` →
+/// `[8, 128, 512]`); empty for a tuple, a scalar or text that is no shape.
+pub fn dims_of(shape: &str) -> Vec<u64> {
+    shape
+        .split_once('[')
+        .and_then(|(_, d)| d.split(']').next())
+        .map(|d| d.split(',').filter_map(|x| x.trim().parse().ok()).collect())
+        .unwrap_or_default()
+}
+
 pub fn format_shape(shape: &ShapeProto) -> String {
     let mut out = String::new();
     write_shape(shape, &mut out, 0);

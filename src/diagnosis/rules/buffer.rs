@@ -7,6 +7,7 @@
 use crate::diagnosis::line::{pct, Context, Line, Remedy};
 use crate::diagnosis::oom;
 use crate::evidence::message::OomMessage;
+use crate::plan::shape::dims_of;
 use crate::report::model::{Category, DiagnosisId, Label, LiveBuffer, Plan, Role};
 use crate::report::present;
 
@@ -84,25 +85,17 @@ impl Made {
 /// The shape of an all-pairs or outer product: `[N, M]` with both large, or `[…, S, S]`
 /// (attention scores). A `[batch, sequence, hidden]` activation is neither.
 fn square_trailing(shape: &str) -> bool {
-    match dims(shape).as_slice() {
+    match dims_of(shape).as_slice() {
         [n, m] => *n >= 4096 && *m >= 4096,
         [_, .., s1, s2] => s1 == s2 && *s2 >= 1024,
         _ => false,
     }
 }
 
-fn dims(shape: &str) -> Vec<u64> {
-    shape
-        .split_once('[')
-        .and_then(|(_, d)| d.split(']').next())
-        .map(|d| d.split(',').filter_map(|x| x.trim().parse().ok()).collect())
-        .unwrap_or_default()
-}
-
 /// The bytes left once the buffer is computed in blocks of rows of about
 /// `BLOCK_TARGET` (at least one row), and the number of rows per block.
 fn blocked(bytes: u64, shape: &str) -> Option<(u64, u64)> {
-    let rows = *dims(shape).first()?;
+    let rows = *dims_of(shape).first()?;
     if rows < 2 || bytes <= BLOCK_TARGET {
         return None;
     }
