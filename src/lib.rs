@@ -47,7 +47,7 @@ pub mod huge_pages;
 #[cfg(not(target_arch = "wasm32"))]
 pub(crate) mod input;
 pub(crate) mod selection;
-pub(crate) mod units;
+pub mod units;
 
 /// The real captures the unit tests run on (the integration tests' list).
 #[cfg(test)]

@@ -10,7 +10,7 @@ use crate::error::Error;
 use crate::report::model::{HostReport, ModuleReport};
 use crate::runtime::scan::{ExecutionRecord, RuntimeScan};
 use crate::runtime::LaunchLabels;
-use crate::units::mib;
+use crate::units::size;
 
 /// What says memory ran out in the selected module.
 #[derive(Debug, Clone, PartialEq)]
@@ -255,9 +255,9 @@ fn failure_in(
         &module.label,
         format!(
             "its last execution launched no kernel, and the {} in use when it started plus the {} it allocates exceed the {} pool: it is where memory ran out",
-            mib(in_use),
-            mib(adds),
-            mib(capacity)
+            size(in_use),
+            size(adds),
+            size(capacity)
         ),
         Some(Failure::NoRoom {
             in_use,

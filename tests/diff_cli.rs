@@ -37,7 +37,7 @@ fn diff_prints_text_markdown_and_json() {
         "{t}"
     );
     assert!(
-        t.contains("change: peak 54.4 MiB → 40.2 MiB (−26.2%)"),
+        t.contains("change: peak 54.42 MiB → 40.16 MiB (−26.2%)"),
         "{t}"
     );
 

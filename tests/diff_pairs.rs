@@ -213,7 +213,7 @@ fn checkpoint_resolves_the_forward_activations_and_saves_what_was_estimated() {
     assert!(
         d.headline
             .text
-            .starts_with("peak 54.4 MiB → 40.2 MiB (−26.2%)"),
+            .starts_with("peak 54.42 MiB → 40.16 MiB (−26.2%)"),
         "{}",
         d.headline.text
     );
@@ -429,19 +429,19 @@ fn a_module_asked_by_label_and_the_renderers() {
     let text = oomlens::report::diff_text::render(&report, 5);
     let md = oomlens::report::diff_markdown::render(&report, 5);
     for needle in [
-        "peak 54.4 MiB → 40.2 MiB (−26.2%)",
-        "was estimated to save 15.0 MiB; it saved 14.3 MiB",
+        "peak 54.42 MiB → 40.16 MiB (−26.2%)",
+        "was estimated to save 15.02 MiB; it saved 14.27 MiB",
         "resolved",
         "role_forward",
     ] {
         assert!(text.contains(needle), "text lacks {needle:?}:\n{text}");
     }
     assert!(
-        md.contains("was estimated to save 15.0 MiB; it saved 14.3 MiB"),
+        md.contains("was estimated to save 15.02 MiB; it saved 14.27 MiB"),
         "{md}"
     );
     assert!(
-        md.contains("| temporary block | 51.9 MiB | 37.7 MiB | −14.3 MiB | −27.5% |"),
+        md.contains("| temporary block | 51.92 MiB | 37.66 MiB | −14.27 MiB | −27.5% |"),
         "{md}"
     );
 

@@ -117,7 +117,7 @@ fn a_leak_and_its_fix_compare_their_runtime() {
         "Runtime (measured), pool GPU_0_bfc",
         "peak in use",
         "growth per execution",
-        "in use at each start, before: 316 MiB",
+        "in use at each start, before: 316.0 MiB",
         "the pool's peak in use dropped by",
         "fits the 2.79 GiB pool, as before",
     ] {

@@ -116,7 +116,7 @@ fn the_verdict_of_a_tpu_compile_message_says_by_how_much() {
     let r = json_of(&[&fixtures().join("errors/13-jax-gpt-compile-e1000-wrapped.txt")]);
     assert_eq!(
         r["headline"]["text"],
-        "Does not fit: needs 126.45 GiB of 94.75 GiB HBM (exceeded by 31.70 GiB)"
+        "Does not fit: needs 126.5 GiB of 94.75 GiB HBM (exceeded by 31.70 GiB)"
     );
     let labels: Vec<&str> = r["headline"]["figures"]
         .as_array()

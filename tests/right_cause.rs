@@ -88,7 +88,7 @@ fn a_small_program_is_not_told_to_shrink() {
     let r = report_of(&[message("22-")]);
     assert_eq!(r.headline.verdict, Verdict::RanOut);
     assert!(
-        r.headline.text.contains("needs only 50.4 MiB"),
+        r.headline.text.contains("needs only 50.40 MiB"),
         "{}",
         r.headline.text
     );

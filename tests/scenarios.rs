@@ -99,25 +99,8 @@ impl Analyzed {
     }
 }
 
-/// As oomlens prints sizes (`units.rs` is the report's contract): `3,495 MiB`, `3.72 GiB`.
-fn gib(bytes: u64) -> String {
-    format!("{:.2} GiB", bytes as f64 / GIB as f64)
-}
-
-fn mib(bytes: u64) -> String {
-    let v = bytes as f64 / MIB as f64;
-    let whole = v.round() as u64;
-    let digits = whole.to_string();
-    let mut out = String::new();
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i) % 3 == 0 {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    assert!(v >= 100.0, "helper used for ≥ 100 MiB only");
-    format!("{out} MiB")
-}
+/// As oomlens prints sizes: one rule in every report (`oomlens::units`).
+use oomlens::units::size;
 
 fn pct(part: u64, whole: u64) -> String {
     format!("{:.1}%", 100.0 * part as f64 / whole as f64)
@@ -179,9 +162,9 @@ fn attention_plan_too_big_needs_more_than_the_pool() {
         // The plan, read.
         let plan = &a.module(step).plan;
         assert_eq!(plan.temp_bytes, facts.temp_bytes);
-        assert_eq!(mib(plan.temp_bytes), "3,495 MiB");
+        assert_eq!(size(plan.temp_bytes), "3.41 GiB");
         assert_eq!(plan.total_bytes, facts.needs());
-        assert_eq!(gib(facts.needs()), "3.72 GiB");
+        assert_eq!(size(facts.needs()), "3.72 GiB");
         assert_eq!(plan.heap_peak_bytes, facts.heap_peak);
         assert_eq!(
             plan.roles_at_peak.forward,
@@ -235,15 +218,15 @@ fn attention_plan_too_big_needs_more_than_the_pool() {
         assert!(
             exceeds
                 .text
-                .contains(&format!("needs {} (read", gib(facts.needs())))
+                .contains(&format!("needs {} (read", size(facts.needs())))
                 && exceeds
                     .text
-                    .contains(&format!("> capacity {} (measured)", gib(s.pool))),
+                    .contains(&format!("> capacity {} (measured)", size(s.pool))),
             "{}",
             exceeds.text
         );
         assert!(exceeds.text.contains(&format!("{forward} forward-kept")));
-        assert_eq!(gib(s.pool), "2.79 GiB");
+        assert_eq!(size(s.pool), "2.79 GiB");
 
         let fwd = a.line(DiagnosisId::RoleForward);
         assert_eq!(fwd.label, Label::Read);
@@ -254,7 +237,7 @@ fn attention_plan_too_big_needs_more_than_the_pool() {
             "{}",
             fwd.text
         );
-        assert!(fwd.text.contains(&format!("= {}", mib(5 * 256 * MIB))));
+        assert!(fwd.text.contains(&format!("= {}", size(5 * 256 * MIB))));
         // jax.checkpoint on each of the 5 blocks: the forward-kept bytes go, but the
         // backward pass recomputes one block at a time and holds its activations with
         // their gradients, about 2/5 of them (docs/diagnosis.md).
@@ -356,7 +339,7 @@ fn pasted_error_matches_the_temp_block() {
         assert_eq!(e["matched_part"], "temp_block");
         let matched = e["matched"].as_str().expect("matched");
         assert!(
-            matched.contains("temporary block of jit_train_step(5)") && matched.contains("3,495 MiB"),
+            matched.contains("temporary block of jit_train_step(5)") && matched.contains("3.41 GiB"),
             "{matched}"
         );
     }
@@ -395,8 +378,8 @@ fn gradients_kept_every_step_grow_by_the_outputs() {
         let rt = a.runtime();
         let starts: Vec<u64> = logs.iter().map(|l| l.in_use_at_start).collect();
         assert_eq!(rt.in_use_at_selected_starts, starts);
-        assert_eq!(mib(starts[0]), "316 MiB");
-        assert_eq!(mib(*starts.last().unwrap()), "1,252 MiB");
+        assert_eq!(size(starts[0]), "316.0 MiB");
+        assert_eq!(size(*starts.last().unwrap()), "1.22 GiB");
 
         // Each step keeps its non-aliased outputs, as BFC rounds them (256 bytes).
         let kept: u64 = facts
@@ -412,7 +395,7 @@ fn gradients_kept_every_step_grow_by_the_outputs() {
         // The plan fits.
         let plan = &a.module(step).plan;
         assert_eq!(plan.total_bytes, facts.needs());
-        assert_eq!(mib(facts.needs()), "788 MiB");
+        assert_eq!(size(facts.needs()), "788.0 MiB");
         assert!(facts.needs() < s.pool);
 
         a.assert_lines(
@@ -431,8 +414,12 @@ fn gradients_kept_every_step_grow_by_the_outputs() {
         let growth = a.line(DiagnosisId::GrowthPerExecution);
         assert_eq!(growth.label, Label::Measured);
         for part in [
-            "grows 104 MiB per execution".to_string(),
-            format!("{} → {} over 10 executions", mib(starts[0]), mib(starts[9])),
+            "grows 104.0 MiB per execution".to_string(),
+            format!(
+                "{} → {} over 10 executions",
+                size(starts[0]),
+                size(starts[9])
+            ),
             "= 1.00× the non-aliased outputs".into(),
             "$<unknown> append".into(),
         ] {
@@ -509,12 +496,12 @@ fn no_donation_keeps_old_and_new_state_together() {
     assert_eq!(a.report.selected_module.as_deref(), Some(step));
     let plan = &a.module(step).plan;
     assert_eq!(plan.parameter_bytes, facts.parameter_bytes);
-    assert_eq!(mib(plan.parameter_bytes), "1,902 MiB");
-    assert_eq!(mib(plan.output_bytes), "1,902 MiB");
+    assert_eq!(size(plan.parameter_bytes), "1.86 GiB");
+    assert_eq!(size(plan.output_bytes), "1.86 GiB");
     assert_eq!(plan.donated_parameter_count, 0);
     assert_eq!(plan.temp_bytes, 172 * MIB);
     assert_eq!(plan.total_bytes, facts.needs());
-    assert_eq!(gib(facts.needs()), "3.88 GiB");
+    assert_eq!(size(facts.needs()), "3.88 GiB");
 
     a.assert_lines(
         &[
@@ -544,7 +531,7 @@ fn no_donation_keeps_old_and_new_state_together() {
         Some(facts.needs() - facts.parameter_bytes <= s.pool)
     );
     assert_eq!(donation.fits_after, Some(true));
-    assert!(donation.text.contains("0 donated") && donation.text.contains("1,902 MiB"));
+    assert!(donation.text.contains("0 donated") && donation.text.contains("1.86 GiB"));
     assert!(donation
         .fix
         .as_deref()
@@ -619,7 +606,7 @@ fn eval_copy_left_on_device_names_the_transfer() {
     assert!(
         other.text.contains(&format!(
             "other live arrays take {}",
-            mib(EVAL_SET_BYTES)
+            size(EVAL_SET_BYTES)
         )) && other.text.contains(
             "host-to-device transfer (PjRtStreamExecutorClient::BufferFromHostBuffer in $train.py:60 load_eval_set)"
         ),
@@ -925,7 +912,7 @@ fn cli_reports_and_reads_the_error_text_from_stdin() {
     let text = String::from_utf8(out.stdout).expect("utf-8");
     assert!(text.contains("module: jit_train_step(5)"), "{text}");
     assert!(
-        text.contains("matches the temporary block of jit_train_step(5) (3,495 MiB)"),
+        text.contains("matches the temporary block of jit_train_step(5) (3.41 GiB)"),
         "{text}"
     );
 
@@ -1045,7 +1032,7 @@ fn tpu_capture_memory_id_fingerprints_padding_and_offload() {
     let offload = a.line(DiagnosisId::HostOffload);
     assert_eq!(offload.label, Label::Read);
     assert!(
-        offload.text.contains("4.0 MiB parameters"),
+        offload.text.contains("4.00 MiB parameters"),
         "{}",
         offload.text
     );

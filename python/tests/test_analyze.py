@@ -75,7 +75,7 @@ def test_the_failed_request_is_the_temporary_block_memory_analysis_reported():
     module = next(m for m in report["modules"] if m["label"] == report["selected_module"])
     assert module["plan"]["temp_bytes"] == failing["temp_size_in_bytes"]
     assert module["plan"]["argument_bytes"] == failing["argument_size_in_bytes"]
-    assert "262144.06 GiB temporary block of jit_rank_eval" in report["headline"]["text"]
+    assert "256.0 TiB temporary block of jit_rank_eval" in report["headline"]["text"]
 
 
 def test_bytes_are_analyzed_as_the_file_is():

@@ -46,7 +46,7 @@ def test_donation_diff_figures_are_memory_analysis_figures():
     assert d["after"]["plan"]["alias_bytes"] == 1572864
     assert d["headline"]["peak_before_bytes"] == 67125376
     assert d["headline"]["peak_after_bytes"] == 65978496
-    assert d["headline"]["text"] == "peak 64.0 MiB → 62.9 MiB (−1.7%)"
+    assert d["headline"]["text"] == "peak 64.02 MiB → 62.92 MiB (−1.7%)"
 
 
 def test_diff_of_bytes_matches_hosts_by_the_one_name():

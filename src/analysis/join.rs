@@ -15,7 +15,7 @@ use crate::evidence::message::OomMessage;
 use crate::report::model::{HostReport, InputFile, ModuleReport, Note, PlanFrom};
 use crate::report::present;
 use crate::selection::{self, Failure};
-use crate::units::mib;
+use crate::units::size;
 
 use super::Options;
 
@@ -72,8 +72,8 @@ pub fn merge_dump(report: &mut HostReport, dump: &Dump) {
                         text: format!(
                             "{}: the XLA dump's plan differs from the capture's (needs {} in the dump, {} in the capture): the dump is of another compile; the capture's plan is reported",
                             ours.label,
-                            mib(theirs.plan.total_bytes),
-                            mib(ours.plan.total_bytes)
+                            size(theirs.plan.total_bytes),
+                            size(ours.plan.total_bytes)
                         ),
                     });
                 }

@@ -5,7 +5,7 @@
 
 use crate::evidence::message::OomMessage;
 use crate::report::model::{Category, ErrorReport, MatchedPart, ModuleReport};
-use crate::units::mib;
+use crate::units::size;
 
 /// The part of a module's plan a failed request is: an execution allocates its
 /// temporary block and its outputs (never its parameters).
@@ -52,7 +52,7 @@ pub fn find_request(
                 part: format!(
                     "the temporary block of {} ({})",
                     module.label,
-                    mib(plan.temp_bytes)
+                    size(plan.temp_bytes)
                 ),
                 bytes: plan.temp_bytes,
                 is_temp_block: true,
@@ -70,7 +70,7 @@ pub fn find_request(
                     "{} {} ({}) of {}",
                     b.name,
                     b.shape,
-                    mib(b.bytes),
+                    size(b.bytes),
                     module.label
                 ),
                 bytes: b.bytes,

@@ -9,16 +9,7 @@ use crate::report::model::{
     AllocatorKind, DiagnosisId, Headline, HeadlineFigure, HostReport, Label, ModuleReport, Verdict,
 };
 use crate::selection::Failure;
-use crate::units::{gib, mib};
-
-/// GiB from 1 GiB up, MiB below, as the headline quotes it.
-fn size(bytes: u64) -> String {
-    if bytes >= 1 << 30 {
-        gib(bytes)
-    } else {
-        mib(bytes)
-    }
-}
+use crate::units::size;
 
 fn figure(name: &str, bytes: u64, label: Label) -> HeadlineFigure {
     HeadlineFigure {
@@ -365,13 +356,13 @@ mod tests {
         r.diagnosis.push(line.build());
         let h = headline_of(&r);
         assert_eq!(h.verdict, Verdict::Leak);
-        assert_eq!(h.text, "Fits, but grows 104 MiB per execution: a leak");
+        assert_eq!(h.text, "Fits, but grows 104.0 MiB per execution: a leak");
     }
 
     #[test]
     fn headline_fits_plan_only_runtime_only_empty() {
         let h = headline_of(&report(GIB, 788 << 20, Some(4 * GIB)));
-        assert_eq!(h.text, "Fits: peak 788 MiB of capacity 4.00 GiB");
+        assert_eq!(h.text, "Fits: peak 788.0 MiB of capacity 4.00 GiB");
         let h = headline_of(&report(2 * GIB, GIB, None));
         assert_eq!(h.verdict, Verdict::PlanOnly);
         let mut r = report(0, 0, Some(4 * GIB));

@@ -9,7 +9,7 @@
 use serde::Serialize;
 
 use super::model::{DiagnosisId, Label, Plan, Role, TimelinePoint, Verdict};
-use super::present::{self, percent_change, signed_mib};
+use super::present::{self, percent_change};
 use super::view::{
     column, in_use_at_starts, role_shares, roles_sentence, Cell, NoteView, RoleShare, Table,
 };
@@ -17,7 +17,7 @@ use crate::diff::model::{
     signed_delta, BufferChange, Change, Diff, DiffReport, Figures, Reconciliation, RuntimeDelta,
     ScanStackChange, Side,
 };
-use crate::units::{mib, thousands};
+use crate::units::{signed_size, size, thousands};
 
 /// Both runs compared, laid out: one view per host compared.
 #[derive(Debug, Clone, Serialize)]
@@ -273,11 +273,11 @@ pub fn host(d: &Diff, top: usize) -> DiffView {
                 title: present::title(p.id),
                 subject: p.subject.clone(),
                 text: present::prediction(p),
-                estimated: mib(p.estimated_saving_bytes),
+                estimated: size(p.estimated_saving_bytes),
                 actual: if p.actual_saving_bytes < 0 {
-                    format!("−{}", mib(p.actual_saving_bytes.unsigned_abs()))
+                    format!("−{}", size(p.actual_saving_bytes.unsigned_abs()))
                 } else {
-                    mib(p.actual_saving_bytes.unsigned_abs())
+                    size(p.actual_saving_bytes.unsigned_abs())
                 },
             })
             .collect(),
@@ -295,9 +295,9 @@ pub fn host(d: &Diff, top: usize) -> DiffView {
 fn figures_row(name: &str, before: u64, after: u64) -> Vec<Cell> {
     vec![
         Cell::new(name),
-        Cell::new(mib(before)),
-        Cell::new(mib(after)),
-        Cell::new(signed_mib(signed_delta(before, after))),
+        Cell::bytes(before),
+        Cell::bytes(after),
+        Cell::delta(signed_delta(before, after)),
         Cell::new(percent_change(before, after)),
     ]
 }
@@ -339,7 +339,7 @@ fn roles(b: &Plan, a: &Plan) -> Table {
         let heap = p.roles_at_peak.total().max(1);
         format!(
             "{} ({:.1}%)",
-            mib(bytes),
+            size(bytes),
             100.0 * bytes as f64 / heap as f64
         )
     };
@@ -351,7 +351,7 @@ fn roles(b: &Plan, a: &Plan) -> Table {
                 Cell::new(present::role_words(role)),
                 Cell::new(share(b, role)),
                 Cell::new(share(a, role)),
-                Cell::new(signed_mib(signed_delta(x, y))),
+                Cell::delta(signed_delta(x, y)),
                 Cell::new(percent_change(x, y)),
             ]
         })
@@ -371,7 +371,7 @@ fn role_bar(p: &Plan, side: &'static str) -> RoleBar {
     RoleBar {
         side,
         bytes: p.roles_at_peak.total(),
-        shown: mib(p.roles_at_peak.total()),
+        shown: size(p.roles_at_peak.total()),
         sentence: roles_sentence(&roles),
         roles,
     }
@@ -394,7 +394,7 @@ fn series(p: &Plan, side: &'static str, module: &Option<String>) -> Series {
         module: module.clone().unwrap_or_else(|| "none".into()),
         points: p.timeline.clone(),
         peak_index,
-        peak: format!("peak {}", mib(peak)),
+        peak: format!("peak {}", size(peak)),
     }
 }
 
@@ -453,9 +453,9 @@ fn buffers(rows: &[BufferChange], top: usize) -> Option<Table> {
                 (None, None) => String::new(),
             };
             vec![
-                Cell::new(signed_mib(r.delta_bytes)),
-                Cell::new(mib(r.before_bytes)),
-                Cell::new(mib(r.after_bytes)),
+                Cell::delta(r.delta_bytes),
+                Cell::bytes(r.before_bytes),
+                Cell::bytes(r.after_bytes),
                 Cell::new(present::change_words(r.change)),
                 Cell::new(shape),
                 Cell::new(present::role_name(r.role)),
@@ -479,7 +479,7 @@ fn buffers(rows: &[BufferChange], top: usize) -> Option<Table> {
         more.push(format!(
             "… {n} more changed {}, {}",
             if n == 1 { "buffer" } else { "buffers" },
-            signed_mib(rest)
+            signed_size(rest)
         ));
     }
     let unchanged: Vec<&BufferChange> = rows.iter().filter(|r| !changed(r)).collect();
@@ -496,7 +496,7 @@ fn buffers(rows: &[BufferChange], top: usize) -> Option<Table> {
             } else {
                 "buffers"
             },
-            mib(bytes)
+            size(bytes)
         ));
     }
     Some(Table {
@@ -522,10 +522,10 @@ fn buffers(rows: &[BufferChange], top: usize) -> Option<Table> {
 fn sum(d: &Diff, r: &Reconciliation) -> String {
     let mut text = format!(
         "{} (matched) + {} (appeared) − {} (went away) = {}",
-        signed_mib(d.matched_delta_bytes),
-        mib(d.unmatched_after_bytes),
-        mib(d.unmatched_before_bytes),
-        signed_mib(r.listed_delta_bytes)
+        signed_size(d.matched_delta_bytes),
+        size(d.unmatched_after_bytes),
+        size(d.unmatched_before_bytes),
+        signed_size(r.listed_delta_bytes)
     );
     if !r.exact {
         let unlisted = r
@@ -533,8 +533,8 @@ fn sum(d: &Diff, r: &Reconciliation) -> String {
             .saturating_sub(r.unlisted_before_bytes);
         text.push_str(&format!(
             ", and {} in buffers not listed (the list keeps the 200 largest) = {}",
-            signed_mib(unlisted),
-            signed_mib(r.basis_delta_bytes)
+            signed_size(unlisted),
+            signed_size(r.basis_delta_bytes)
         ));
     }
     text.push_str(&format!(": {}", present::basis_words(r.basis)));
@@ -545,13 +545,13 @@ fn heap_sum(r: &Reconciliation, heap_delta: i64) -> String {
     if r.heap_delta_bytes == heap_delta {
         format!(
             "of it, in temporary buffers: {}, the change of the heap peak",
-            signed_mib(r.heap_delta_bytes)
+            signed_size(r.heap_delta_bytes)
         )
     } else {
         format!(
             "of it, in temporary buffers listed: {} (the heap peak changed by {})",
-            signed_mib(r.heap_delta_bytes),
-            signed_mib(heap_delta)
+            signed_size(r.heap_delta_bytes),
+            signed_size(heap_delta)
         )
     }
 }
@@ -569,13 +569,13 @@ fn scan_stack(s: &ScanStackChange) -> String {
         (_, b, a) => format!("×{b} → ×{a}"),
     };
     let bytes = match s.change {
-        Change::OnlyBefore => mib(s.before_bytes),
-        Change::OnlyAfter | Change::Unchanged => mib(s.after_bytes),
+        Change::OnlyBefore => size(s.before_bytes),
+        Change::OnlyAfter | Change::Unchanged => size(s.after_bytes),
         Change::Grew | Change::Shrank => format!(
             "{} → {} ({})",
-            mib(s.before_bytes),
-            mib(s.after_bytes),
-            signed_mib(s.delta_bytes)
+            size(s.before_bytes),
+            size(s.after_bytes),
+            signed_size(s.delta_bytes)
         ),
     };
     format!(
@@ -602,14 +602,14 @@ fn runtime(r: &RuntimeDelta) -> Table {
     if let Some(last) = r.in_use_at_last_start_bytes {
         rows.push(runtime_row("in use at the last start", last));
     }
-    let growth = |g: Option<i64>| g.map(signed_mib).unwrap_or_else(|| "—".into());
+    let growth = |g: Option<i64>| g.map(signed_size).unwrap_or_else(|| "—".into());
     rows.push(vec![
         Cell::new("growth per execution"),
         Cell::new(growth(r.growth_per_execution_before)),
         Cell::new(growth(r.growth_per_execution_after)),
         Cell::new(
             match (r.growth_per_execution_before, r.growth_per_execution_after) {
-                (Some(b), Some(a)) => signed_mib(a.saturating_sub(b)),
+                (Some(b), Some(a)) => signed_size(a.saturating_sub(b)),
                 _ => "—".into(),
             },
         ),

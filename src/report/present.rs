@@ -6,7 +6,7 @@ use super::model::Note;
 use super::model::{Category, DiagnosisId, InputKind, Label, LiveOrigin, MatchedPart, Role};
 use crate::diff::model::{Basis, Change, DiffHeadline, DiffNote, Fit, ModuleChoice, Prediction};
 use crate::evidence::message::OomKind;
-use crate::units::{gib, mib};
+pub use crate::units::{signed_size, size};
 
 /// How many entries each list shows; the rest are counted.
 pub mod limits {
@@ -285,24 +285,6 @@ pub fn live_origin(origin: &LiveOrigin) -> String {
     }
 }
 
-/// `3.72 GiB` from 1 GiB up, `54.4 MiB` below: a size as a headline quotes it.
-pub fn size(bytes: u64) -> String {
-    if bytes >= 1 << 30 {
-        gib(bytes)
-    } else {
-        mib(bytes)
-    }
-}
-
-/// `+1.5 MiB`, `−14.2 MiB`, `0 MiB`: a change of size (after − before).
-pub fn signed_mib(delta: i64) -> String {
-    match delta.signum() {
-        1 => format!("+{}", mib(delta.unsigned_abs())),
-        -1 => format!("−{}", mib(delta.unsigned_abs())),
-        _ => mib(0),
-    }
-}
-
 /// `−26.2%`, `+3.0%`, `unchanged`, `from 0`: how much a figure changed.
 pub fn percent_change(before: u64, after: u64) -> String {
     if before == after {
@@ -428,31 +410,31 @@ pub fn prediction(p: &Prediction) -> String {
     let estimated = match &p.bound {
         Some(why) => format!(
             "{fix} was estimated to save up to {} (an upper bound: {why})",
-            mib(p.estimated_saving_bytes)
+            size(p.estimated_saving_bytes)
         ),
         None => format!(
             "{fix} was estimated to save {}",
-            mib(p.estimated_saving_bytes)
+            size(p.estimated_saving_bytes)
         ),
     };
     let actual = match p.actual_saving_bytes {
         s if s > 0 && p.estimated_saving_bytes > 0 => format!(
             "it saved {} ({:.0}% of the estimate)",
-            mib(s.unsigned_abs()),
+            size(s.unsigned_abs()),
             100.0 * s as f64 / p.estimated_saving_bytes as f64
         ),
-        s if s > 0 => format!("it saved {}", mib(s.unsigned_abs())),
+        s if s > 0 => format!("it saved {}", size(s.unsigned_abs())),
         0 => "the plan's peak did not change".into(),
-        s => format!("the plan's peak grew by {}", mib(s.unsigned_abs())),
+        s => format!("the plan's peak grew by {}", size(s.unsigned_abs())),
     };
     let in_use = match p.actual_in_use_saving_bytes {
         Some(s) if s > 0 => format!(
             "; the pool's peak in use dropped by {} (measured)",
-            mib(s.unsigned_abs())
+            size(s.unsigned_abs())
         ),
         Some(s) if s < 0 => format!(
             "; the pool's peak in use grew by {} (measured)",
-            mib(s.unsigned_abs())
+            size(s.unsigned_abs())
         ),
         Some(_) => "; the pool's peak in use did not change (measured)".into(),
         None => String::new(),
@@ -574,9 +556,9 @@ mod tests {
 
     #[test]
     fn changes_are_signed_and_compared() {
-        assert_eq!(signed_mib(-14_958_592), "−14.3 MiB");
-        assert_eq!(signed_mib(1 << 20), "+1.0 MiB");
-        assert_eq!(signed_mib(0), "0 MiB");
+        assert_eq!(signed_size(-14_958_592), "−14.27 MiB");
+        assert_eq!(signed_size(1 << 20), "+1.00 MiB");
+        assert_eq!(signed_size(0), "0 B");
         assert_eq!(percent_change(200, 110), "−45.0%");
         assert_eq!(percent_change(100, 103), "+3.0%");
         assert_eq!(percent_change(7, 7), "unchanged");
@@ -602,7 +584,7 @@ mod tests {
         h.short_bytes = Some(322_122_547);
         assert_eq!(
             diff_headline(&h),
-            "peak 2.00 GiB → 1.10 GiB (−45.0%): still does not fit the 1.50 GiB pool: 307 MiB short"
+            "peak 2.00 GiB → 1.10 GiB (−45.0%): still does not fit the 1.50 GiB pool: 307.2 MiB short"
         );
         h.fit = Fit::Unknown;
         assert_eq!(diff_headline(&h), "peak 2.00 GiB → 1.10 GiB (−45.0%)");
@@ -622,7 +604,7 @@ mod tests {
         };
         assert_eq!(
             prediction(&p),
-            "remat (jax.checkpoint) was estimated to save 456 MiB; it saved 410 MiB (90% of the estimate)"
+            "remat (jax.checkpoint) was estimated to save 456.0 MiB; it saved 410.0 MiB (90% of the estimate)"
         );
     }
 

@@ -394,11 +394,11 @@ pub(crate) fn xprof_capacity_note(runtime: &Runtime) -> Option<String> {
     let largest = runtime.allocators.iter().max_by_key(|a| a.capacity_bytes)?;
     (largest.capacity_bytes != device.capacity_bytes).then(|| {
         format!(
-            "XProf's memory profile shows a capacity of {:.2} GiB: the largest of any allocator ({}); the device pool {} holds {:.2} GiB",
-            largest.capacity_bytes as f64 / (1u64 << 30) as f64,
+            "XProf's memory profile shows a capacity of {}: the largest of any allocator ({}); the device pool {} holds {}",
+            crate::units::size(largest.capacity_bytes),
             largest.name,
             device.name,
-            device.capacity_bytes as f64 / (1u64 << 30) as f64
+            crate::units::size(device.capacity_bytes)
         )
     })
 }

@@ -4,7 +4,7 @@
 use crate::diagnosis::line::{pct, Context, Line, Remedy};
 use crate::report::model::{Category, DiagnosisId, DiagnosisItem, Label, Plan, Role, ScanStack};
 use crate::report::present;
-use crate::units::{gib, mib};
+use crate::units::size;
 
 /// A role that takes this share of the heap peak is what the plan is "mostly".
 const DOMINANT_ROLE_PCT: f64 = 40.0;
@@ -39,12 +39,12 @@ pub fn plan_exceeds_capacity(cx: &Context<'_>) -> Option<Line> {
     let text = format!(
         "{} does not fit: needs {} (read: {} parameters + {} outputs + {} temporary − {} donated) > capacity {} (measured); at the heap peak {:.1}% forward-kept, {:.1}% backward, {:.1}% workspace, {:.1}% other",
         m.label,
-        gib(p.total_bytes),
-        mib(p.argument_bytes),
-        mib(p.output_bytes),
-        mib(p.temp_bytes),
-        mib(p.alias_bytes),
-        gib(capacity),
+        size(p.total_bytes),
+        size(p.argument_bytes),
+        size(p.output_bytes),
+        size(p.temp_bytes),
+        size(p.alias_bytes),
+        size(capacity),
         pct(roles.forward, heap),
         pct(roles.backward, heap),
         pct(roles.workspace, heap),
@@ -69,8 +69,8 @@ pub fn role_forward(cx: &Context<'_>) -> Option<Line> {
     }
     let text = format!(
         "mostly forward activations kept for backward: {} of the heap peak {} ({:.1}%, read){}",
-        mib(roles.forward),
-        mib(heap),
+        size(roles.forward),
+        size(heap),
         pct(roles.forward, heap),
         largest_group(p, Role::Forward)
             .map(|g| format!("; the largest: {g}"))
@@ -141,11 +141,11 @@ fn forward_remedy(p: &Plan, forward: u64) -> Remedy {
         Some((n, saving)) => (
             format!(
                 "wrap the repeated block ({n} of them at the peak) in jax.checkpoint (remat): the {} kept for backward go, and the backward pass recomputes one block at a time, holding about twice its share ({}) with its gradients, so the peak moves to the backward pass, saving about {} (estimated; at most {} if the backward pass held nothing more); or use a smaller micro-batch with gradient accumulation: the temporaries scale with the batch, halving it saves about {} (estimated)",
-                mib(forward),
-                mib(forward.saturating_mul(2) / n),
-                mib(saving),
-                mib(forward),
-                mib(heap / 2)
+                size(forward),
+                size(forward.saturating_mul(2) / n),
+                size(saving),
+                size(forward),
+                size(heap / 2)
             ),
             saving,
             "about one more forward pass per step (~+30% step time)",
@@ -153,7 +153,7 @@ fn forward_remedy(p: &Plan, forward: u64) -> Remedy {
         None => (
             format!(
                 "halve the micro-batch and accumulate gradients over two: the activations and temporaries scale with the batch, saving about {} (estimated); remat cannot be estimated here: {}",
-                mib(heap / 2),
+                size(heap / 2),
                 match blocks {
                     Some(n) => format!("with {n} repeated blocks, the backward pass of one holds about as much as the forward keeps"),
                     None => "the plan shows no repeated block whose activations it could drop".to_owned(),
@@ -172,8 +172,8 @@ fn forward_remedy(p: &Plan, forward: u64) -> Remedy {
     if squares > 0 {
         fix.push_str(&format!(
             "; {} are S×S attention buffers: halving the sequence shrinks them 4× ({} saved, estimated); with a fused attention kernel, check that these buffers leave the plan",
-            mib(squares),
-            mib(squares - squares / 4)
+            size(squares),
+            size(squares - squares / 4)
         ));
     }
     Remedy {
@@ -193,8 +193,8 @@ pub fn role_backward(cx: &Context<'_>) -> Option<Line> {
     }
     let text = format!(
         "mostly backward: gradients and their temporaries take {} of the heap peak {} ({:.1}%, read)",
-        mib(roles.backward),
-        mib(heap),
+        size(roles.backward),
+        size(heap),
         pct(roles.backward, heap)
     );
     let line = Line::new(
@@ -221,7 +221,7 @@ pub fn role_workspace(cx: &Context<'_>) -> Option<Line> {
     }
     let text = format!(
         "library workspace (GEMM/convolution scratch) takes {} of the heap peak ({:.1}%, read)",
-        mib(roles.workspace),
+        size(roles.workspace),
         pct(roles.workspace, heap)
     );
     let line = Line::new(
@@ -252,10 +252,10 @@ pub fn no_donation(cx: &Context<'_>) -> Option<Line> {
     }
     let text = format!(
         "no donated parameters: {} parameters and {} outputs are live together, 0 donated; {} of the outputs have a parameter's shape, so donating the state could save up to {} (estimated)",
-        mib(p.parameter_bytes),
-        mib(p.non_aliased_output_bytes),
-        mib(donatable),
-        mib(donatable)
+        size(p.parameter_bytes),
+        size(p.non_aliased_output_bytes),
+        size(donatable),
+        size(donatable)
     );
     let line = Line::new(
         DiagnosisId::NoDonation,
@@ -336,13 +336,13 @@ fn scan_loop_line(cx: &Context<'_>, loop_name: &str, stacks: &[&ScanStack]) -> L
     } else {
         format!(
             ", {} of them forward activations kept for backward",
-            mib(forward)
+            size(forward)
         )
     };
     let text = format!(
         "the scan loop {loop_name} keeps {buffers} stacked buffer{} of {} (read){what}",
         if buffers == 1 { "" } else { "s" },
-        mib(total),
+        size(total),
     );
     let items = stacks
         .iter()
@@ -422,15 +422,15 @@ pub fn tpu_padding(cx: &Context<'_>) -> Option<Line> {
                 "; most in {} {} ({} padded vs {} unpadded)",
                 w.name,
                 w.shape,
-                mib(w.bytes),
-                mib(w.unpadded_bytes)
+                size(w.bytes),
+                size(w.unpadded_bytes)
             )
         })
         .unwrap_or_default();
     let text = format!(
         "layout padding wastes {} of {} live at the peak ({:.1}%, read){}",
-        mib(p.padding_bytes),
-        mib(padded),
+        size(p.padding_bytes),
+        size(padded),
         pct(p.padding_bytes, padded),
         example
     );
@@ -456,10 +456,10 @@ pub fn host_offload(cx: &Context<'_>) -> Option<Line> {
     }
     let text = format!(
         "{} live in host memory (memory space 5, S(5)): {} parameters, {} outputs, {} temporary; not counted as device memory (read)",
-        mib(host),
-        mib(p.host_argument_bytes),
-        mib(p.host_output_bytes),
-        mib(p.host_temp_bytes)
+        size(host),
+        size(p.host_argument_bytes),
+        size(p.host_output_bytes),
+        size(p.host_temp_bytes)
     );
     let line = Line::new(
         DiagnosisId::HostOffload,
@@ -498,7 +498,7 @@ fn largest_group(p: &Plan, role: Role) -> Option<String> {
     } else {
         format!(" ({op})")
     };
-    Some(format!("{count}× {shape}{at}{op} = {}", mib(bytes)))
+    Some(format!("{count}× {shape}{at}{op} = {}", size(bytes)))
 }
 
 /// `[..., S, S]` with a long S: the shape of naive attention's score buffers.

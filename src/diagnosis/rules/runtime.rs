@@ -4,7 +4,7 @@
 use crate::diagnosis::line::{pct, Context, Line, Remedy};
 use crate::report::model::{DiagnosisId, Label, LiveOrigin};
 use crate::report::present;
-use crate::units::{gib, mib};
+use crate::units::size;
 
 use super::plan::NOTEWORTHY;
 
@@ -96,9 +96,9 @@ pub fn growth_per_execution(cx: &Context<'_>) -> Option<Line> {
     }
     let text = format!(
         "grows {} per execution (measured: in use at execution start {} → {} over {} executions) = {:.2}× the non-aliased outputs (estimated): the program keeps every step's outputs alive{}",
-        mib(growth as u64),
-        mib(first),
-        mib(last),
+        size(growth as u64),
+        size(first),
+        size(last),
         starts.len(),
         ratio,
         holder(cx).unwrap_or_default()
@@ -165,10 +165,10 @@ pub fn other_live_arrays(cx: &Context<'_>) -> Option<Line> {
     }
     let text = format!(
         "other live arrays take {} at the start of the last execution (measured; {} of what was live are its own arguments, estimated); the largest group: {} ({})",
-        mib(total),
-        mib(inputs),
+        size(total),
+        size(inputs),
         origin,
-        mib(largest)
+        size(largest)
     );
     let line = Line::new(
         DiagnosisId::OtherLiveArrays,
@@ -224,8 +224,8 @@ pub fn mem_fraction_set(cx: &Context<'_>) -> Option<Line> {
     }
     let text = format!(
         "the pool is {} of the device's {} ({:.0}%, measured): a memory fraction or limit was set (the capture does not record environment variables)",
-        gib(capacity),
-        gib(device),
+        size(capacity),
+        size(device),
         pct(capacity, device)
     );
     let at_default = (DEFAULT_FRACTION * device as f64) as u64;
@@ -233,10 +233,10 @@ pub fn mem_fraction_set(cx: &Context<'_>) -> Option<Line> {
     let fits = (needs > 0).then_some(needs <= at_default);
     let fix = format!(
         "if the GPU is not shared, raise XLA_PYTHON_CLIENT_MEM_FRACTION to the default {DEFAULT_FRACTION} (a pool of {}) or higher; this fixes a plan that does not fit only if the device has room: {}",
-        gib(at_default),
+        size(at_default),
         match fits {
-            Some(true) => format!("the plan's {} fits in {}", gib(needs), gib(at_default)),
-            Some(false) => format!("the plan's {} does not fit even then", gib(needs)),
+            Some(true) => format!("the plan's {} fits in {}", size(needs), size(at_default)),
+            Some(false) => format!("the plan's {} does not fit even then", size(needs)),
             None => "no plan to compare".into(),
         }
     );

@@ -146,7 +146,7 @@ pub(super) fn message_allocations(m: &crate::evidence::message::OomMessage) -> O
                 a.op_name.clone()
             };
             vec![
-                Cell::new(size(a.size_bytes)),
+                Cell::bytes(a.size_bytes),
                 Cell::new(a.unpadded_bytes.map(size).unwrap_or_default()),
                 Cell::new(expansion),
                 Cell::new(a.shape.clone()),
@@ -205,7 +205,7 @@ pub(super) fn profiles(h: &HostReport) -> Option<ProfilesView> {
             .take(top)
             .map(|g| {
                 vec![
-                    Cell::new(size(g.bytes)),
+                    Cell::bytes(g.bytes),
                     Cell::new(g.count.to_string()),
                     Cell::new(g.kind.clone()),
                     Cell::new(g.devices.to_string()),

@@ -134,7 +134,7 @@ fn host_row(r: &HostSummary) -> Vec<Cell> {
         Cell::new(opt(r.capacity_bytes)),
         Cell::new(
             r.growth_per_execution_bytes
-                .map_or_else(|| "—".to_owned(), present::signed_mib),
+                .map_or_else(|| "—".to_owned(), present::signed_size),
         ),
         Cell::new(if evidence.is_empty() {
             "—".to_owned()
@@ -179,7 +179,7 @@ fn skew_part(s: &Skew) -> String {
         (Some(v), Some(t)) => {
             let shown = |b: i64| {
                 if s.field == SkewField::GrowthPerExecutionBytes {
-                    present::signed_mib(b)
+                    present::signed_size(b)
                 } else {
                     present::size(b.max(0).unsigned_abs())
                 }

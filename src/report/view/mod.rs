@@ -14,7 +14,7 @@ use crate::report::model::{
     PlanFrom, Role, Runtime, Verdict,
 };
 use crate::report::present::{self, limits};
-use crate::units::{gib, mib, size, thousands};
+use crate::units::{size, thousands};
 
 mod evidence;
 mod hosts;
@@ -331,6 +331,23 @@ impl Cell {
             full: None,
         }
     }
+
+    /// A size by the one rule of `units::size`, its exact bytes on hover.
+    pub(crate) fn bytes(bytes: u64) -> Self {
+        Cell {
+            text: size(bytes),
+            full: Some(format!("{} bytes", thousands(bytes))),
+        }
+    }
+
+    /// A change of size (`+1.00 MiB`), its exact bytes on hover.
+    pub(crate) fn delta(delta: i64) -> Self {
+        let sign = if delta < 0 { "−" } else { "" };
+        Cell {
+            text: crate::units::signed_size(delta),
+            full: Some(format!("{sign}{} bytes", thousands(delta.unsigned_abs()))),
+        }
+    }
 }
 
 /// The runtime section, laid out.
@@ -516,7 +533,7 @@ pub fn host(h: &HostReport, top: usize) -> View {
         diagnosis: h
             .diagnosis
             .iter()
-            .map(|d| card(d, h.has_capture()))
+            .map(card)
             .collect(),
         nothing_stands_out: h.diagnosis.is_empty().then_some(if h.has_capture() {
             "nothing stands out: the plan fits and memory does not grow across executions"
@@ -545,10 +562,10 @@ fn bytes_note(bytes: u64) -> String {
 fn buffer(b: &LiveBuffer) -> BufferDetail {
     let mut rows = vec![
         row("shape", b.shape.clone(), ""),
-        row("size (padded)", mib(b.bytes), bytes_note(b.bytes)),
+        row("size (padded)", size(b.bytes), bytes_note(b.bytes)),
         row(
             "unpadded",
-            mib(b.unpadded_bytes),
+            size(b.unpadded_bytes),
             bytes_note(b.unpadded_bytes),
         ),
         row("category", present::category(b.category).into(), ""),
@@ -621,9 +638,8 @@ fn row(name: &str, value: String, note: impl Into<String>) -> Row {
     }
 }
 
-/// A line as a card; savings in MiB as a capture's report has always shown them, in the
-/// unit that reads best without a capture (an error message's range from KiB to EiB).
-fn card(d: &crate::report::model::Diagnosis, capture: bool) -> Card {
+/// A line as a card.
+fn card(d: &crate::report::model::Diagnosis) -> Card {
     Card {
         id: d.id,
         title: present::title(d.id),
@@ -633,7 +649,7 @@ fn card(d: &crate::report::model::Diagnosis, capture: bool) -> Card {
         fix: d.fix.clone(),
         saving: d
             .saving_bytes
-            .map(|s| format!("~{}", if capture { mib(s) } else { size(s) })),
+            .map(|s| format!("~{}", size(s))),
         cost: d.cost.clone(),
         then: d
             .fits_after
@@ -659,7 +675,7 @@ fn item(i: &crate::report::model::DiagnosisItem) -> String {
         "{} ×{} = {}, {}{at}{op}",
         i.shape,
         i.count,
-        mib(i.bytes),
+        size(i.bytes),
         present::role_words(i.role)
     )
 }

@@ -7,37 +7,37 @@ pub(super) fn plan(p: &Plan, capacity: Option<u64>, source: Option<PlanFrom>) ->
     let rows = vec![
         row(
             "parameters",
-            mib(p.argument_bytes),
+            size(p.argument_bytes),
             format!(
                 "{} arrays, {} donated = {}",
                 p.parameter_count,
                 p.donated_parameter_count,
-                mib(p.donated_bytes)
+                size(p.donated_bytes)
             ),
         ),
         row(
             "outputs",
-            mib(p.output_bytes),
-            format!("{} not aliased to a parameter", mib(p.non_aliased_output_bytes)),
+            size(p.output_bytes),
+            format!("{} not aliased to a parameter", size(p.non_aliased_output_bytes)),
         ),
-        row("temporary block", mib(p.temp_bytes), ""),
-        row("aliased", mib(p.alias_bytes), ""),
+        row("temporary block", size(p.temp_bytes), ""),
+        row("aliased", size(p.alias_bytes), ""),
         row(
             "needs",
-            gib(p.total_bytes),
+            size(p.total_bytes),
             "parameters + outputs + temporary − aliased",
         ),
         row(
             "heap peak",
-            mib(p.heap_peak_bytes),
+            size(p.heap_peak_bytes),
             "temporary buffers at their peak",
         ),
         row(
             "peak",
-            mib(p.peak_bytes),
+            size(p.peak_bytes),
             format!(
                 "heap peak + memory held for the whole program, as XProf's Memory Viewer; {} with fragmentation",
-                mib(p.allocation_bytes)
+                size(p.allocation_bytes)
             ),
         ),
     ];
@@ -50,15 +50,15 @@ pub(super) fn plan(p: &Plan, capacity: Option<u64>, source: Option<PlanFrom>) ->
         roles_sentence,
         padding: format!(
             "padding {} · rematerialized instructions {}",
-            mib(p.padding_bytes),
+            size(p.padding_bytes),
             p.remat_instructions
         ),
         host_memory: (host > 0).then(|| {
             format!(
                 "parameters {}, outputs {}, temporary {}",
-                mib(p.host_argument_bytes),
-                mib(p.host_output_bytes),
-                mib(p.host_temp_bytes)
+                size(p.host_argument_bytes),
+                size(p.host_output_bytes),
+                size(p.host_temp_bytes)
             )
         }),
         scan_stacks: p
@@ -75,7 +75,7 @@ pub(super) fn plan(p: &Plan, capacity: Option<u64>, source: Option<PlanFrom>) ->
                     s.shape,
                     s.count,
                     s.while_instruction,
-                    mib(s.bytes),
+                    size(s.bytes),
                     present::role_words(s.role)
                 )
             })
@@ -133,22 +133,22 @@ pub(super) fn memory_chart(p: &Plan, capacity: Option<u64>) -> Option<MemoryChar
         summary: format!(
             "Memory along program order: {} points, peak {} at point {}{at}",
             thousands(points.len() as u64),
-            mib(peak_bytes),
+            size(peak_bytes),
             thousands(peak_index as u64 + 1),
         ),
         points,
         peak_index,
-        peak: format!("peak {}", mib(peak_bytes)),
+        peak: format!("peak {}", size(peak_bytes)),
         peak_instruction,
         top_bytes: top as u64,
         ticks: byte_ticks(top),
         capacity: on_scale.map(|c| Tick {
             bytes: c,
-            shown: format!("capacity {} (measured)", gib(c)),
+            shown: format!("capacity {} (measured)", size(c)),
         }),
         capacity_note: capacity
             .filter(|_| on_scale.is_none())
-            .map(|c| format!("capacity {} (measured) is above the scale", gib(c))),
+            .map(|c| format!("capacity {} (measured) is above the scale", size(c))),
         axis: "program order (heap-simulator events) →",
     })
 }
@@ -219,7 +219,7 @@ pub(crate) fn role_shares(p: &Plan) -> Vec<RoleShare> {
                 words: present::role_words(role),
                 short: present::role_short(role),
                 bytes,
-                shown: mib(bytes),
+                shown: size(bytes),
                 percent: format!("{:.1}%", 100.0 * bytes as f64 / heap as f64),
             }
         })
@@ -241,7 +241,7 @@ pub(super) fn live(p: &Plan, top: usize) -> Option<Table> {
         .map(|b| {
             let short = present::short_source(&b.source);
             vec![
-                Cell::new(mib(b.bytes)),
+                Cell::bytes(b.bytes),
                 Cell::new(b.shape.clone()),
                 Cell::new(present::category(b.category)),
                 Cell::new(present::role_name(b.role)),
@@ -264,7 +264,7 @@ pub(super) fn live(p: &Plan, top: usize) -> Option<Table> {
         format!(
             "… {} more buffers, {}",
             p.live_at_peak.len() - top,
-            mib(rest)
+            size(rest)
         )
     });
     Some(Table {
@@ -295,9 +295,9 @@ pub(super) fn modules(modules: &[ModuleReport], selected: Option<&str>) -> Optio
         .take(limits::MODULES)
         .map(|m| {
             let mut row = vec![
-                Cell::new(mib(m.plan.peak_bytes)),
-                Cell::new(mib(m.plan.temp_bytes)),
-                Cell::new(mib(m.plan.parameter_bytes)),
+                Cell::bytes(m.plan.peak_bytes),
+                Cell::bytes(m.plan.temp_bytes),
+                Cell::bytes(m.plan.parameter_bytes),
                 Cell::new(m.executions.to_string()),
                 Cell::new(m.label.clone()),
             ];

@@ -13,15 +13,15 @@ pub(super) fn runtime(rt: &Runtime, selected: Option<&str>) -> RuntimeView {
                 format!(
                     "{}: capacity {}, peak in use {}, fragmentation at the peak {:.2}",
                     a.name,
-                    gib(a.capacity_bytes),
-                    gib(a.peak_in_use_bytes),
+                    size(a.capacity_bytes),
+                    size(a.peak_in_use_bytes),
                     a.fragmentation_at_peak
                 )
             })
             .collect(),
         device_memory: rt
             .device_memory_bytes
-            .map(|d| format!("device memory: {}", gib(d))),
+            .map(|d| format!("device memory: {}", size(d))),
         counts: format!(
             "executions: {}, kernels: {}, host-to-device transfers: {}",
             rt.execution_count, rt.kernels, rt.transfers
@@ -33,7 +33,7 @@ pub(super) fn runtime(rt: &Runtime, selected: Option<&str>) -> RuntimeView {
                 .map(|r| format!(" = {r:.2}× non-aliased outputs (estimated)"))
                 .unwrap_or_default();
             let sign = if g < 0 { "−" } else { "+" };
-            format!("{sign}{}{ratio}", mib(g.unsigned_abs()))
+            format!("{sign}{}{ratio}", size(g.unsigned_abs()))
         }),
         retry: (rt.retry.count > 0).then(|| {
             format!(
@@ -50,11 +50,11 @@ pub(super) fn runtime(rt: &Runtime, selected: Option<&str>) -> RuntimeView {
             .take(limits::LIVE_GROUPS)
             .map(|g| LiveGroupRow {
                 bytes: g.bytes,
-                shown: mib(g.bytes),
+                shown: size(g.bytes),
                 count: g.count,
                 origin: present::live_origin(&g.origin),
                 inputs: (g.input_bytes > 0)
-                    .then(|| format!("{} of it its arguments, estimated", mib(g.input_bytes))),
+                    .then(|| format!("{} of it its arguments, estimated", size(g.input_bytes))),
             })
             .collect(),
         live_groups_more: (rt.live_at_last_execution.len() > limits::LIVE_GROUPS).then(|| {
@@ -126,7 +126,7 @@ pub(super) fn executions(rt: &Runtime, selected: Option<&str>) -> Option<Table> 
                     Cell::new(e.run_id.map_or_else(dash, |r| r.to_string())),
                     Cell::new(present::duration(e.start_ns)),
                     Cell::new(present::duration(e.duration_ns)),
-                    Cell::new(e.in_use_at_start_bytes.map_or_else(dash, mib)),
+                    Cell::new(e.in_use_at_start_bytes.map_or_else(dash, size)),
                     Cell::new(match e.launched_kernels {
                         Some(true) => "yes",
                         Some(false) => "no",
@@ -153,7 +153,7 @@ pub(crate) fn in_use_at_starts(starts: &[u64]) -> Option<String> {
             list.push(format!("… {} more …", starts.len() - 2 * edge));
         }
         if !long || i < edge || i >= starts.len() - edge {
-            list.push(mib(b));
+            list.push(size(b));
         }
     }
     Some(list.join(" → "))
