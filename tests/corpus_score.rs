@@ -93,12 +93,31 @@ fn the_second_held_out_corpus_stays_where_it_was_measured() {
     );
 }
 
+/// The third held-out corpus (collected 2026-12-04), measured once, untuned: no lower
+/// than it was.
+#[test]
+fn the_third_held_out_corpus_stays_where_it_was_measured() {
+    let score = corpus("tests/heldout3/errors");
+    assert!(score.messages.len() >= 35);
+    assert!(
+        score.figures_pct() >= 86.5,
+        "figures {:.1}%",
+        score.figures_pct()
+    );
+    assert!(
+        score.triage_pct() >= 57.1,
+        "triage {:.1}%",
+        score.triage_pct()
+    );
+}
+
 #[test]
 fn the_corpora_share_no_source() {
     let dirs = [
         "tests/fixtures/errors",
         "tests/heldout/errors",
         "tests/heldout2/errors",
+        "tests/heldout3/errors",
     ];
     let mut seen: Vec<(&str, String)> = Vec::new();
     for dir in dirs {
