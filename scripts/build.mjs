@@ -15,7 +15,7 @@
 // Every URL in the site is relative, so dist/ works under any sub-path (GitHub Pages).
 
 import { spawnSync } from 'node:child_process';
-import { copyFileSync, existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -58,7 +58,13 @@ for (const f of ['oomlens.js', 'oomlens_bg.wasm']) {
 // 2. The site.
 rmSync(dist, { recursive: true, force: true });
 mkdirSync(dist, { recursive: true });
-const siteFiles = ['index.html', 'favicon.svg', 'style.css', 'app.js', 'analyze.js', 'worker.js', 'dom.js', 'format.js', 'charts.js'];
+// The page's modules: the app shell and its parts at the top, one file per view in views/.
+const siteFiles = [
+  'index.html', 'favicon.svg', 'style.css',
+  'app.js', 'state.js', 'run.js', 'load.js', 'analyze.js', 'worker.js', 'dom.js', 'format.js', 'charts.js', 'bars.js', 'timeline.js',
+  ...readdirSync(join(www, 'views')).filter((f) => f.endsWith('.js')).sort().map((f) => `views/${f}`),
+];
+mkdirSync(join(dist, 'views'));
 for (const f of siteFiles) copyFileSync(join(www, f), join(dist, f));
 for (const f of ['oomlens.js', 'oomlens_bg.wasm']) copyFileSync(join(pkg, f), join(dist, f));
 

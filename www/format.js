@@ -5,24 +5,28 @@
 
 const MIB = 1048576;
 const GIB = 1073741824;
+const UNITS = ['B', 'KiB', 'MiB', 'GiB', 'TiB', 'PiB', 'EiB'];
 
-function thousands(n) {
-  const digits = String(Math.round(n));
-  let out = '';
-  for (let i = 0; i < digits.length; i++) {
-    if (i > 0 && (digits.length - i) % 3 === 0) out += ',';
-    out += digits[i];
-  }
-  return out;
+/** The value as `size` prints it: two decimals while they read below 100, else one. */
+function rounded(v) {
+  const two = Math.round(v * 100) / 100;
+  return two < 100 ? two : Math.round(v * 10) / 10;
 }
 
-/** `3,495 MiB`, or `12.5 MiB` / `0.020 MiB` below 100 MiB, as `units::mib`: a chart cursor's bytes. */
-export function mib(bytes) {
-  const v = bytes / MIB;
-  if (v >= 100) return `${thousands(v)} MiB`;
-  if (v >= 1) return `${v.toFixed(1)} MiB`;
-  if (bytes === 0) return '0 MiB';
-  return `${v.toFixed(3)} MiB`;
+/**
+ * A size by the report's one rule (src/units.rs, docs/units.md): the unit in which it
+ * has 1 to 4 integer digits, two decimals below 100 and one from 100 up (`47.30 MiB`,
+ * `497.3 MiB`, `3.41 GiB`), bytes below 1 KiB: a chart cursor's bytes.
+ */
+export function size(bytes) {
+  if (bytes < 1024) return `${Math.round(bytes)} B`;
+  let v = bytes;
+  let unit = 0;
+  while (unit + 1 < UNITS.length && rounded(v) >= 1024) {
+    v /= 1024;
+    unit += 1;
+  }
+  return `${v.toFixed(Math.round(v * 100) < 10000 ? 2 : 1)} ${UNITS[unit]}`;
 }
 
 /** A compact axis tick: `512 MiB`, `1.5 GiB`. */

@@ -11,7 +11,8 @@ import { fileURLToPath } from 'node:url';
 import { serve } from '../../scripts/serve.mjs';
 
 export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
-export const DIST = join(ROOT, 'dist');
+// OOMLENS_DIST: another build of the site to test (default: dist/ of this checkout).
+export const DIST = process.env.OOMLENS_DIST ? resolve(process.env.OOMLENS_DIST) : join(ROOT, 'dist');
 export const RESULTS = join(ROOT, 'test-results');
 export const FIXTURES = join(ROOT, 'tests/fixtures');
 export const SHARED = resolve(ROOT, '../shared/captures');
@@ -241,7 +242,7 @@ export function textFacts(stdout) {
   let j = lines.findIndex((l) => /^Modules \(.*\), largest peak first:$/.test(l));
   if (j >= 0) {
     // `  {peak:>12}  {temp:>12}  {params:>12}  {runs:>5}  {label}`, after the column names.
-    const figure = '(\\S+(?: [KMG]iB)?)';
+    const figure = '(\\S+(?: (?:[KMGTP]i)?B)?)';
     const row = new RegExp(`^\\s*${figure}\\s+${figure}\\s+${figure}\\s+(\\d+)  (.*)$`);
     for (j += 2; j < lines.length && lines[j].startsWith('  '); j++) {
       if (lines[j].startsWith('  … ')) {
@@ -276,4 +277,100 @@ export function expectedFacts(json) {
 export function expectedModuleRows(view) {
   if (!view.modules) return [];
   return view.modules.rows.map((cells) => cells.map((c, j) => (view.modules.columns[j].numeric ? c.text : clean(c.text, 120))));
+}
+
+// ---------------------------------------------------------------- layout checks
+
+/**
+ * What is wrong with the layout of the tables shown under `root` (a selector): a cell
+ * whose content is wider than the cell, a word (a run of non-space characters) broken
+ * over two lines, a cut token without its full text on hover and focus, a number not
+ * right-aligned in tabular figures, a table wider than its box without a shade on the
+ * side that hides columns. Returns [] when all is well, and what it checked.
+ */
+export async function tableProblems(page, root) {
+  return page.evaluate((root) => {
+    const problems = [];
+    const counts = { tables: 0, cells: 0, words: 0, cut: 0, numbers: 0, scrolling: 0 };
+    // Shown: laid out and not folded away in a closed <details>.
+    const shown = (el) => (el.checkVisibility ? el.checkVisibility() : el.getClientRects().length > 0);
+    const say = (what, el) => problems.push(`${what}: ${(el.closest('table') || {}).id || '?'} "${el.textContent.slice(0, 80)}"`);
+    for (const table of document.querySelectorAll(`${root} table.data`)) {
+      if (!shown(table)) continue;
+      counts.tables++;
+      for (const cell of table.querySelectorAll('td, th')) {
+        if (!shown(cell)) continue;
+        counts.cells++;
+        if (cell.scrollWidth > cell.clientWidth + 1) say(`content ${cell.scrollWidth}px wider than its cell ${cell.clientWidth}px`, cell);
+        // Every word in one piece: all of its boxes on one line.
+        const walker = document.createTreeWalker(cell, NodeFilter.SHOW_TEXT);
+        while (walker.nextNode()) {
+          const node = walker.currentNode;
+          for (const m of node.nodeValue.matchAll(/\S+/g)) {
+            const range = document.createRange();
+            range.setStart(node, m.index);
+            range.setEnd(node, m.index + m[0].length);
+            const tops = new Set([...range.getClientRects()].filter((r) => r.width > 0).map((r) => Math.round(r.top)));
+            counts.words++;
+            if (tops.size > 1) say(`"${m[0].slice(0, 60)}" broken over ${tops.size} lines`, cell);
+          }
+        }
+        if (cell.classList.contains('num')) {
+          counts.numbers++;
+          const style = getComputedStyle(cell);
+          if (style.textAlign !== 'right') say(`number aligned ${style.textAlign}`, cell);
+          if (!style.fontVariantNumeric.includes('tabular-nums')) say(`number in ${style.fontVariantNumeric} figures`, cell);
+        }
+      }
+      for (const token of table.querySelectorAll('.cut')) {
+        if (!shown(token) || token.scrollWidth <= token.clientWidth + 1) continue;
+        counts.cut++;
+        if (!(token.getAttribute('title') || '').startsWith(token.dataset.full)) say('a cut token without its full text as its title', token);
+        if (token.tabIndex < 0) say('a cut token that cannot be focused', token);
+      }
+      const scroll = table.parentElement;
+      if (scroll.scrollWidth > scroll.clientWidth + 1) {
+        counts.scrolling++;
+        const wrap = scroll.closest('.table-wrap');
+        const atStart = scroll.scrollLeft < 1;
+        const atEnd = scroll.scrollLeft + scroll.clientWidth >= scroll.scrollWidth - 1;
+        const shade = (side) => getComputedStyle(wrap, side === 'left' ? '::before' : '::after').opacity === '1';
+        if (!atEnd && !shade('right')) say('columns hidden on the right without a shade there', table);
+        if (!atStart && !shade('left')) say('columns hidden on the left without a shade there', table);
+        if (atStart && shade('left')) say('a shade on the left with nothing hidden there', table);
+      }
+    }
+    return { problems, counts };
+  }, root);
+}
+
+/**
+ * Pairs of labels that meet, in every chart shown under `root` (a selector): two
+ * `<text>` of one chart whose boxes on screen intersect (by more than half a pixel).
+ */
+export async function labelOverlaps(page, root) {
+  return page.evaluate((root) => {
+    const overlaps = [];
+    let charts = 0;
+    let labels = 0;
+    for (const svg of document.querySelectorAll(`${root} svg.chart`)) {
+      if (!svg.getClientRects().length) continue;
+      charts++;
+      const boxes = [...svg.querySelectorAll('text')]
+        .filter((t) => t.getAttribute('visibility') !== 'hidden' && t.textContent.trim())
+        .map((t) => ({ text: t.textContent, r: t.getBoundingClientRect() }))
+        .filter((b) => b.r.width > 0);
+      labels += boxes.length;
+      for (let i = 0; i < boxes.length; i++) {
+        for (let j = i + 1; j < boxes.length; j++) {
+          const a = boxes[i].r;
+          const b = boxes[j].r;
+          const w = Math.min(a.right, b.right) - Math.max(a.left, b.left);
+          const h = Math.min(a.bottom, b.bottom) - Math.max(a.top, b.top);
+          if (w > 0.5 && h > 0.5) overlaps.push(`"${boxes[i].text}" meets "${boxes[j].text}"`);
+        }
+      }
+    }
+    return { overlaps, charts, labels };
+  }, root);
 }

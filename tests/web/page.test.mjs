@@ -24,12 +24,14 @@ import {
   expectedFacts,
   expectedModuleRows,
   foreignRequests,
+  labelOverlaps,
   launch,
   openPage,
   pageFacts,
   runsSoFar,
   skipReason,
   startServer,
+  tableProblems,
   textFacts,
   viewOf,
   waitForRun,
@@ -123,9 +125,13 @@ describe('oomlens page', { skip: skip || false }, () => {
       }
       const stem = c.name.replace(/\.xplane\.pb$/, '');
       await page.screenshot({ path: join(RESULTS, `${stem}-diagnosis.png`), fullPage: true });
-      for (const tab of ['plan', 'runtime', 'modules']) {
+      for (const tab of ['diagnosis', 'plan', 'runtime', 'modules']) {
         await page.click(`#tab-${tab}`);
-        await page.screenshot({ path: join(RESULTS, `${stem}-${tab}.png`), fullPage: true });
+        if (tab !== 'diagnosis') await page.screenshot({ path: join(RESULTS, `${stem}-${tab}.png`), fullPage: true });
+        // Laid out for reading: no word broken, no text past its cell, no two chart labels on each other.
+        const tables = await tableProblems(page, `#panel-${tab}`);
+        assert.deepEqual(tables.problems, [], `${tab}: the tables' layout`);
+        assert.deepEqual((await labelOverlaps(page, `#panel-${tab}`)).overlaps, [], `${tab}: chart labels`);
         if (tab === 'runtime' && !json.error) {
           // Every AllocatorRetry wait the report lists is shaded on the timeline.
           const rt = json.runtime;

@@ -1,0 +1,256 @@
+// The runtime timeline, in Chromium, on real captures: devices listed in natural order
+// and the one that ran out (else device 0) shown first; the wheel, a drag, the buttons
+// and the keys zoom and pan; executions and AllocatorRetry waits drawn to scale in
+// lanes above the memory (never over it); every time on the chart and in its hovers in
+// the axis's unit; run ids shown unsigned, as the runtime gave them.
+//
+//   npm run build && npm test
+
+import assert from 'node:assert/strict';
+import { existsSync, mkdirSync, readFileSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+
+import { FIXTURES, RESULTS, SHARED, cliJson, dropUrl, foreignRequests, launch, openPage, runsSoFar, skipReason, startServer, waitForRun, writeScenarios } from './helpers.mjs';
+
+const TPU = join(SHARED, 'xprof_tpu_inference_2_clean.xplane.pb');
+const CONV = join(SHARED, 'tracelens_jax08_conv_tw003.xplane.pb');
+const MULTI = join(SHARED, 'xprof_tf_gpu_multi_worker_2020.xplane.pb');
+const ERRORS = join(FIXTURES, 'errors');
+const absent = (...paths) => paths.filter((p) => !existsSync(p)).map((p) => `${p} is absent`)[0] || false;
+
+const skip = skipReason();
+if (skip) console.log(`# SKIP: ${skip}`);
+
+describe('oomlens page: the runtime timeline', { skip: skip || false }, () => {
+  let server;
+  let origin;
+  let browser;
+
+  before(async () => {
+    mkdirSync(RESULTS, { recursive: true });
+    const s = await startServer();
+    server = s.server;
+    origin = s.url.replace(/\/$/, '');
+    browser = await launch();
+  });
+
+  after(async () => {
+    if (browser) await browser.close();
+    if (server) server.close();
+  });
+
+  function clean(log) {
+    assert.deepEqual(foreignRequests(log, origin), [], 'requests outside the page origin');
+    assert.deepEqual(log.errors, [], 'console errors');
+    assert.deepEqual(log.dialogs, [], 'dialogs');
+  }
+
+  /** Opens a capture on the test server at its runtime tab. */
+  async function openRuntime(url) {
+    const { page, log } = await openPage(browser.context, `${origin}/`);
+    assert.equal(await dropUrl(page, url, url.split('/').pop()), 'done');
+    await page.click('#tab-runtime');
+    await page.waitForSelector('#runtime-chart svg.timeline');
+    // The pointer's wheel and drags reach what is on screen.
+    await page.$eval('#runtime-chart', (el) => el.scrollIntoView({ block: 'center' }));
+    return { page, log };
+  }
+
+  /** The chart's geometry and visible span: the plot's left edge and width (its clip), t0, t1 (ns), the axis unit. */
+  const chartState = (page) =>
+    page.$eval('#runtime-chart svg.timeline', (svg) => {
+      const clip = svg.querySelector('clipPath rect');
+      const box = svg.getBoundingClientRect();
+      return {
+        left: Number(clip.getAttribute('x')),
+        plotW: Number(clip.getAttribute('width')),
+        t0: Number(svg.dataset.t0),
+        t1: Number(svg.dataset.t1),
+        unit: svg.dataset.unit,
+        screen: { x: box.left, y: box.top, scale: box.width / svg.viewBox.baseVal.width },
+        plotTop: Math.min(...[...svg.querySelectorAll('path.area')].map((p) => p.getBBox().y)),
+        ticks: [...svg.querySelectorAll('.time-axis text')].map((t) => t.textContent),
+      };
+    });
+  const options = (page) => page.$$eval('#allocator-select option', (os) => os.map((o) => o.value));
+
+  test('devices in natural order; the timeline opens on device 0', { skip: absent(TPU, CONV) }, async () => {
+    for (const [file, want] of [
+      [TPU, ['TPU:0', 'TPU:1', 'TPU:2', 'TPU:3']],
+      [CONV, ['GPU_0_bfc', 'GPU_1_bfc', 'GPU_2_bfc', 'GPU_3_bfc', 'GPU_4_bfc', 'GPU_5_bfc', 'GPU_6_bfc', 'GPU_7_bfc']],
+    ]) {
+      // The report lists them in another order: the page sorts, it does not just copy.
+      const listed = cliJson(file).runtime.allocators.map((a) => a.name);
+      assert.notDeepEqual(listed, want, `${file}: the report's own order differs`);
+      assert.deepEqual([...listed].sort(), [...want].sort());
+      const { page, log } = await openRuntime(`__shared__/${file.split('/').pop()}`);
+      assert.deepEqual(await options(page), want, 'natural order');
+      assert.equal(await page.$eval('#allocator-select', (s) => s.value), want[0], 'device 0 first');
+      clean(log);
+      await page.close();
+    }
+  });
+
+  test('the device the error message says ran out is the one shown, pool devices before the host pool', { skip: absent(MULTI, ERRORS) }, async () => {
+    const { page, log } = await openRuntime('__shared__/xprof_tf_gpu_multi_worker_2020.xplane.pb');
+    assert.deepEqual(await options(page), ['GPU_1_bfc', 'GPU_4_bfc', 'GPU_6_bfc', 'gpu_host_bfc'], 'devices by number, then the host pool');
+    assert.equal(await page.$eval('#allocator-select', (s) => s.value), 'GPU_1_bfc', 'no device 0 here: the first device');
+    // A real BFC failure message (tests/fixtures/errors), its allocator renamed to one of
+    // this capture's devices: the only edit, so that the message names a device other than the first.
+    const file = readdirSync(ERRORS).find((n) => n.startsWith('30-') && n.endsWith('.txt'));
+    const message = readFileSync(join(ERRORS, file), 'utf8');
+    assert.match(message, /GPU_0_bfc/);
+    const runs = await runsSoFar(page);
+    await page.click('#tab-diagnosis');
+    await page.$eval('#error-box', (d) => (d.open = true));
+    await page.fill('#error-text', message.replaceAll('GPU_0_bfc', 'GPU_4_bfc'));
+    await page.click('#error-apply');
+    assert.equal(await waitForRun(page, runs), 'done');
+    await page.click('#tab-runtime');
+    assert.equal(await page.$eval('#allocator-select', (s) => s.value), 'GPU_4_bfc', 'the allocator the message names');
+    // A device the user picks stays picked when the same capture is analyzed again.
+    await page.selectOption('#allocator-select', 'GPU_6_bfc');
+    const again = await runsSoFar(page);
+    await page.click('#tab-diagnosis');
+    await page.click('#error-apply');
+    assert.equal(await waitForRun(page, again), 'done');
+    assert.equal(await page.$eval('#allocator-select', (s) => s.value), 'GPU_6_bfc');
+    clean(log);
+    await page.close();
+  });
+
+  test('the wheel zooms around the pointer, a drag pans, buttons and keys zoom and reset', { skip: absent(TPU) }, async () => {
+    const { page, log } = await openRuntime('__shared__/xprof_tpu_inference_2_clean.xplane.pb');
+    const whole = await chartState(page);
+    assert.equal(await page.$eval('#zoom-reset', (b) => b.disabled), true, 'nothing to reset yet');
+    const json = cliJson(TPU);
+    const last = json.runtime.executions.at(-1);
+    assert.ok(whole.t0 <= json.runtime.executions[0].start_ns && whole.t1 >= last.start_ns + last.duration_ns, 'the whole capture at first');
+
+    // Wheel up at 30% of the plot: a smaller span, the time under the pointer kept in place.
+    const px = whole.left + 0.3 * whole.plotW;
+    const at = whole.t0 + 0.3 * (whole.t1 - whole.t0);
+    await page.mouse.move(whole.screen.x + px * whole.screen.scale, whole.screen.y + (whole.plotTop + 20) * whole.screen.scale);
+    await page.mouse.wheel(0, -300);
+    await page.waitForFunction((t1) => Number(document.querySelector('#runtime-chart svg.timeline').dataset.t1) !== t1, whole.t1);
+    const zoomed = await chartState(page);
+    const span = zoomed.t1 - zoomed.t0;
+    assert.ok(Math.abs(span / (whole.t1 - whole.t0) - Math.exp(-1)) < 0.01, `zoomed in: ${span} of ${whole.t1 - whole.t0}`);
+    assert.ok(Math.abs(zoomed.t0 + 0.3 * span - at) < span * 0.001, 'the time under the pointer stays under it');
+    assert.equal(await page.$eval('#zoom-reset', (b) => b.disabled), false);
+    assert.match(await page.textContent('#runtime-range'), /^showing \S+ \S+ – \S+ \S+$/);
+
+    // A drag 100 px to the right shows what was before: the span moves back by 100 px worth.
+    await page.mouse.down();
+    await page.mouse.move(whole.screen.x + (px + 100) * whole.screen.scale, whole.screen.y + (whole.plotTop + 20) * whole.screen.scale, { steps: 5 });
+    await page.mouse.up();
+    const panned = await chartState(page);
+    assert.ok(Math.abs(panned.t1 - panned.t0 - span) < span * 1e-9, 'a drag keeps the span');
+    assert.ok(Math.abs(zoomed.t0 - panned.t0 - (100 / zoomed.plotW) * span) < span * 0.002, `panned by 100 px: ${zoomed.t0 - panned.t0}`);
+
+    // The buttons, then the keys.
+    await page.click('#zoom-in');
+    assert.ok(Math.abs((await chartState(page)).t1 - (await chartState(page)).t0 - span / 2) < span * 1e-6, 'Zoom in halves the span');
+    await page.click('#zoom-out');
+    await page.click('#zoom-reset');
+    const reset = await chartState(page);
+    assert.deepEqual([reset.t0, reset.t1], [whole.t0, whole.t1], 'Reset shows the whole capture');
+    await page.focus('#runtime-chart svg.timeline');
+    await page.keyboard.press('+');
+    await page.keyboard.press('+');
+    assert.ok(Math.abs(((await chartState(page)).t1 - (await chartState(page)).t0) / (whole.t1 - whole.t0) - 0.25) < 1e-6, 'the + key zooms in');
+    await page.keyboard.press('0');
+    assert.deepEqual(Object.values(await page.$eval('#runtime-chart svg.timeline', (s) => ({ t0: Number(s.dataset.t0), t1: Number(s.dataset.t1) }))), [whole.t0, whole.t1], 'the 0 key resets');
+    clean(log);
+    await page.close();
+  });
+
+  /** Every band of the chart against the report: where it starts, its width, its lane. */
+  async function checkBands(page, executions, waits) {
+    const st = await chartState(page);
+    const bands = await page.$$eval('#runtime-chart svg.timeline rect.exec, #runtime-chart svg.timeline rect.retry', (rs) =>
+      rs.map((r) => ({ cls: r.getAttribute('class'), x: Number(r.getAttribute('x')), w: Number(r.getAttribute('width')), bottom: r.getBBox().y + r.getBBox().height, title: r.querySelector('title').textContent })),
+    );
+    const span = st.t1 - st.t0;
+    const inView = (e) => e.start_ns + (e.duration_ns || 0) >= st.t0 && e.start_ns <= st.t1;
+    const want = [...executions.filter(inView), ...waits.filter(inView)];
+    assert.equal(bands.length, want.length, 'one band per execution and wait in view');
+    bands.forEach((b, i) => {
+      const e = want[i];
+      const x = st.left + ((e.start_ns - st.t0) / span) * st.plotW;
+      const w = Math.max(2, ((e.duration_ns || 0) / span) * st.plotW);
+      assert.ok(Math.abs(b.x - x) < 0.11 && Math.abs(b.w - w) < 0.11, `band ${i} to scale: x ${b.x} for ${x}, width ${b.w} for ${w}`);
+      assert.ok(b.bottom < st.plotTop, `band ${i} in its lane, above the memory drawn (${b.bottom} < ${st.plotTop})`);
+      // Its hover says when, in the axis's unit.
+      const units = [...b.title.matchAll(/(?:at|for|waited) [\d.]+ (s|ms|µs|ns)\b/g)].map((m) => m[1]);
+      assert.ok(units.length >= 2 && units.every((u) => u === st.unit), `"${b.title}" in ${st.unit}`);
+    });
+    assert.ok(st.ticks.length >= 2 && st.ticks.every((t) => t.endsWith(` ${st.unit}`)), `ticks in ${st.unit}: ${st.ticks}`);
+    return { st, bands };
+  }
+
+  test('executions and waits are bands to scale in lanes above the memory; hovers and the readout in the axis\'s unit', { skip: absent(TPU) }, async () => {
+    // 105 executions, 100 of one module back to back (a solid comb across the chart, before).
+    const json = cliJson(TPU);
+    const executions = json.runtime.executions;
+    assert.ok(executions.length >= 100);
+    const { page, log } = await openRuntime('__shared__/xprof_tpu_inference_2_clean.xplane.pb');
+    const whole = await checkBands(page, executions, json.runtime.retry.waits);
+    // Zoomed in around a run of short executions, they come apart, each still to scale.
+    const mid = executions[Math.floor(executions.length / 2)];
+    const { left, plotW, t0, t1, screen, plotTop } = whole.st;
+    const px = left + ((mid.start_ns - t0) / (t1 - t0)) * plotW;
+    await page.mouse.move(screen.x + px * screen.scale, screen.y + (plotTop + 20) * screen.scale);
+    for (let k = 0; k < 4; k++) {
+      const before = (await chartState(page)).t1;
+      await page.mouse.wheel(0, -300);
+      await page.waitForFunction((t) => Number(document.querySelector('#runtime-chart svg.timeline').dataset.t1) !== t, before);
+    }
+    const zoomed = await checkBands(page, executions, json.runtime.retry.waits);
+    assert.ok(zoomed.st.t1 - zoomed.st.t0 < (t1 - t0) / 50, 'zoomed in over 50×');
+    assert.ok(zoomed.bands.length >= 1 && zoomed.bands.length < whole.bands.length / 10, `a few executions in view (${zoomed.bands.length}), each drawn to scale`);
+    // The readout under the pointer uses the axis's unit too.
+    await page.mouse.move(screen.x + (px + 5) * screen.scale, screen.y + (plotTop + 20) * screen.scale);
+    const readout = await page.textContent('#runtime-readout');
+    assert.match(readout, new RegExp(` at [\\d.]+ ${zoomed.st.unit}: `), readout);
+    await page.screenshot({ path: join(RESULTS, 'timeline-zoomed.png'), fullPage: false });
+    clean(log);
+    await page.close();
+  });
+
+  test('an execution that launched no kernel is a red band in its lane, the memory under it in view', async (t) => {
+    const scenario = writeScenarios().find((c) => c.name === 'attention_plan_too_big.xplane.pb');
+    if (!scenario) {
+      t.skip('the scenario captures could not be written (see the SKIP line above)');
+      return;
+    }
+    const json = cliJson(scenario.path);
+    const failed = json.runtime.executions.filter((e) => e.launched_kernels === false);
+    assert.ok(failed.length >= 1, 'the scenario has an execution that launched no kernel');
+    const { page, log } = await openRuntime(scenario.url);
+    const { st, bands } = await checkBands(page, json.runtime.executions, json.runtime.retry.waits);
+    const red = bands.filter((b) => b.cls.includes('nokernel'));
+    assert.equal(red.length, failed.length);
+    for (const b of red) assert.match(b.title, new RegExp(`for [\\d.]+ ${st.unit}: launched no kernel$`));
+    await page.screenshot({ path: join(RESULTS, 'timeline-no-kernel.png'), fullPage: false });
+    clean(log);
+    await page.close();
+  });
+
+  test('run ids are shown unsigned, as the runtime gave them', async () => {
+    const file = join(FIXTURES, 'attention_train/attention_train.xplane.pb');
+    const json = cliJson(file);
+    // The report stores run ids signed: this capture's read below zero there.
+    const ids = json.runtime.executions.map((e) => e.run_id);
+    const { page, log } = await openPage(browser.context, `${origin}/`);
+    assert.equal(await dropUrl(page, '__fixtures__/attention_train/attention_train.xplane.pb', 'attention_train.xplane.pb'), 'done');
+    await page.click('#tab-runtime');
+    const column = await page.$$eval('#executions-table thead th', (ths) => ths.findIndex((th) => th.textContent === 'run id'));
+    const shown = await page.$$eval('#executions-table tbody tr', (trs, j) => trs.map((tr) => tr.cells[j].textContent), column);
+    assert.deepEqual(shown, ids.map((id) => (id == null ? '—' : BigInt.asUintN(64, BigInt(id)).toString())));
+    assert.ok(shown.length && shown.every((id) => !id.startsWith('-')), `no negative run id: ${shown}`);
+    clean(log);
+    await page.close();
+  });
+});
