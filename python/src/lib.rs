@@ -6,10 +6,13 @@
 
 use std::ffi::OsString;
 use std::path::PathBuf;
+use std::sync::Mutex;
 
 use oomlens::diff::model::DiffReport;
 use oomlens::diff::{DiffOptions, Run};
+use oomlens::report::model::{HostSummary, InputKind};
 use oomlens::report::{diff_json, diff_markdown, diff_text, html, json, markdown, present, text};
+use oomlens::source::ByteSource;
 use oomlens::{Error, Options, Report};
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
@@ -51,6 +54,32 @@ impl Analysis {
         py.detach(|| text::brief(&self.report, lines))
     }
 
+    /// One row per host, as JSON text: the rows of the cross-host summary
+    /// (`hosts_summary[]` of `oomlens FOLDER --format json`, docs/hosts.md). For a report
+    /// on one host, the row that host has in a folder before the rows are compared
+    /// (`ran_out_first` false, `skew` empty): what `oomlens.fleet` writes per host file.
+    fn host_rows(&self, py: Python<'_>) -> String {
+        py.detach(|| {
+            let rows = if self.report.hosts_summary.is_empty() {
+                self.report.hosts.iter().filter_map(row_of).collect()
+            } else {
+                self.report.hosts_summary.clone()
+            };
+            serde_json::to_string(&rows).unwrap_or_else(|_| "[]".into())
+        })
+    }
+
+    /// Each host's profile start (ns since the Unix epoch, from the plane `Task
+    /// Environment`), or `None`: what puts the `ran_out_at_ns` of several hosts on one
+    /// clock (docs/hosts.md). Not in the JSON report.
+    fn profile_starts(&self) -> Vec<Option<u64>> {
+        self.report
+            .hosts
+            .iter()
+            .map(|h| h.profile_start_ns)
+            .collect()
+    }
+
     /// The HTML report: a whole document (`--format html`), or, with `fragment`, the
     /// element a notebook shows.
     #[pyo3(signature = (top = present::limits::LIVE_BUFFERS, fragment = false))]
@@ -63,6 +92,19 @@ impl Analysis {
             }
         })
     }
+}
+
+/// A host's summary row, made by the engine's own rules (`hosts::summarize`, which is
+/// crate-private): the report of two copies of the host gets the rows of a folder, and
+/// the first row, compared only with its copy, is taken with its marks undone.
+fn row_of(host: &oomlens::HostReport) -> Option<HostSummary> {
+    let mut row = oomlens::report(vec![host.clone(), host.clone()])
+        .hosts_summary
+        .into_iter()
+        .next()?;
+    row.ran_out_first = false;
+    row.skew.clear();
+    Some(row)
 }
 
 /// A comparison of two runs (`oomlens diff BEFORE AFTER`), rendered on demand.
@@ -247,6 +289,202 @@ fn diff(
     }
 }
 
+/// A capture read through a Python file object (`seek`, `read`: an fsspec file of a
+/// remote store, an `io.BytesIO` …) as the engine asks for its bytes, a block at a time:
+/// at most [`READER_BLOCKS`] blocks of [`READER_BLOCK`] bytes are held, whatever the
+/// file's size, as the page reads a browser `File` (`src/wasm.rs`).
+struct ReaderSource {
+    reader: Py<PyAny>,
+    len: u64,
+    blocks: Mutex<Blocks>,
+}
+
+/// The blocks a [`ReaderSource`] holds.
+#[derive(Default)]
+struct Blocks {
+    /// `(start, bytes)`, least recently used first.
+    held: Vec<(u64, Vec<u8>)>,
+    /// Where the last block read ended.
+    last_end: u64,
+}
+
+/// Size of a block read on through the file.
+const READER_BLOCK: u64 = 4 << 20;
+/// Size of a block read for a small read far from the last one (the next line's header
+/// after skipping a long line): a whole block there would read what is skipped.
+const READER_SMALL_BLOCK: u64 = 64 << 10;
+/// How far past the last block a small read must land to be read as a small block.
+const READER_FAR: u64 = 2 << 20;
+/// Blocks kept: a window straddles at most two, plus one for a jump back.
+const READER_BLOCKS: usize = 3;
+
+impl ReaderSource {
+    /// `[start, end)` from the Python object (`seek(start)`, then `read` until filled or
+    /// at its end), with the interpreter held only for those calls.
+    fn read_block(&self, start: u64, end: u64) -> std::io::Result<Vec<u8>> {
+        let want = usize::try_from(end.saturating_sub(start)).unwrap_or(0);
+        Python::attach(|py| {
+            let failed = |e: PyErr| std::io::Error::other(e.to_string());
+            let reader = self.reader.bind(py);
+            reader.call_method1("seek", (start,)).map_err(failed)?;
+            let mut out = Vec::with_capacity(want);
+            while out.len() < want {
+                let got = reader
+                    .call_method1("read", (want - out.len(),))
+                    .map_err(failed)?;
+                let n = if let Ok(b) = got.cast::<PyBytes>() {
+                    out.extend_from_slice(b.as_bytes());
+                    b.as_bytes().len()
+                } else {
+                    let b: Vec<u8> = got.extract().map_err(|_| {
+                        std::io::Error::other("the reader's read() gave neither bytes nor a buffer")
+                    })?;
+                    out.extend_from_slice(&b);
+                    b.len()
+                };
+                if n == 0 {
+                    break;
+                }
+            }
+            out.truncate(want);
+            Ok(out)
+        })
+    }
+
+    /// Copies from a held block holding `offset` (reading one if none does) into `buf`;
+    /// returns how many bytes it copied.
+    fn copy_from_block(&self, offset: u64, buf: &mut [u8]) -> std::io::Result<usize> {
+        let copy = |start: u64, block: &[u8], buf: &mut [u8]| {
+            let from = usize::try_from(offset - start)
+                .unwrap_or(usize::MAX)
+                .min(block.len());
+            let n = buf.len().min(block.len() - from);
+            buf[..n].copy_from_slice(&block[from..from + n]);
+            n
+        };
+        let last_end = {
+            let mut held = self.blocks.lock().unwrap_or_else(|p| p.into_inner());
+            let holds = |(start, bytes): &(u64, Vec<u8>)| {
+                offset >= *start && offset < *start + bytes.len() as u64
+            };
+            if let Some(i) = held.held.iter().position(holds) {
+                let hit = held.held.remove(i);
+                let n = copy(hit.0, &hit.1, buf);
+                held.held.push(hit);
+                return Ok(n);
+            }
+            held.last_end
+        };
+        // Read with the lock released: only the Python call holds the interpreter.
+        let far = offset > last_end.saturating_add(READER_FAR);
+        let size = if far && (buf.len() as u64) < READER_SMALL_BLOCK {
+            READER_SMALL_BLOCK
+        } else {
+            READER_BLOCK
+        };
+        let start = offset - offset % size;
+        let end = (start + size).min(self.len);
+        let block = self.read_block(start, end)?;
+        let n = copy(start, &block, buf);
+        let mut held = self.blocks.lock().unwrap_or_else(|p| p.into_inner());
+        if held.held.len() >= READER_BLOCKS {
+            held.held.remove(0);
+        }
+        held.held.push((start, block));
+        held.last_end = end;
+        Ok(n)
+    }
+}
+
+impl ByteSource for ReaderSource {
+    fn len(&self) -> u64 {
+        self.len
+    }
+
+    fn read_at(&self, offset: u64, buf: &mut [u8]) -> std::io::Result<usize> {
+        let end = offset.saturating_add(buf.len() as u64).min(self.len);
+        let mut done = 0usize;
+        let mut at = offset;
+        while at < end {
+            let want = usize::try_from(end - at).unwrap_or(usize::MAX);
+            let n = self.copy_from_block(at, &mut buf[done..done + want])?;
+            if n == 0 {
+                break;
+            }
+            done += n;
+            at += n as u64;
+        }
+        Ok(done)
+    }
+}
+
+/// Analyzes one capture file read through a Python file object (`seek(offset)`,
+/// `read(n)`) of `size` bytes, named `name` in the report (`host0.xplane.pb`; the host
+/// is that name without `.xplane.pb`): blocks of it are read as the engine asks, at
+/// most 12 MiB held, so a remote file is never held whole. `evidence`: other files
+/// given beside it as `(name, bytes)` (an error log, device memory profiles, XLA dump
+/// files), joined as `oomlens.analyze` joins files given together. The report is the
+/// one the same file's bytes give.
+#[pyfunction]
+#[pyo3(signature = (reader, size, name, module = None, evidence = None))]
+fn analyze_reader(
+    py: Python<'_>,
+    reader: Py<PyAny>,
+    size: u64,
+    name: String,
+    module: Option<String>,
+    evidence: Option<Vec<(String, Bound<'_, PyBytes>)>>,
+) -> PyResult<Analysis> {
+    let options = Options {
+        module,
+        ..Options::default()
+    };
+    let evidence = evidence.unwrap_or_default();
+    let files: Vec<(&str, &[u8])> = evidence
+        .iter()
+        .map(|(n, b)| (n.as_str(), b.as_bytes()))
+        .collect();
+    let src = ReaderSource {
+        reader,
+        len: size,
+        blocks: Mutex::new(Blocks::default()),
+    };
+    run(py, || {
+        let file = name.rsplit(['/', '\\']).next().unwrap_or(&name);
+        let host = file.strip_suffix(".xplane.pb").unwrap_or(file);
+        let joined = if files.is_empty() {
+            oomlens::analysis::join::Joined::default()
+        } else {
+            // The capture is gathered as an empty stand-in of its name, so that the
+            // evidence is joined as it is beside a capture; its size is then set.
+            let stand_in = if file.ends_with(".xplane.pb") {
+                file.to_owned()
+            } else {
+                format!("{file}.xplane.pb")
+            };
+            let mut all = vec![(stand_in.as_str(), &[][..])];
+            all.extend(files.iter().copied());
+            let mut joined = oomlens::inputs::gather_bytes(&all, None)?.joined;
+            for input in &mut joined.inputs {
+                if input.kind == InputKind::Capture && input.file == stand_in {
+                    input.file = file.to_owned();
+                    input.bytes = size;
+                }
+            }
+            joined
+        };
+        let host_report = oomlens::analysis::analyze_joined(
+            &src,
+            host,
+            file,
+            &options,
+            &joined,
+            &mut |_, _, _| {},
+        )?;
+        Ok(oomlens::report(vec![host_report]))
+    })
+}
+
 /// The report on an out-of-memory message alone (`oomlens --error-text FILE` without a
 /// capture): the message's figures under `error`, the triage and its fixes. Raises
 /// `OomlensError` (kind `no_oom_message`) when the text holds none.
@@ -273,6 +511,7 @@ fn native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Analysis>()?;
     m.add_class::<Comparison>()?;
     m.add_function(wrap_pyfunction!(analyze, m)?)?;
+    m.add_function(wrap_pyfunction!(analyze_reader, m)?)?;
     m.add_function(wrap_pyfunction!(diff, m)?)?;
     m.add_function(wrap_pyfunction!(from_error, m)?)?;
     m.add_function(wrap_pyfunction!(main, m)?)?;
