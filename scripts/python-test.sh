@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# The Python package: builds the wheel with maturin (target/python/wheels), installs it
-# into a fresh virtual environment (target/python/venv) with pytest and jax, and runs
+# The Python package: builds the wheel with maturin (target/python/wheels), with the web
+# page (dist/) inside for its TensorBoard tab, installs it into a fresh virtual
+# environment (target/python/venv) with pytest, jax, tensorboard and the fleet extra
+# (dask, pyarrow, fsspec), and runs
 # python/tests against the Rust binary (target/release/oomlens, built first) on the
 # committed fixtures and on real out-of-memory failures of the CPU backend.
 #
@@ -20,6 +22,17 @@ if [ ! -x "$tools/bin/maturin" ]; then
 fi
 [ -x target/release/oomlens ] || cargo build --release
 
+# The TensorBoard tab (oomlens.tensorboard) serves the web page from the wheel: dist/,
+# built again when a source of the engine or the page is newer, goes into
+# python/oomlens/tensorboard/static (git-ignored; pyproject.toml's maturin include).
+if [ ! -f dist/oomlens_bg.wasm ] || [ -n "$(find src www proto Cargo.toml Cargo.lock build.rs -newer dist/oomlens_bg.wasm -print -quit 2>/dev/null)" ]; then
+  say "building the web page (dist/) for the wheel's TensorBoard tab"
+  node scripts/build.mjs
+fi
+rm -rf python/oomlens/tensorboard/static
+mkdir -p python/oomlens/tensorboard/static
+cp -R dist/. python/oomlens/tensorboard/static/
+
 say "building the wheel"
 rm -rf target/python/wheels
 (cd python && "../$tools/bin/maturin" build --release --out ../target/python/wheels)
@@ -32,6 +45,16 @@ rm -rf "$venv"
 "$venv/bin/pip" install -q "$wheel" pytest
 if ! "$venv/bin/pip" install -q jax; then
   say "WARNING: jax could not be installed: the oomlens.jax tests will be reported as skipped"
+fi
+# TensorBoard, for the OOM tab's tests here and in tests/web/tensorboard.test.mjs (which
+# starts target/python/venv/bin/tensorboard); under CI its absence fails those tests.
+if ! "$venv/bin/pip" install -q "$wheel[tensorboard]"; then
+  say "WARNING: tensorboard could not be installed: the TensorBoard tab's tests will be reported as skipped (failed under CI)"
+fi
+# The fleet extra (dask, distributed, pyarrow, fsspec) for oomlens.fleet's tests
+# (python/tests/test_fleet.py): skipped without it, failed under CI=true.
+if ! "$venv/bin/pip" install -q "$wheel[fleet]"; then
+  say "WARNING: the fleet extra could not be installed: the oomlens.fleet tests will be reported as skipped (failed under CI)"
 fi
 
 say "pytest"
