@@ -530,11 +530,7 @@ pub fn host(h: &HostReport, top: usize) -> View {
                 text: n.text.clone(),
             })
             .collect(),
-        diagnosis: h
-            .diagnosis
-            .iter()
-            .map(card)
-            .collect(),
+        diagnosis: h.diagnosis.iter().map(card).collect(),
         nothing_stands_out: h.diagnosis.is_empty().then_some(if h.has_capture() {
             "nothing stands out: the plan fits and memory does not grow across executions"
         } else {
@@ -647,9 +643,7 @@ fn card(d: &crate::report::model::Diagnosis) -> Card {
         text: d.text.clone(),
         cause: d.cause.clone(),
         fix: d.fix.clone(),
-        saving: d
-            .saving_bytes
-            .map(|s| format!("~{}", size(s))),
+        saving: d.saving_bytes.map(|s| format!("~{}", size(s))),
         cost: d.cost.clone(),
         then: d
             .fits_after
