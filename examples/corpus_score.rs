@@ -36,8 +36,9 @@ fn main() {
             println!("    {miss}");
         }
     }
+    let (decided, right) = score.decided_by_message();
     println!(
-        "{dir}: {} messages; figures {}/{} = {:.1}%; triage {}/{} = {:.1}%",
+        "{dir}: {} messages; figures {}/{} = {:.1}%; triage {}/{} = {:.1}%; where the message decides: {right}/{decided}",
         score.messages.len(),
         score.read(),
         score.stated(),

@@ -19,7 +19,7 @@ fn corpus(dir: &str) -> Score {
 /// Messages of the tuning corpus whose annotated cause the message alone cannot show
 /// (the annotator knew it from the thread, or from prose oomlens does not read), or
 /// where the rules take a stand the annotation does not: each with why.
-const KNOWN_DISAGREEMENTS: [(&str, &str); 8] = [
+const KNOWN_DISAGREEMENTS: [(&str, &str); 11] = [
     ("03-", "a TPU compile-time listing alone: the compile-time check fails only for a program too big, which oomlens says; the annotation says undetermined"),
     ("27-", "an XLA:GPU summary cut before its total: the program's size is unknown, so oomlens does not say it is small (the thread found TensorFlow holding the GPU)"),
     ("36-", "a bare 176 MiB request: the thread found memory held outside XLA's pool"),
@@ -28,6 +28,12 @@ const KNOWN_DISAGREEMENTS: [(&str, &str); 8] = [
     ("71-", "an 8 MiB buffer with 6.43 MiB free: oomlens reads HBM all but full with most of the request free as the program's own; the annotation says undetermined"),
     ("72-", "196 MiB with 60.94 MiB free: the annotation knows from the prose that Gemma-2 9B and 27B were loaded unsharded"),
     ("73-", "a bare 128 MiB request: the annotation knows from the thread that GPT-J 6B was loaded on an 8 GiB GPU"),
+    // TensorFlow's tensor message alone, for a batch's activation: oomlens says, as an
+    // estimate, the batch is too big, as the annotators of the three held-out corpora
+    // read such messages; this corpus's annotator called them undetermined.
+    ("64-", "a 112.5 MiB activation [16,112,112,147] alone: oomlens estimates the batch too big; the annotation says undetermined"),
+    ("65-", "a 2.17 GiB activation [500,17,17,4032] alone: oomlens estimates the batch too big; the annotation says undetermined"),
+    ("66-", "a 1.50 GiB activation [128,3,8,128,8,128] alone: oomlens estimates the batch too big; the annotation says undetermined"),
 ];
 
 #[test]
@@ -59,7 +65,7 @@ fn the_tuning_corpus_is_read_and_triaged_as_annotated() {
     assert!(wrong.is_empty(), "{}", wrong.join("\n"));
 }
 
-/// The first held-out corpus, since its misses were read: no lower than measured then.
+/// The first held-out corpus, since its misses were read: no lower than last measured.
 #[test]
 fn the_first_held_out_corpus_stays_where_it_was_measured() {
     let score = corpus("tests/heldout/errors");
@@ -70,13 +76,14 @@ fn the_first_held_out_corpus_stays_where_it_was_measured() {
         score.figures_pct()
     );
     assert!(
-        score.triage_pct() >= 72.5,
+        score.triage_pct() >= 82.5,
         "triage {:.1}%",
         score.triage_pct()
     );
 }
 
-/// The second held-out corpus, measured last: no lower than it was.
+/// The second held-out corpus, measured once, then a development set: no lower than
+/// last measured.
 #[test]
 fn the_second_held_out_corpus_stays_where_it_was_measured() {
     let score = corpus("tests/heldout2/errors");
@@ -87,25 +94,43 @@ fn the_second_held_out_corpus_stays_where_it_was_measured() {
         score.figures_pct()
     );
     assert!(
-        score.triage_pct() >= 63.6,
+        score.triage_pct() >= 75.7,
         "triage {:.1}%",
         score.triage_pct()
     );
 }
 
-/// The third held-out corpus (collected 2026-12-04), measured once, untuned: no lower
-/// than it was.
+/// The third held-out corpus (collected 2026-12-04), measured once untuned (figures
+/// 86.5%, triage 57.1%), then a development set: no lower than last measured.
 #[test]
 fn the_third_held_out_corpus_stays_where_it_was_measured() {
     let score = corpus("tests/heldout3/errors");
     assert!(score.messages.len() >= 35);
     assert!(
-        score.figures_pct() >= 86.5,
+        score.figures_pct() >= 96.6,
         "figures {:.1}%",
         score.figures_pct()
     );
     assert!(
-        score.triage_pct() >= 57.1,
+        score.triage_pct() >= 80.0,
+        "triage {:.1}%",
+        score.triage_pct()
+    );
+}
+
+/// The fourth held-out corpus (collected 2026-12-05 by a session that never ran oomlens
+/// on it), measured once untuned: no lower than it was.
+#[test]
+fn the_fourth_held_out_corpus_stays_where_it_was_measured() {
+    let score = corpus("tests/heldout4/errors");
+    assert!(score.messages.len() >= 35);
+    assert!(
+        score.figures_pct() >= 78.2,
+        "figures {:.1}%",
+        score.figures_pct()
+    );
+    assert!(
+        score.triage_pct() >= 65.7,
         "triage {:.1}%",
         score.triage_pct()
     );
@@ -118,6 +143,7 @@ fn the_corpora_share_no_source() {
         "tests/heldout/errors",
         "tests/heldout2/errors",
         "tests/heldout3/errors",
+        "tests/heldout4/errors",
     ];
     let mut seen: Vec<(&str, String)> = Vec::new();
     for dir in dirs {

@@ -174,3 +174,112 @@ fn the_message_json_carries_the_headlines_figures() {
         assert!(m.used_bytes.is_some(), "{prefix}");
     }
 }
+
+/// A message of the third held-out corpus (measured once, then a development set).
+fn heldout3(prefix: &str) -> PathBuf {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/heldout3/errors");
+    let found: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| {
+            let name = p.file_name().unwrap().to_string_lossy().into_owned();
+            name.starts_with(prefix) && name.ends_with(".txt")
+        })
+        .collect();
+    assert_eq!(found.len(), 1, "{prefix}");
+    found[0].clone()
+}
+
+/// The TPU runtime's other wordings: `N bytes allocatable, M bytes available` with the
+/// request between them is fragmentation (jax#14304); a small program that cannot be
+/// loaded while `compaction wouldn't help` is memory held by what was placed before it
+/// (vllm#16521), also when `Error loading program` is on the line before the runtime's
+/// (tpu-inference#3408); a large program that cannot be loaded stays the program's.
+#[test]
+fn tpu_runtime_wordings_lead_to_their_cause() {
+    let r = report_of(&[heldout3("11-")]);
+    let m = &r.error.as_ref().unwrap().message;
+    assert_eq!(
+        (m.requested_bytes, m.reservable_bytes, m.free_bytes),
+        (Some(10_485_760), Some(4_374_528), Some(14_942_208))
+    );
+    assert_eq!(r.diagnosis[0].id, DiagnosisId::Fragmentation);
+    for prefix in ["12-", "13-"] {
+        let r = report_of(&[heldout3(prefix)]);
+        assert_eq!(r.diagnosis[0].id, DiagnosisId::HeldElsewhere, "{prefix}");
+        assert!(
+            !r.diagnosis
+                .iter()
+                .any(|d| d.id == DiagnosisId::Fragmentation),
+            "{prefix}"
+        );
+        let fix = r.diagnosis[0].fix.as_deref().unwrap();
+        assert!(fix.contains("gpu_memory_utilization"), "{fix}");
+    }
+    let r = report_of(&[heldout3("12-")]);
+    assert!(r.diagnosis[0].text.contains("compacting would not help"));
+    // pytorch/xla#1735: a 3.95G program on an 8G core is the program's own overflow.
+    let r = report_of(&[message("19-")]);
+    assert_ne!(r.diagnosis[0].id, DiagnosisId::HeldElsewhere);
+}
+
+/// Figures of lines that come apart from the failure: TensorFlow's device properties
+/// (`Total memory`, `Free memory`, tensorflow#8170), a `Stats:` block pasted without its
+/// header (sleap#2101), a vmem listing whose entries have no `Size:` line
+/// (tensorflow#38272), and a driver failure whose size comes after the error's summary
+/// (elixir-nx/nx#1601).
+#[test]
+fn figures_apart_from_the_failure_line_are_read() {
+    let m = report_of(&[heldout3("27-")]).error.unwrap().message;
+    assert_eq!(
+        (m.capacity_bytes, m.free_bytes),
+        (Some(8_504_035_246), Some(199_554_499))
+    );
+    let m = report_of(&[heldout3("18-")]).error.unwrap().message;
+    let a = m.allocator.unwrap();
+    assert_eq!(
+        (
+            a.in_use_bytes,
+            a.max_alloc_size_bytes,
+            a.largest_free_block_bytes
+        ),
+        (Some(2_978_664_704), Some(2_147_483_648), Some(0))
+    );
+    let m = report_of(&[heldout3("09-")]).error.unwrap().message;
+    assert_eq!(m.allocations.len(), 4);
+    assert!(m.allocations.iter().all(|a| a.allocation_type == "scoped"));
+    assert_eq!(m.allocations[0].xla_label, "register allocator spill slots");
+    let m = report_of(&[heldout3("29-")]).error.unwrap().message;
+    assert_eq!(m.requested_bytes, Some(10_534_079_488));
+}
+
+/// Padding beside far larger arguments is not what overflowed (pytorch/xla#3041: 0.55G
+/// of padding in 8.74G, 7.04G of them arguments); a listed tensor of half the memory is
+/// one buffer (tensor2tensor#1382: 4.00G of 8.00G).
+#[test]
+fn listings_lead_with_what_fills_them() {
+    let r = report_of(&[heldout3("07-")]);
+    let ids: Vec<DiagnosisId> = r.diagnosis.iter().map(|d| d.id).collect();
+    assert!(!ids.contains(&DiagnosisId::TpuPadding), "{ids:?}");
+    assert!(ids.contains(&DiagnosisId::ArgumentsDominate), "{ids:?}");
+    let r = report_of(&[heldout3("02-")]);
+    assert_eq!(r.diagnosis[0].id, DiagnosisId::LargeReplicated);
+    assert!(r.diagnosis[0].text.contains("bf16[256,2048,4096]"));
+}
+
+/// TensorFlow's tensor message alone, for a batch's activation
+/// (`[4,16,2160,3840]` float, sleap#2101), leads with the batch too big, as an estimate
+/// that names the batch and how to tell another process holding the GPU; a small
+/// gradient (bert-ner-tf#20) stays too little to tell.
+#[test]
+fn a_batch_activation_alone_is_likely_the_batch() {
+    let r = report_of(&[heldout3("18-")]);
+    let lead = &r.diagnosis[0];
+    assert_eq!(lead.id, DiagnosisId::AggregateTooBig);
+    assert_eq!(lead.label, oomlens::report::model::Label::Estimated);
+    assert!(lead.text.contains("[4,16,2160,3840]"), "{}", lead.text);
+    let fix = lead.fix.as_deref().unwrap();
+    assert!(fix.contains("4 → 2") && fix.contains("nvidia-smi"), "{fix}");
+    let r = report_of(&[heldout3("25-")]);
+    assert_eq!(r.diagnosis[0].id, DiagnosisId::TooLittleToTell);
+}

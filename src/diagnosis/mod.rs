@@ -30,6 +30,10 @@ pub fn diagnose(report: &HostReport, failure: Option<&Failure>) -> Vec<Diagnosis
             Rule::Each(rule) => out.extend(rule(&cx).into_iter().map(|l| l.build())),
         }
     }
-    out.extend(rules::message::too_little_to_tell(&cx, &out).map(|l| l.build()));
+    // When no line names a cause: the likely one, said as an estimate, else how to
+    // find it.
+    let last = rules::batch::likely_batch(&cx, &out)
+        .or_else(|| rules::message::too_little_to_tell(&cx, &out));
+    out.extend(last.map(|l| l.build()));
     out
 }

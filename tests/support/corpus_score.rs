@@ -53,6 +53,9 @@ pub struct Scored {
     pub want: (String, String),
     /// oomlens's verdict and the cause of its first cause line.
     pub got: (String, String),
+    /// Whether the annotated cause follows from the message's own figures (`basis:
+    /// message`) rather than from what the thread around it found (`thread`).
+    pub message_decides: bool,
     /// The source URL the corpus README gives for the file, if found.
     pub source: Option<String>,
 }
@@ -86,6 +89,13 @@ impl Score {
     /// The share of messages triaged right, in percent.
     pub fn triage_pct(&self) -> f64 {
         100.0 * self.triage_right() as f64 / self.messages.len().max(1) as f64
+    }
+    /// Of the messages whose cause their own figures decide: how many, and how many
+    /// triaged right.
+    pub fn decided_by_message(&self) -> (usize, usize) {
+        let decided = self.messages.iter().filter(|m| m.message_decides);
+        let right = decided.clone().filter(|m| m.triage_right()).count();
+        (decided.count(), right)
     }
 }
 
@@ -155,6 +165,7 @@ fn score_one(name: &str, txt: &Path, expected: &Value, readme: &str) -> Scored {
         missed,
         want,
         got: triage_of(name, &bytes),
+        message_decides: triage["basis"].as_str() == Some("message"),
         source: source_in(readme, name),
     }
 }

@@ -386,13 +386,14 @@ fn large_in_message(cx: &Context<'_>) -> Option<Line> {
     }
     let capacity = oom::capacity(m)?;
     let limit = (capacity as f64 * tpu::LARGE_ALLOCATION_OF_CAPACITY) as u64;
-    let (bytes, what) = match m.allocations.iter().find(|a| oom::data_bytes(a) > limit) {
+    // Half the memory or more: a tensor that alone leaves the rest of the program half.
+    let (bytes, what) = match m.allocations.iter().find(|a| oom::data_bytes(a) >= limit) {
         Some(a) => (a.size_bytes, tpu::describe(a)),
         None => {
             let request = m
                 .requested_bytes
                 .or(m.requested_bytes_from_shape)
-                .filter(|&r| r > limit)?;
+                .filter(|&r| r >= limit)?;
             let shape = m
                 .requested_shape
                 .as_deref()

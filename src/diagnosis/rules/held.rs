@@ -5,7 +5,7 @@
 
 use crate::diagnosis::line::{pct, Context, Line};
 use crate::diagnosis::oom;
-use crate::evidence::message::{OomKind, OomMessage, CONSTANT_OP};
+use crate::evidence::message::{OomKind, OomMessage, CONSTANT_OP, PROGRAM_LOAD_OP};
 use crate::report::model::{DiagnosisId, Label};
 use crate::units::size;
 
@@ -17,6 +17,8 @@ pub const SMALL_SHARE: f64 = 25.0;
 /// A GPU pool this small: the framework could take no more of the device, others hold
 /// the rest (another process, the display).
 pub const SMALL_POOL: u64 = 1 << 30;
+/// The least memory a TPU core has (v2: 8 GiB of HBM per core).
+const SMALLEST_TPU_MEMORY: u64 = 8 << 30;
 /// A pinned host buffer this small fails only when the host or the driver is exhausted
 /// by something else.
 const TINY_HOST_REQUEST: u64 = 1 << 20;
@@ -65,6 +67,9 @@ fn in_message(cx: &Context<'_>) -> Option<Line> {
         OomKind::GpuBufferAssignment => small_program(m),
         OomKind::Driver => driver(m),
         _ if m.requested_op.as_deref() == Some(CONSTANT_OP) => constant(m),
+        OomKind::TpuRuntime if m.requested_op.as_deref() == Some(PROGRAM_LOAD_OP) => {
+            program_load(m)
+        }
         _ => small_pool(m),
     }
 }
@@ -80,6 +85,54 @@ fn constant(m: &OomMessage) -> Option<Line> {
         text,
         "memory held when the program was loaded: arrays kept from earlier steps or other programs, preallocation, or another process",
     ))
+}
+
+/// The TPU runtime could not load a compiled program that needs a small share of the
+/// chip: what fills the memory is what was placed before it. A large program failing to
+/// load is the program with its arguments and outputs not fitting (`aggregate_too_big`).
+fn program_load(m: &OomMessage) -> Option<Line> {
+    let request = m.requested_bytes?;
+    let share = match oom::capacity(m) {
+        Some(capacity) if pct(request, capacity) < SMALL_SHARE => format!(
+            "{:.1}% of the chip's {} (read)",
+            pct(request, capacity),
+            size(capacity)
+        ),
+        Some(_) => return None,
+        None if request < SMALLEST_TPU_MEMORY / 4 => format!(
+            "under a quarter of any TPU core's memory ({} at least)",
+            size(SMALLEST_TPU_MEMORY)
+        ),
+        None => return None,
+    };
+    let free = m
+        .free_bytes
+        .map(|f| format!(" with {} free", size(f)))
+        .unwrap_or_default();
+    let compaction = m
+        .compacted_reservable_bytes
+        .filter(|&c| c < request)
+        .map(|c| {
+            format!(
+                "; compacting would not help: at most {} could be reserved",
+                size(c)
+            )
+        })
+        .unwrap_or_default();
+    let text = format!(
+        "the TPU runtime could not load a compiled program of {} (read){free}{compaction}; it needs only {share}, so what fills the memory is what was placed before it",
+        size(request)
+    );
+    let line = Line::new(
+        DiagnosisId::HeldElsewhere,
+        Label::Read,
+        text,
+        "arrays placed on the chip before the program was loaded (weights, a KV cache or buffers a serving framework sizes to fill the memory, earlier steps' outputs) or other programs loaded before it leave no room for its code and scratch space",
+    );
+    Some(
+        line.fix("leave room for the program: lower the share of memory a framework takes for its arrays (vLLM's gpu_memory_utilization, a smaller KV cache or max length), delete arrays no longer needed (x.delete()) before loading it, or compile and run the large programs before placing large arrays")
+            .cost("a smaller cache holds fewer sequences; otherwise none"),
+    )
 }
 
 /// XLA:GPU's buffer assignment says what the whole program needs: under a GiB, it is

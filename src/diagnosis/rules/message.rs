@@ -183,7 +183,9 @@ fn bfc_fragmented(m: &OomMessage, request: u64) -> Option<String> {
 
 fn tpu_fragmented(m: &OomMessage, request: u64) -> Option<String> {
     let (free, reservable) = (m.free_bytes?, m.reservable_bytes?);
-    (reservable < request && request <= free).then(|| {
+    // The runtime's own answer to whether compacting would help, when it gives one.
+    let compaction_helps = m.compacted_reservable_bytes.is_none_or(|c| c >= request);
+    (reservable < request && request <= free && compaction_helps).then(|| {
         format!(
             "{} free (read), more than the {} requested, but only {} can be reserved in one piece: the free memory is in pieces",
             size(free),

@@ -7,6 +7,7 @@
 //! means adding one function, one entry here, one title in `report::present`, and one
 //! test.
 
+pub mod batch;
 pub mod buffer;
 pub mod held;
 pub mod message;

@@ -106,16 +106,22 @@ pub fn tpu_padding(cx: &Context<'_>) -> Option<Line> {
         .map(oom::padding)
         .fold(0, u64::saturating_add);
     let waste = m.padding_bytes.unwrap_or(0).max(listed);
-    let whole = m
-        .program_bytes
-        .or(m.used_bytes)
-        .or(m.temp_bytes)
-        .unwrap_or_else(|| {
-            m.allocations
-                .iter()
-                .map(|a| a.size_bytes)
-                .fold(0, u64::saturating_add)
-        });
+    // The waste's share of all the memory the program fills (arguments included): padded
+    // temporaries beside far larger arguments are not what overflowed.
+    let (whole, in_all) = match (m.used_bytes.or(m.total_bytes), m.program_bytes) {
+        (Some(all), Some(program)) if all > program => (all, true),
+        (_, Some(program)) => (program, false),
+        (Some(all), None) => (all, true),
+        (None, None) => (
+            m.temp_bytes.unwrap_or_else(|| {
+                m.allocations
+                    .iter()
+                    .map(|a| a.size_bytes)
+                    .fold(0, u64::saturating_add)
+            }),
+            false,
+        ),
+    };
     if waste < NOTEWORTHY || pct(waste, whole) < PADDING_PCT {
         return None;
     }
@@ -130,10 +136,14 @@ pub fn tpu_padding(cx: &Context<'_>) -> Option<Line> {
         .map(|a| padded_allocation(a))
         .collect();
     let more = padded.len().saturating_sub(named.len());
+    let whole_text = if in_all {
+        format!("the {} needed in all", size(whole))
+    } else {
+        format!("the program's {}", size(whole))
+    };
     let mut text = format!(
-        "layout padding wastes {} of the program's {} ({:.1}%, read)",
+        "layout padding wastes {} of {whole_text} ({:.1}%, read)",
         size(waste),
-        size(whole),
         pct(waste, whole)
     );
     if let Some(p) = m.padding_bytes {

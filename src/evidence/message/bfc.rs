@@ -82,7 +82,32 @@ pub fn opens(body: &str) -> bool {
 /// kept for the failure that follows it (TensorFlow prints the dump before the `OOM when
 /// allocating tensor` line), never a message on its own.
 pub fn opens_stats(body: &str) -> bool {
-    body.starts_with("Stats:")
+    body.starts_with("Stats:") || is_stats_field(body)
+}
+
+/// Opens a `Stats:` block in `draft` with `body`, its header or (a paste cut above the
+/// header) its first field. Returns whether it took the line.
+pub fn open_stats(draft: &mut Draft, body: &str) -> bool {
+    if body.starts_with("Stats:") {
+        return block_line(draft, body);
+    }
+    draft.enter(Block::BfcStats) && stats_field(draft, body)
+}
+
+/// `InUse:  2978664704`: a field of the `Stats:` block, its value a bare count.
+fn is_stats_field(body: &str) -> bool {
+    const KEYS: [&str; 8] = [
+        "Limit",
+        "InUse",
+        "MaxInUse",
+        "NumAllocs",
+        "MaxAllocSize",
+        "Reserved",
+        "PeakReserved",
+        "LargestFreeBlock",
+    ];
+    body.split_once(':')
+        .is_some_and(|(key, value)| KEYS.contains(&key) && units::integer(value.trim()).is_some())
 }
 
 /// `total_region_allocated_bytes_: 4928097280 memory_limit_: 4928097484 available bytes:

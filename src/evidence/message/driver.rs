@@ -86,6 +86,28 @@ pub fn device_pool(body: &str) -> Option<DevicePool> {
     })
 }
 
+/// The device's memory as the framework reads it when it finds the device:
+/// TensorFlow's `Total memory: 7.92GiB` and `Free memory: 190.31MiB` lines (later
+/// `totalMemory: 11.17GiB freeMemory: 10.91GiB`, then `deviceMemorySize: 10.76GiB`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct DeviceMemory {
+    pub total: Option<u64>,
+    pub free: Option<u64>,
+}
+
+/// The device memory a log line states, if it is such a line.
+pub fn device_memory(body: &str) -> Option<DeviceMemory> {
+    let figure = |keys: &[&str]| {
+        keys.iter()
+            .find_map(|key| units::size_prefix(after(body, key)?, false).map(|s| s.0))
+    };
+    let memory = DeviceMemory {
+        total: figure(&["Total memory:", "totalMemory:", "deviceMemorySize:"]),
+        free: figure(&["Free memory:", "freeMemory:"]),
+    };
+    (memory != DeviceMemory::default()).then_some(memory)
+}
+
 /// Whether two driver failures are tries of one request: the same memory, the later
 /// no larger (allocators retry smaller).
 pub fn is_retry_of(first: &Draft, next: &Draft) -> bool {
@@ -95,6 +117,9 @@ pub fn is_retry_of(first: &Draft, next: &Draft) -> bool {
         && a.memory_space == b.memory_space
         && match (a.requested_bytes, b.requested_bytes) {
             (Some(first), Some(next)) => next <= first,
+            // A failure that states its size after one that did not (the error's
+            // summary quoted before the log line): the log line says more.
+            (None, Some(_)) => false,
             _ => true,
         }
 }
@@ -135,5 +160,21 @@ mod tests {
         .unwrap();
         assert_eq!((p.ordinal, p.bytes), (Some(1), Some(12_738_093_056)));
         assert!(device_pool("an unrelated line").is_none());
+    }
+
+    #[test]
+    fn reads_device_memory() {
+        let total = device_memory("Total memory: 7.92GiB").unwrap();
+        assert_eq!(total.total, Some(8_504_035_246));
+        assert_eq!(
+            device_memory("Free memory: 190.31MiB").unwrap().free,
+            Some(199_554_499)
+        );
+        let both = device_memory("name: GeForce GTX 1080 Ti major: 6 minor: 1 memoryClockRate(GHz): 1.582 pciBusID: 0000:01:00.0 totalMemory: 11.00GiB freeMemory: 9.10GiB").unwrap();
+        assert_eq!(
+            (both.total, both.free),
+            (Some(11 << 30), Some(9_771_050_598))
+        );
+        assert!(device_memory("Total hbm usage >= 8.83G:").is_none());
     }
 }

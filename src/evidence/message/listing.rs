@@ -45,6 +45,20 @@ pub fn gpu_entry_start(body: &str) -> bool {
         .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
 }
 
+/// Whether `body` starts an entry printed without its `N. Size:` line (XLA prints
+/// scoped vmem allocations so): a label with no entry open, or after one that has its
+/// label already.
+pub fn starts_sizeless_entry(draft: &Draft, body: &str) -> bool {
+    let label = body.starts_with("XLA label:") || body.starts_with("XLA Label:");
+    label
+        && (!draft.entry_open
+            || draft
+                .msg
+                .allocations
+                .last()
+                .is_some_and(|a| !a.xla_label.is_empty()))
+}
+
 /// Whether `body` is an entry's closing line (`==========================`).
 pub fn is_separator(body: &str) -> bool {
     body.len() >= 3 && body.bytes().all(|b| b == b'=')

@@ -32,7 +32,7 @@ mod tpu;
 mod units;
 
 pub use model::{AllocatorStats, MessageAllocation, OomKind, OomMessage, RematWarning};
-pub use short::CONSTANT_OP;
+pub use short::{CONSTANT_OP, PROGRAM_LOAD_OP};
 
 /// No out-of-memory message in the text.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]

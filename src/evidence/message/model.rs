@@ -93,6 +93,10 @@ pub struct OomMessage {
     /// What earlier reservations already hold at the bottom of the TPU's memory: the
     /// `Y reserved` of `There are X free, Y reserved, and Z reservable`.
     pub reserved_at_bottom_bytes: Option<u64>,
+    /// What the TPU runtime could reserve if its free memory were compacted: `If
+    /// fragmentation is eliminated, the maximum reservable bytes would be Z`. Below the
+    /// request, compaction would not help: the memory is taken, not in pieces.
+    pub compacted_reservable_bytes: Option<u64>,
     /// TPU `Total hbm usage >= T` (reserved + program + arguments, a lower bound).
     pub total_bytes: Option<u64>,
     /// TPU `TensorCore Hbm usage`.

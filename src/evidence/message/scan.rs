@@ -172,9 +172,13 @@ pub struct Scanner {
     loose_allocator: Option<AllocatorStats>,
     /// The last device pool the framework announced.
     device_pool: Option<driver::DevicePool>,
+    device_memory: driver::DeviceMemory,
     /// The device ordinal the last logical line named (`… for CUDA device ordinal 0:`
     /// before the line of the failure it introduces).
     last_ordinal: Option<u32>,
+    /// Whether the last logical line said a program was being loaded (`Error loading
+    /// program 'jit__forward':` before the runtime's `Attempting to allocate …`).
+    last_loads_program: bool,
 }
 
 impl Scanner {
@@ -219,6 +223,11 @@ impl Scanner {
             self.device_pool = Some(pool);
             return;
         }
+        if let Some(memory) = driver::device_memory(body).filter(|_| !short::has_trigger(body)) {
+            set(&mut self.device_memory.total, memory.total);
+            set(&mut self.device_memory.free, memory.free);
+            return;
+        }
         if let Some(remat) = short::remat(body) {
             // A warning printed while compiling: it neither ends nor joins the current
             // message, and counts on its own only when no failure is found.
@@ -232,11 +241,18 @@ impl Scanner {
             if draft.msg.kind == OomKind::Driver {
                 set(&mut draft.msg.device_ordinal, self.last_ordinal);
             }
+            if draft.msg.kind == OomKind::TpuRuntime && self.last_loads_program {
+                set(
+                    &mut draft.msg.requested_op,
+                    Some(short::PROGRAM_LOAD_OP.into()),
+                );
+            }
             self.start(draft);
         } else if !self.continue_current(body) {
             self.open_headless(body);
         }
         self.last_ordinal = fields::after(body, "device ordinal ").and_then(short::leading_u32);
+        self.last_loads_program = tpu::is_program_load(body);
     }
 
     fn start(&mut self, draft: Draft) {
@@ -274,7 +290,7 @@ impl Scanner {
         if self.current.is_none() && bfc::opens_stats(body) {
             let mut draft = Draft::new(OomKind::BfcRuntime, true);
             draft.context_only = true;
-            if bfc::block_line(&mut draft, body) {
+            if bfc::open_stats(&mut draft, body) {
                 self.start(draft);
             }
             return;
@@ -370,6 +386,12 @@ impl Scanner {
                     set(&mut allocator.limit_bytes, Some(bytes));
                 }
             }
+        }
+        if !msg.advisory && msg.kind == OomKind::Driver {
+            // Read when the framework found the device, which is when a driver failure
+            // (creating its pool or a context) happens.
+            set(&mut msg.capacity_bytes, self.device_memory.total);
+            set(&mut msg.free_bytes, self.device_memory.free);
         }
         msg.remat = self.remat.or(msg.remat);
         derive_totals(&mut msg);
@@ -536,6 +558,7 @@ fn detail(m: &OomMessage) -> usize {
         m.fragmentation_bytes,
         m.temp_fragmentation_bytes,
         m.reservable_bytes,
+        m.compacted_reservable_bytes,
         m.requested_bytes_from_shape,
     ];
     let named = [

@@ -38,6 +38,9 @@ const TRIGGERS: [&str; 20] = [
 /// The `requested_op` of XLA:GPU's `Failed to allocate N bytes for new constant`: what
 /// asked is the loading of the program's constants, before it runs.
 pub const CONSTANT_OP: &str = "constant";
+/// `requested_op` of a TPU runtime failure to load a compiled program (`Error loading
+/// program`, a reservation at the bottom of memory).
+pub const PROGRAM_LOAD_OP: &str = "program load";
 
 pub fn has_trigger(body: &str) -> bool {
     TRIGGERS.iter().any(|t| body.contains(t))

@@ -92,7 +92,17 @@ fn early_abort(draft: &mut Draft, body: &str) {
 
 fn is_runtime_failure(body: &str) -> bool {
     let attempt = body.contains("Attempting to allocate") || body.contains("Attempting to reserve");
-    (attempt && body.contains("not possible")) || body.contains("would exceed memory")
+    (attempt && body.contains("not possible"))
+        || body.contains("would exceed memory")
+        || (body.contains("Could not allocate") && body.contains(" allocatable"))
+}
+
+/// Whether the runtime failed while loading a compiled program (its code and scratch
+/// space are reserved at the bottom of memory) rather than placing an array.
+pub fn is_program_load(body: &str) -> bool {
+    body.contains("Error loading program")
+        || body.contains("ProgramAllocationFailure")
+        || body.contains("at the bottom of memory")
 }
 
 /// `Attempting to allocate 129.50M. That was not possible. There are 78.17M free.`,
@@ -123,9 +133,42 @@ fn runtime_failure(draft: &mut Draft, body: &str) {
     if m.reservable_bytes.is_none() {
         m.reservable_bytes = size_after(body, "largest contiguous region of free memory is ");
     }
+    // `If fragmentation is eliminated, the maximum reservable bytes would be 905.37M, so
+    // compaction wouldn't help.`
+    m.compacted_reservable_bytes = size_after(body, "maximum reservable bytes would be ");
+    could_not_allocate(m, body);
+    if is_program_load(body) {
+        m.requested_op = Some(short::PROGRAM_LOAD_OP.into());
+    }
     // `; (0x0x0_HBM0)`: the runtime names the memory it failed in.
     if m.memory_space.is_none() && body.contains("_HBM") {
         m.memory_space = Some("hbm".into());
+    }
+}
+
+/// `Could not allocate 10485760 bytes in memory 0x0x0_HBM0; 4374528 bytes allocatable,
+/// 14942208 bytes available`: what one piece could hold, and what is free in all.
+fn could_not_allocate(m: &mut super::model::OomMessage, body: &str) {
+    let Some(rest) = after(body, "Could not allocate ") else {
+        return;
+    };
+    set(
+        &mut m.requested_bytes,
+        count_after(body, "Could not allocate "),
+    );
+    let Some(tail) = after(rest, "; ") else {
+        return;
+    };
+    for piece in tail.split(", ") {
+        let figure = units::size_exact_prefix(piece, true).map(|s| s.0);
+        if piece.contains(" allocatable") {
+            set(&mut m.reservable_bytes, figure);
+        } else if piece.contains(" available") {
+            set(&mut m.free_bytes, figure);
+        }
+    }
+    if body.contains("_HBM") {
+        set(&mut m.memory_space, Some("hbm".into()));
     }
 }
 
@@ -172,7 +215,12 @@ pub fn block_line(draft: &mut Draft, body: &str) -> bool {
         Block::TpuPersistent => persistent_field(draft, body),
         Block::TpuRuntime => runtime_field(draft, body),
         Block::TpuHeap => body.starts_with("Max free chunk"),
-        Block::TpuListing => listing::entry_field(draft, body),
+        Block::TpuListing => {
+            if listing::starts_sizeless_entry(draft, body) {
+                listing::open_entry(draft, 0);
+            }
+            listing::entry_field(draft, body)
+        }
         _ => false,
     }
 }
@@ -390,5 +438,12 @@ mod tests {
             d.msg.requested_shape.as_deref(),
             Some("u8[327680,327680]{1,0:T(8,128)(4,1)}")
         );
+        let d = headline("XlaRuntimeError: RESOURCE_EXHAUSTED: Could not allocate 10485760 bytes in memory 0x0x0_HBM0; 4374528 bytes allocatable, 14942208 bytes available").unwrap();
+        assert_eq!(d.msg.requested_bytes, Some(10_485_760));
+        assert_eq!(d.msg.reservable_bytes, Some(4_374_528));
+        assert_eq!(d.msg.free_bytes, Some(14_942_208));
+        let d = headline("RESOURCE_EXHAUSTED: Error loading program: Attempting to reserve 1.04G at the bottom of memory. That was not possible. There are 905.37M free, 0B reserved, and 905.37M reservable. If fragmentation is eliminated, the maximum reservable bytes would be 905.37M, so compaction wouldn't help.").unwrap();
+        assert_eq!(d.msg.compacted_reservable_bytes, d.msg.free_bytes);
+        assert_eq!(d.msg.requested_op.as_deref(), Some(short::PROGRAM_LOAD_OP));
     }
 }

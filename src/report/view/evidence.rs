@@ -24,6 +24,16 @@ pub(super) fn error(e: &ErrorReport) -> ErrorView {
     add("exceeded by", m.exceeded_by_bytes, "");
     add("free", m.free_bytes, "free when it failed");
     add(
+        "reservable",
+        m.reservable_bytes,
+        "the most it could take in one piece",
+    );
+    add(
+        "reservable if compacted",
+        m.compacted_reservable_bytes,
+        "the most it could take with the free memory compacted",
+    );
+    add(
         "total",
         m.total_bytes,
         "reserved + program + arguments, at least",

@@ -1,0 +1,87 @@
+//! TensorFlow's `OOM when allocating tensor with shape[…]` on its own: the message states
+//! the tensor and nothing else (neither the device's memory nor what is in use). When
+//! the tensor is an activation of a batch — three dimensions or more, the first one the
+//! batch, tens of MiB or more — the usual cause, and the reading of most engineers who
+//! answer such reports, is the model at that batch and input size needing more than the
+//! GPU has. The line says so as an estimate and says how to tell the other case (memory
+//! held by another process) apart; a small or weight-shaped tensor stays "too little to
+//! tell".
+
+use crate::diagnosis::line::{Context, Line};
+use crate::diagnosis::oom;
+use crate::evidence::message::{OomKind, OomMessage};
+use crate::plan::shape::dims_of;
+use crate::report::model::{Diagnosis, DiagnosisId, Label};
+use crate::units::size;
+
+/// An activation this large is a batch's share of the model, not the last small
+/// allocation that happened to fail (16 MiB: 4 Mi float32 elements).
+const BATCH_ACTIVATION: u64 = 16 << 20;
+/// The element count that makes [`BATCH_ACTIVATION`] in float32, for shapes printed
+/// without their type.
+const BATCH_ELEMENTS: u64 = BATCH_ACTIVATION / 4;
+
+/// The lead line for a TensorFlow tensor out-of-memory message that states nothing
+/// else, when no line before names a cause.
+pub fn likely_batch(cx: &Context<'_>, lines: &[Diagnosis]) -> Option<Line> {
+    let m = cx.message.filter(|m| !m.advisory)?;
+    if cx.module.is_some() || lines.iter().any(|d| d.id.names_a_cause()) {
+        return None;
+    }
+    let activation = Activation::of(m)?;
+    let batch = activation.dims[0];
+    let size_text = match activation.bytes {
+        Some(b) => format!("{} ", size(b)),
+        None => String::new(),
+    };
+    let text = format!(
+        "TensorFlow could not allocate a {size_text}activation {} (read) and the message states nothing else: a tensor of {} dimensions whose first, {batch}, is most likely the batch, so the usual cause is the model at this batch and input size needing more than the GPU has (estimated)",
+        activation.shape,
+        activation.dims.len(),
+    );
+    let line = Line::new(
+        DiagnosisId::AggregateTooBig,
+        Label::Estimated,
+        text,
+        "the batch's activations together with the model exceed the GPU's memory; the same message appears when another process holds the GPU, which the message cannot show",
+    );
+    let half = (batch / 2).max(1);
+    Some(
+        line.fix(format!(
+            "halve the batch ({batch} → {half}) or the input size, use mixed precision (float16 activations), or recompute activations in the backward pass (tf.recompute_grad); if a much smaller batch also fails, something else holds the GPU (nvidia-smi lists the processes; tf.config.experimental.set_memory_growth(gpu, True) stops TensorFlow taking it all)"
+        ))
+        .cost("a smaller batch: more steps per epoch; mixed precision: some numerical care; recomputation: about a third more compute"),
+    )
+}
+
+/// The failed tensor, when it is shaped like a batch's activation.
+struct Activation<'m> {
+    shape: &'m str,
+    dims: Vec<u64>,
+    /// From the shape and type; `None` when the type was not printed.
+    bytes: Option<u64>,
+}
+
+impl<'m> Activation<'m> {
+    fn of(m: &'m OomMessage) -> Option<Self> {
+        if m.kind != OomKind::Short {
+            return None;
+        }
+        let shape = m.requested_shape.as_deref()?;
+        let dims = dims_of(shape);
+        if dims.len() < 3 || dims.contains(&0) {
+            return None;
+        }
+        let bytes = m.requested_bytes_from_shape.or(m.requested_bytes);
+        let large = match bytes {
+            Some(b) => b >= BATCH_ACTIVATION,
+            None => dims
+                .iter()
+                .try_fold(1u64, |n, &d| n.checked_mul(d))
+                .is_none_or(|n| n >= BATCH_ELEMENTS),
+        };
+        // A tensor too large for any device is a size gone wrong (`impossible_size`).
+        let possible = bytes.is_none_or(|b| b < super::buffer::LARGER_THAN_ANY_DEVICE);
+        (large && possible && oom::capacity(m).is_none()).then_some(Self { shape, dims, bytes })
+    }
+}
