@@ -142,9 +142,11 @@ pub fn compare(
 ) -> Result<Diff, Error> {
     let chosen = modules::choose(before, after, options.module.as_deref())?;
     let (bm, am) = (chosen.before, chosen.after);
+    // The runs' folders are kept only where they are needed: when both files share a name.
+    let same_name = before.file == after.file;
     let (sb, sa) = (
-        side(before, bm, options.runs[0].as_ref()),
-        side(after, am, options.runs[1].as_ref()),
+        side(before, bm, options.runs[0].as_ref().filter(|_| same_name)),
+        side(after, am, options.runs[1].as_ref().filter(|_| same_name)),
     );
     let mut notes = module_notes(bm, am, chosen.choice);
     let plans = bm.zip(am).map(|(b, a)| (&b.plan, &a.plan));

@@ -81,8 +81,8 @@ pub struct Diff {
 pub struct Side {
     /// The capture file the run's report was made from.
     pub file: String,
-    /// The run's folder name, when the caller knows it (`oomlens diff` takes the folder
-    /// given, or the one holding the file given).
+    /// When both runs' files share a name: the run's folder name, when the caller knows
+    /// it (`oomlens diff` takes the nearest folder above each path whose names differ).
     pub run: Option<String>,
     /// The host the file is named for (`<host>.xplane.pb`).
     pub host: String,
