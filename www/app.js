@@ -96,7 +96,8 @@ $('paste-go').addEventListener('click', () => {
   $('error-text').value = pasted;
   loadInputs([]);
 });
-$('try-sample').addEventListener('click', loadSample);
+$('try-sample').addEventListener('click', () => loadSample());
+$('try-sample-fits').addEventListener('click', () => loadSample({ fits: true }));
 $('cancel').addEventListener('click', () => {
   analyzer.cancel();
   comparer.cancel();

@@ -170,18 +170,30 @@ export async function loadUrl(url) {
   }
 }
 
-export async function loadSample() {
+/**
+ * The samples bundled with the page: a real out-of-memory failure recorded on the CPU
+ * (tests/fixtures/oom_top_scores: its capture and the error message it raised), and a
+ * training step's capture that fits (`fits`).
+ */
+export async function loadSample({ fits = false } = {}) {
+  const name = fits ? 'sample-fits.xplane.pb' : 'sample.xplane.pb';
   startClock();
-  showProgress('sample.xplane.pb', { phase: 'download', done: 0, total: 0, read: 0 });
+  showProgress(name, { phase: 'download', done: 0, total: 0, read: 0 });
   try {
-    const response = await fetch('sample.xplane.pb');
-    if (!response.ok) throw new Error(`${response.status} ${response.statusText}`);
-    const blob = await response.blob();
-    load([{ host: 'sample', name: 'sample.xplane.pb', blob }]);
+    const get = async (file) => {
+      const response = await fetch(file);
+      if (!response.ok) throw new Error(`${file}: ${response.status} ${response.statusText}`);
+      return response;
+    };
+    const blob = await (await get(name)).blob();
+    // The failure's sample comes with the error it raised, as pasted beside the capture.
+    state.errorText = fits ? '' : (await (await get('sample.error.txt')).text()).slice(0, 1 << 20);
+    $('error-text').value = state.errorText;
+    load([{ host: fits ? 'sample-fits' : 'sample', name, blob }]);
   } catch (e) {
     hideProgress();
     mark('error');
-    status('error', `The sample capture could not be loaded: ${clean(e.message || String(e), 300)}`);
+    status('error', `The sample could not be loaded: ${clean(e.message || String(e), 300)}`);
   }
 }
 

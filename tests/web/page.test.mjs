@@ -582,6 +582,40 @@ window.addEventListener('message', async (e) => {
     await page.close();
   });
 
+  test('"Try a sample" opens a real out-of-memory failure first (capture and error); "another sample" the capture that fits', async () => {
+    const { page, log } = await open();
+    const hasSample = await page.evaluate(async () => (await fetch('sample.error.txt', { method: 'HEAD' })).ok);
+    if (!hasSample) {
+      console.log('# SKIP: no sample bundled in dist/ (package.json config.sample, config.sample_error)');
+      await page.close();
+      return;
+    }
+    const dir = join(FIXTURES, 'oom_top_scores');
+    const want = cliJson(join(dir, 'oom_top_scores.xplane.pb'), ['--error-text', join(dir, 'error.txt')]);
+    let runs = await runsSoFar(page);
+    await page.click('#try-sample');
+    assert.equal(await waitForRun(page, runs), 'done');
+    let facts = await pageFacts(page);
+    const expected = expectedFacts(want);
+    assert.equal(facts.verdict, 'ran_out', 'the first sample ran out of memory');
+    assert.equal(facts.headline, expected.headline);
+    assert.equal(facts.module, expected.module);
+    assert.deepEqual(facts.diagnosis, expected.diagnosis);
+    assert.match(await page.textContent('#error-result h3'), /^The error message/, 'its error message, read beside the capture');
+    assert.equal(await page.inputValue('#error-text'), readFileSync(join(dir, 'error.txt'), 'utf8'));
+    await page.screenshot({ path: join(RESULTS, 'sample.png') });
+    runs = await runsSoFar(page);
+    await page.click('#try-sample-fits');
+    assert.equal(await waitForRun(page, runs), 'done');
+    facts = await pageFacts(page);
+    const fits = expectedFacts(cliJson(join(FIXTURES, 'attention_train', 'attention_train.xplane.pb')));
+    assert.equal(facts.headline, fits.headline, 'the second sample, without the first one\'s error');
+    assert.deepEqual(facts.diagnosis, fits.diagnosis);
+    assert.equal(await page.inputValue('#error-text'), '');
+    clean(log);
+    await page.close();
+  });
+
   test('dark mode and the sample', async () => {
     const { page, log } = await open();
     await page.emulateMedia({ colorScheme: 'dark' });
