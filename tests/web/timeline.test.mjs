@@ -11,7 +11,7 @@ import { existsSync, mkdirSync, readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
 
-import { FIXTURES, RESULTS, SHARED, cliJson, dropUrl, openPage, pageSuite, runsSoFar, skipReason, waitForRun, writeScenarios } from './helpers.mjs';
+import { FIXTURES, RESULTS, SHARED, cli, cliJson, dropUrl, openPage, pageSuite, runsSoFar, skipReason, waitForRun, writeScenarios } from './helpers.mjs';
 
 const TPU = join(SHARED, 'xprof_tpu_inference_2_clean.xplane.pb');
 const CONV = join(SHARED, 'tracelens_jax08_conv_tw003.xplane.pb');
@@ -230,6 +230,10 @@ describe('oomlens page: the runtime timeline', { skip: skip || false }, () => {
     const shown = await page.$$eval('#executions-table tbody tr', (trs, j) => trs.map((tr) => tr.cells[j].textContent), column);
     assert.deepEqual(shown, ids.map((id) => (id == null ? '—' : BigInt.asUintN(64, BigInt(id)).toString())));
     assert.ok(shown.length && shown.every((id) => !id.startsWith('-')), `no negative run id: ${shown}`);
+    // The engine's view prints them so (the page only renders it), and so does the CLI's HTML.
+    const html = cli(file, ['--format', 'html']).stdout;
+    for (const id of shown.filter((x) => x !== '—')) assert.ok(html.includes(`>${id}</td>`), `the CLI's HTML prints run id ${id}`);
+    assert.doesNotMatch(html, />-\d{6,}<\/td>/, 'no negative run id in the CLI\'s HTML');
     clean(log);
     await page.close();
   });
