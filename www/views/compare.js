@@ -17,7 +17,7 @@ function sideBox(side) {
   return [
     h('p', { class: 'side-name' }, side.side === 'before' ? 'Before' : 'After'),
     // The run's name: its file, or with its run folder when both files share a name.
-    h('p', { class: 'mono file', title: side.name !== side.file ? side.file : null }, clean(side.name, 300)),
+    h('p', { class: 'mono file', title: side.name !== side.file ? clean(side.file, 300) : null }, clean(side.name, 300)),
     side.module ? h('p', null, h('span', { class: 'muted' }, 'module '), h('span', { class: 'mono' }, clean(side.module, 200))) : null,
     h('p', { class: 'side-headline' }, clean(side.headline, 400)),
   ];
