@@ -5,8 +5,12 @@
 //   OOMLENS_SKIP_WASM=1 npm run build   reuse pkg/ from an earlier wasm-pack build
 //
 // Settings (environment):
-//   OOMLENS_SAMPLE       the capture bundled as dist/sample.xplane.pb ("Try a sample");
-//                        default: package.json "config.sample"
+//   OOMLENS_SAMPLE       the capture bundled as dist/sample.xplane.pb ("Try a sample": a
+//                        real out-of-memory failure); default: package.json "config.sample"
+//   OOMLENS_SAMPLE_ERROR its error message, bundled as dist/sample.error.txt; default:
+//                        package.json "config.sample_error"
+//   OOMLENS_SAMPLE_FITS  the second sample, dist/sample-fits.xplane.pb (a training step
+//                        that fits); default: package.json "config.sample_fits"
 //   OOMLENS_CONNECT_SRC  extra origins the page may fetch ?url= captures from, added to
 //                        the Content-Security-Policy connect-src (space-separated)
 //   OOMLENS_WASM_OPT=1   also run binaryen's wasm-opt -O3 (needs a binaryen recent enough
@@ -79,13 +83,22 @@ if (extra.length) {
   console.log(`connect-src also allows: ${extra.join(' ')}`);
 }
 
-const sample = process.env.OOMLENS_SAMPLE || (manifest.config && manifest.config.sample);
-const samplePath = sample ? resolve(root, sample) : null;
-if (samplePath && existsSync(samplePath)) {
-  copyFileSync(samplePath, join(dist, 'sample.xplane.pb'));
-  console.log(`sample: ${relative(root, samplePath)} (${statSync(samplePath).size} bytes)`);
-} else {
-  console.warn(`warning: no sample capture bundled (${sample || 'none configured'} is absent): "Try a sample" will say so. Set OOMLENS_SAMPLE or package.json config.sample.`);
+// The samples: a real out-of-memory failure (a capture and its error message) first,
+// then a capture that fits.
+const config = manifest.config || {};
+for (const [env, key, out] of [
+  ['OOMLENS_SAMPLE', 'sample', 'sample.xplane.pb'],
+  ['OOMLENS_SAMPLE_ERROR', 'sample_error', 'sample.error.txt'],
+  ['OOMLENS_SAMPLE_FITS', 'sample_fits', 'sample-fits.xplane.pb'],
+]) {
+  const sample = process.env[env] || config[key];
+  const samplePath = sample ? resolve(root, sample) : null;
+  if (samplePath && existsSync(samplePath)) {
+    copyFileSync(samplePath, join(dist, out));
+    console.log(`${out}: ${relative(root, samplePath)} (${statSync(samplePath).size} bytes)`);
+  } else {
+    console.warn(`warning: ${out} not bundled (${sample || 'none configured'} is absent): "Try a sample" will say so. Set ${env} or package.json config.${key}.`);
+  }
 }
 
 // 3. The npm package: the wasm-pack output plus the worker and the analyze() wrapper.

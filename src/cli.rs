@@ -226,6 +226,7 @@ fn diff(args: DiffArgs) -> u8 {
     let options = crate::diff::DiffOptions {
         module: args.module.clone(),
         scan: scan_strategy(),
+        ..Default::default()
     };
     let started = std::time::Instant::now();
     let result = crate::diff::compare_paths(&args.before, &args.after, &options);

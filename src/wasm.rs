@@ -649,6 +649,10 @@ struct JsCompareOptions {
     after_file_name: Option<String>,
     /// How many changed buffers the view and the Markdown list (default 20).
     top: Option<usize>,
+    /// Each run's folder name, when the page knows it (a dropped folder's path): it tells
+    /// the runs apart when their files share a name.
+    before_run: Option<String>,
+    after_run: Option<String>,
 }
 
 /// What [`compare_blobs`] and [`compare_bytes`] return.
@@ -702,6 +706,7 @@ fn compare_sources(
     let diff_options = DiffOptions {
         module: options.module.clone(),
         scan: Scan::OneThread,
+        runs: [options.before_run.clone(), options.after_run.clone()],
     };
     let diff = compare_runs(&mut analyze_run, &diff_options).map_err(js_error)?;
     js_compared(&diff, options.top.unwrap_or(MARKDOWN_TOP))
@@ -774,6 +779,53 @@ pub fn analyze_run_blob(
     serde_json::to_string(&report).map_err(|e| JsValue::from_str(&e.to_string()))
 }
 
+/// One run of a comparison made of inputs other than a capture alone — the error message
+/// pasted (`options.error_text`) or in a file, logs, XLA dump files, device memory
+/// profiles, captures beside them — joined as [`analyze_files`] joins them. `files`:
+/// `[{name, bytes}]`; `run`: `before` or `after`; `options`: `{module, error_text}`.
+/// Returns the report as JSON text, for [`compare_reports`], as [`analyze_run_blob`].
+#[wasm_bindgen(js_name = analyzeFilesRun)]
+pub fn analyze_files_run(
+    files: js_sys::Array,
+    run: &str,
+    options: JsValue,
+) -> Result<String, JsValue> {
+    use crate::diff::Run;
+    let which = match run {
+        "before" => Run::Before,
+        "after" => Run::After,
+        other => {
+            return Err(JsValue::from_str(&format!(
+                "run must be before or after, not {other:?}"
+            )))
+        }
+    };
+    let opts = JsOptions::from_js(options)?;
+    let mut owned: Vec<(String, Vec<u8>)> = Vec::with_capacity(files.length() as usize);
+    for file in files.iter() {
+        let name = js_sys::Reflect::get(&file, &JsValue::from_str("name"))?
+            .as_string()
+            .unwrap_or_default();
+        let bytes = js_sys::Reflect::get(&file, &JsValue::from_str("bytes"))?;
+        owned.push((name, js_sys::Uint8Array::new(&bytes).to_vec()));
+    }
+    let borrowed: Vec<(&str, &[u8])> = owned
+        .iter()
+        .map(|(n, b)| (n.as_str(), b.as_slice()))
+        .collect();
+    let base = opts.analysis();
+    let mut analyze_one = |_run: Run, module: Option<&str>| {
+        let analysis = Options {
+            module: module.map(str::to_owned),
+            ..base.clone()
+        };
+        crate::analyze_input_bytes(&borrowed, &analysis)
+    };
+    let report = crate::diff::analyze_run(&mut analyze_one, which, opts.module.as_deref())
+        .map_err(js_error)?;
+    serde_json::to_string(&report).map_err(|e| JsValue::from_str(&e.to_string()))
+}
+
 /// Options of [`compare_reports`].
 #[derive(Debug, Default, Deserialize)]
 #[serde(default)]
@@ -783,6 +835,9 @@ struct JsReportsOptions {
     /// Set on the second call, after the first answered `again`: how the modules were
     /// chosen then.
     module_choice: Option<crate::diff::model::ModuleChoice>,
+    /// Each run's folder name, when the page knows it (see [`JsCompareOptions`]).
+    before_run: Option<String>,
+    after_run: Option<String>,
 }
 
 /// Compares two runs' reports from [`analyze_run_blob`] (JSON text), as `oomlens diff`
@@ -807,6 +862,7 @@ pub fn compare_reports(before: &str, after: &str, options: JsValue) -> Result<Js
     let diff_options = DiffOptions {
         module: options.module.clone(),
         scan: Scan::OneThread,
+        runs: [options.before_run.clone(), options.after_run.clone()],
     };
     let top = options.top.unwrap_or(MARKDOWN_TOP);
     if let Some(choice) = options.module_choice {

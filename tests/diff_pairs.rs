@@ -528,7 +528,11 @@ fn capture_folders_are_compared_host_by_host() {
 fn reports_read_back_from_json_compare_as_the_cli_does() {
     use oomlens::diff::{analyze_run, first_step, second_step, Run, Step};
     for pair in ["checkpoint", "donation", "leak", "scan_remat", "batch_half"] {
-        let options = DiffOptions::default();
+        // The page passes each run's folder name as the CLI finds it.
+        let options = DiffOptions {
+            runs: [Some("before".into()), Some("after".into())],
+            ..DiffOptions::default()
+        };
         let mut analyze = |run: Run, module: Option<&str>| {
             let side = run.name();
             let options = oomlens::Options {
@@ -604,4 +608,130 @@ fn every_pairs_estimates_come_true() {
     }
     // checkpoint, scan_remat (the line and its stack), donation, batch_half.
     assert_eq!(checked, 5);
+}
+
+/// Both runs' files share a name (`vm.xplane.pb` in `run_a/` and `run_b/`): each side is
+/// named by its run folder, in the view, the text and the Markdown.
+#[test]
+fn runs_whose_files_share_a_name_are_named_by_their_folders() {
+    let root = TempDir::new("same_name");
+    for (run, side) in [("run_a", "before"), ("run_b", "after")] {
+        let dir = root.0.join(run);
+        std::fs::create_dir_all(&dir).unwrap();
+        let from = pair_dir("checkpoint", side).join(format!("checkpoint_{side}.xplane.pb"));
+        std::fs::copy(from, dir.join("vm.xplane.pb")).unwrap();
+    }
+    let report = compare_paths(
+        &root.0.join("run_a/vm.xplane.pb"),
+        &root.0.join("run_b/vm.xplane.pb"),
+        &DiffOptions::default(),
+    )
+    .unwrap();
+    let view = oomlens::report::diff_view::report(&report, 5);
+    let v = &view.hosts[0];
+    assert_eq!(v.before.name, "run_a/vm.xplane.pb");
+    assert_eq!(v.after.name, "run_b/vm.xplane.pb");
+    assert_eq!(v.title, "run_a/vm.xplane.pb → run_b/vm.xplane.pb");
+    let text = oomlens::report::diff_text::render(&report, 5);
+    let md = oomlens::report::diff_markdown::render(&report, 5);
+    assert!(
+        text.starts_with("oomlens diff — run_a/vm.xplane.pb → run_b/vm.xplane.pb"),
+        "{text}"
+    );
+    assert!(
+        md.contains("run\\_a/vm.xplane.pb") || md.contains("run_a/vm.xplane.pb"),
+        "{md}"
+    );
+    // Without folders that tell them apart, the side does.
+    let same = compare_paths(
+        &root.0.join("run_a/vm.xplane.pb"),
+        &root.0.join("run_a/vm.xplane.pb"),
+        &DiffOptions::default(),
+    )
+    .unwrap();
+    let v = &oomlens::report::diff_view::report(&same, 5).hosts[0];
+    assert_eq!(v.title, "vm.xplane.pb (before) → vm.xplane.pb (after)");
+}
+
+/// A line is resolved only when its bytes went away: `leak_steps` → `attention_train`
+/// loses the role_backward line while the peak grows, so it is "gone", not resolved,
+/// and the text and Markdown say so; on the checkpoint pair the peak dropped and
+/// role_forward is resolved. The estimated-vs-measured block comes before the tables.
+#[test]
+fn a_line_is_resolved_only_when_its_bytes_went_away() {
+    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
+    let grew = compare_paths(
+        &fixtures.join("leak_steps"),
+        &fixtures.join("attention_train"),
+        &DiffOptions::default(),
+    )
+    .unwrap();
+    let d = &grew.hosts[0];
+    assert!(d.headline.peak_after_bytes > d.headline.peak_before_bytes);
+    assert!(d.diagnosis.resolved.is_empty(), "{:?}", d.diagnosis);
+    assert!(
+        d.diagnosis
+            .gone
+            .iter()
+            .any(|id| id.as_str() == "role_backward"),
+        "{:?}",
+        d.diagnosis
+    );
+    let text = oomlens::report::diff_text::render(&grew, 5);
+    assert!(text.contains("  gone       Mostly backward"), "{text}");
+    assert!(!text.contains("resolved   "), "{text}");
+    let md = oomlens::report::diff_markdown::render(&grew, 5);
+    assert!(md.contains("- gone: **Mostly backward"), "{md}");
+
+    let dropped = diff("checkpoint");
+    assert!(dropped
+        .diagnosis
+        .resolved
+        .iter()
+        .any(|id| id.as_str() == "role_forward"));
+    assert!(dropped.diagnosis.gone.is_empty());
+    let report = compare_paths(
+        &pair_dir("checkpoint", "before"),
+        &pair_dir("checkpoint", "after"),
+        &DiffOptions::default(),
+    )
+    .unwrap();
+    for out in [
+        oomlens::report::diff_text::render(&report, 5),
+        oomlens::report::diff_markdown::render(&report, 5),
+    ] {
+        let estimated = out.find("Estimated vs measured").expect("the block");
+        let plan = out.find("parameters").expect("the plan");
+        let diagnosis = out.find("Diagnosis").expect("the lines");
+        assert!(estimated < diagnosis && diagnosis < plan, "{out}");
+        // The role breakdown once.
+        assert_eq!(out.matches("At the heap peak, by role").count(), 1, "{out}");
+    }
+}
+
+/// Two pasted errors compare: no plan on either side, the diagnosis lines compared, and
+/// none of them "resolved" (no peak says their bytes went away).
+#[test]
+fn two_error_messages_compare() {
+    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
+    let report = compare_paths(
+        &fixtures.join("oom_first_call/error.txt"),
+        &fixtures.join("oom_top_scores/error.txt"),
+        &DiffOptions::default(),
+    )
+    .unwrap();
+    let d = &report.hosts[0];
+    assert!(d.diagnosis.compared);
+    assert!(d.diagnosis.resolved.is_empty());
+    assert!(!d.diagnosis.gone.is_empty() || !d.diagnosis.new.is_empty());
+    let text = oomlens::report::diff_text::render(&report, 5);
+    assert!(
+        text.starts_with("oomlens diff — oom_first_call/error.txt → oom_top_scores/error.txt\n"),
+        "{text}"
+    );
+    assert!(
+        !text.contains("module:"),
+        "no module line without plans: {text}"
+    );
+    assert!(text.contains("neither run has a compiled plan"), "{text}");
 }

@@ -128,19 +128,23 @@ export class Analyzer {
   /**
    * Analyzes one run of a comparison (`run`: `before` or `after`); resolves to `{report,
    * ms, version}`, `report` the engine's JSON text for `compareReports`. A `module` label
-   * this run lacks is taken by its name, as `oomlens diff` does.
-   * @param {Blob|ArrayBuffer|ArrayBufferView} input
+   * this run lacks is taken by its name, as `oomlens diff` does. A run made of inputs
+   * other than a capture alone is `{files: [{name, blob}], error_text}` (see `runInputs`).
+   * @param {Blob|ArrayBuffer|ArrayBufferView|{files: Array<{name: string, blob: Blob}>, error_text?: string}} input
    * @param {'before'|'after'} run
    * @param {{module?: string, file_name?: string, host?: string}} [options]
    */
   analyzeRun(input, run, options = {}, hooks = {}) {
-    const blob = toBlob(input);
+    const joined = input && Array.isArray(input.files);
+    const blob = joined ? null : toBlob(input);
     this.cancel();
     if (!this.worker) this.worker = this._spawn();
     const id = this.nextId++;
     const opts = {};
     for (const k of ['module', 'file_name', 'host']) if (options[k] != null && options[k] !== '') opts[k] = String(options[k]);
-    return this._request({ id, type: 'analyze-run', blob, run, options: opts }, hooks, (msg) => ({ report: msg.report, ms: msg.ms, version: msg.version }));
+    if (joined && input.error_text) opts.error_text = String(input.error_text);
+    const message = joined ? { id, type: 'analyze-files-run', files: input.files.map((f, i) => ({ name: String(f.name || `input${i}`), blob: toBlob(f.blob) })), run, options: opts } : { id, type: 'analyze-run', blob, run, options: opts };
+    return this._request(message, hooks, (msg) => ({ report: msg.report, ms: msg.ms, version: msg.version }));
   }
 
   /**
@@ -281,10 +285,15 @@ export class Comparer {
   }
 
   /**
-   * @param {Blob|ArrayBuffer|ArrayBufferView} before
-   * @param {Blob|ArrayBuffer|ArrayBufferView} after
+   * Each run is a capture (a Blob, ArrayBuffer or typed array), or inputs joined as
+   * `runInputs` joins them: `{files: [{name, blob}], error_text}` (a pasted error alone
+   * is `{files: [], error_text}`), so that any two reports can be compared.
+   * @param {Blob|ArrayBuffer|ArrayBufferView|{files: Array<{name: string, blob: Blob}>, error_text?: string}} before
+   * @param {Blob|ArrayBuffer|ArrayBufferView|{files: Array<{name: string, blob: Blob}>, error_text?: string}} after
    * @param {{module?: string, top?: number, parallel?: boolean, before_file_name?: string,
-   *          after_file_name?: string}} [options]
+   *          after_file_name?: string, before_run?: string, after_run?: string}} [options]
+   *          `before_run`/`after_run`: each run's folder name, which tells the runs apart
+   *          when their files share a name
    * @param {{onProgress?: Function, signal?: AbortSignal}} [hooks] `onProgress` gets
    *          `{run, phase, done, total, read}`
    * @returns {Promise<{diff: object, view: object, markdown: string, ms: number, workers: number, version: string}>}
@@ -294,7 +303,8 @@ export class Comparer {
     const token = {};
     this.token = token;
     const started = typeof performance !== 'undefined' ? performance.now() : Date.now();
-    const blobs = { before: toBlob(before), after: toBlob(after) };
+    const isInputs = (x) => x && typeof x === 'object' && Array.isArray(x.files);
+    const blobs = { before: isInputs(before) ? before : toBlob(before), after: isInputs(after) ? after : toBlob(after) };
     const names = {
       before: options.before_file_name || (typeof File !== 'undefined' && blobs.before instanceof File ? blobs.before.name : 'before.xplane.pb'),
       after: options.after_file_name || (typeof File !== 'undefined' && blobs.after instanceof File ? blobs.after.name : 'after.xplane.pb'),
@@ -335,6 +345,7 @@ export class Comparer {
       const compareOptions = {};
       if (module) compareOptions.module = module;
       if (Number.isInteger(options.top) && options.top >= 0) compareOptions.top = options.top;
+      for (const k of ['before_run', 'after_run']) if (typeof options[k] === 'string' && options[k]) compareOptions[k] = options[k].slice(0, 300);
       let result = await first.compareReports(reports.before, reports.after, compareOptions);
       check();
       if (result.again) {

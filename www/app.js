@@ -10,10 +10,10 @@
 
 import { h } from './dom.js';
 import { clean } from './format.js';
-import { $, analyzer, comparer, pool, state, status, hideProgress, readHash, hostOf, TABS } from './state.js';
-import { load, loadInputs, run, showSummary, startCompare } from './run.js';
+import { $, analyzer, comparer, pool, state, status, hideProgress, readHash, hostOf, SUFFIX, TABS } from './state.js';
+import { inputsName, load, loadInputs, run, showSummary, startCompare } from './run.js';
 import { route, fromDataTransfer, loadUrl, loadSample, onMessage } from './load.js';
-import { showTab } from './views/summary.js';
+import { showTab, shownTabs } from './views/summary.js';
 
 // ---------------------------------------------------------------- URL hash
 
@@ -50,12 +50,13 @@ for (const t of TABS) {
   const button = $(`tab-${t}`);
   button.addEventListener('click', () => showTab(t, false));
   button.addEventListener('keydown', (e) => {
-    const i = TABS.indexOf(t);
+    const tabs = shownTabs();
+    const i = tabs.indexOf(t);
     let next = null;
-    if (e.key === 'ArrowRight') next = TABS[(i + 1) % TABS.length];
-    else if (e.key === 'ArrowLeft') next = TABS[(i + TABS.length - 1) % TABS.length];
-    else if (e.key === 'Home') next = TABS[0];
-    else if (e.key === 'End') next = TABS[TABS.length - 1];
+    if (e.key === 'ArrowRight') next = tabs[(i + 1) % tabs.length];
+    else if (e.key === 'ArrowLeft') next = tabs[(i + tabs.length - 1) % tabs.length];
+    else if (e.key === 'Home') next = tabs[0];
+    else if (e.key === 'End') next = tabs[tabs.length - 1];
     if (next) {
       e.preventDefault();
       showTab(next, true);
@@ -95,7 +96,8 @@ $('paste-go').addEventListener('click', () => {
   $('error-text').value = pasted;
   loadInputs([]);
 });
-$('try-sample').addEventListener('click', loadSample);
+$('try-sample').addEventListener('click', () => loadSample());
+$('try-sample-fits').addEventListener('click', () => loadSample({ fits: true }));
 $('cancel').addEventListener('click', () => {
   analyzer.cancel();
   comparer.cancel();
@@ -159,14 +161,56 @@ function download(value, name) {
 }
 
 $('copy-md').addEventListener('click', () => copyMarkdown(state.result && state.result.markdown, 'The report is on the clipboard as Markdown.'));
-$('compare-with').addEventListener('click', () => $('compare-input').click());
-$('compare-input').addEventListener('change', (e) => {
+// "Compare with…": the report shown is the run before; the run after is a file (a
+// capture, a log or an error message) or a pasted error. Any two reports compare.
+
+/** The report shown, as one side of a comparison (null: none). */
+function currentSide() {
+  if (state.inputs) return { name: inputsName(state.inputs), inputs: state.inputs, errorText: state.errorText };
+  const f = state.files[state.hostIndex];
+  return f ? { host: f.host, name: f.name, blob: f.blob, run: f.run } : null;
+}
+
+function compareCurrentWith(after) {
   state.compareModule = null;
+  const before = currentSide();
+  if (!before) {
+    status('error', 'Nothing to compare with: open a capture or paste an error first; it is the run before.');
+    return;
+  }
+  $('compare-pick').hidden = true;
+  $('compare-with').setAttribute('aria-expanded', 'false');
+  startCompare(before, after);
+}
+
+$('compare-with').addEventListener('click', () => {
+  const pick = $('compare-pick');
+  pick.hidden = !pick.hidden;
+  $('compare-with').setAttribute('aria-expanded', String(!pick.hidden));
+  if (!pick.hidden) $('compare-choose').focus();
+});
+$('compare-pick-close').addEventListener('click', () => {
+  $('compare-pick').hidden = true;
+  $('compare-with').setAttribute('aria-expanded', 'false');
+});
+$('compare-choose').addEventListener('click', () => $('compare-input').click());
+$('compare-input').addEventListener('change', (e) => {
   const file = e.target.files[0];
   e.target.value = '';
-  const current = state.files[state.hostIndex];
-  if (!file || !current) return;
-  startCompare(current, { host: hostOf(file.name), name: file.name, blob: file });
+  if (!file) {
+    status('notice', 'No file chosen: nothing compared.');
+    return;
+  }
+  const after = file.name.endsWith(SUFFIX) ? { host: hostOf(file.name), name: file.name, blob: file } : { name: file.name, inputs: [{ name: file.name, blob: file }], errorText: '' };
+  compareCurrentWith(after);
+});
+$('compare-paste-go').addEventListener('click', () => {
+  const pasted = $('compare-text').value.slice(0, 1 << 20);
+  if (!pasted.trim()) {
+    status('error', "Paste the other run's error message first.");
+    return;
+  }
+  compareCurrentWith({ name: 'the pasted error', inputs: [], errorText: pasted });
 });
 $('swap').addEventListener('click', () => {
   const pair = state.pair;
@@ -176,7 +220,15 @@ $('swap').addEventListener('click', () => {
 for (const side of ['before', 'after']) {
   $(`show-${side}`).addEventListener('click', () => {
     const pair = state.pair;
-    if (pair) load([pair[side]]);
+    if (!pair) return;
+    const run = pair[side];
+    if (run.inputs) {
+      state.errorText = run.errorText || '';
+      $('error-text').value = state.errorText;
+      loadInputs(run.inputs);
+    } else {
+      load([run]);
+    }
   });
 }
 $('compare-copy-md').addEventListener('click', () => copyMarkdown(state.compared && state.compared.markdown, 'The comparison is on the clipboard as Markdown.'));

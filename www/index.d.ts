@@ -176,7 +176,7 @@ export class Analyzer {
   ): Promise<{ report: Report; view: View; markdown: string; ms: number; phases: [string, number][]; memoryBytes: number; version: string; workers: number }>;
   /** One run of a comparison (what `Comparer` uses): its report as the engine's JSON text. */
   analyzeRun(
-    input: Blob | ArrayBuffer | ArrayBufferView,
+    input: Blob | ArrayBuffer | ArrayBufferView | JoinedRun,
     run: 'before' | 'after',
     options?: { module?: string; file_name?: string; host?: string },
     hooks?: { onProgress?: (p: Progress) => void; signal?: AbortSignal },
@@ -185,7 +185,7 @@ export class Analyzer {
   compareReports(
     before: string,
     after: string,
-    options?: { module?: string; top?: number; module_choice?: string },
+    options?: { module?: string; top?: number; module_choice?: string; before_run?: string; after_run?: string },
   ): Promise<{ diff: Diff; view: DiffView; markdown: string; version: string } | { again: { before: string | null; after: string | null; module_choice: string } }>;
   cancel(): void;
   terminate(): void;
@@ -202,6 +202,15 @@ export interface CompareOptions {
   /** File names for the two runs (default: the Files' names, else `before.xplane.pb` / `after.xplane.pb`). */
   before_file_name?: string;
   after_file_name?: string;
+  /** Each run's folder name, when known: it names the runs when their files share a name. */
+  before_run?: string;
+  after_run?: string;
+}
+
+/** A run made of inputs other than a capture alone, joined as `analyzeInputs` joins them (a pasted error alone: `files: []`). */
+export interface JoinedRun {
+  files: { name: string; blob: Blob }[];
+  error_text?: string;
 }
 
 /** Progress of one run of a comparison; `phase` is prefixed by the run (`after: plan`). */
@@ -312,8 +321,8 @@ export function compare(
 export class Comparer {
   constructor(config?: { workerUrl?: string | URL });
   run(
-    before: Blob | ArrayBuffer | ArrayBufferView,
-    after: Blob | ArrayBuffer | ArrayBufferView,
+    before: Blob | ArrayBuffer | ArrayBufferView | JoinedRun,
+    after: Blob | ArrayBuffer | ArrayBufferView | JoinedRun,
     options?: CompareOptions,
     hooks?: { onProgress?: (p: CompareProgress) => void; signal?: AbortSignal },
   ): Promise<{ diff: Diff; view: DiffView; markdown: string; ms: number; workers: number; version: string }>;

@@ -28,6 +28,30 @@ export function route(entries) {
   const isLoose = (e) => !e.path.replace(/^\//, '').includes('/');
   const loose = entries.filter(isLoose);
   const inFolders = entries.filter((e) => !isLoose(e));
+  // Two run folders dropped or picked together (or a folder holding just those two), a
+  // capture each: two runs to compare, each named by the nearest folder that tells them
+  // apart (their files often share a name). A log dir's runs (plugins/profile/<run>/)
+  // are not that: its newest run is analyzed, as the CLI does.
+  const dirs = inFolders.map((e) => e.path.replace(/^\//, '').split('/').slice(0, -1));
+  let common = 0;
+  while (dirs.length && dirs.every((d) => d.length > common + 1 && d[common] === dirs[0][common])) common++;
+  const top = (e) => e.path.replace(/^\//, '').split('/')[common];
+  const tops = [...new Set(inFolders.map(top))];
+  const logDir = common >= 2 && dirs[0][common - 2] === 'plugins' && dirs[0][common - 1] === 'profile';
+  if (!loose.length && tops.length === 2 && !logDir) {
+    const runs = tops.map((t) => capturesIn(inFolders.filter((e) => top(e) === t)));
+    const extras = inFolders.filter((e) => isExtraInput(e.file.name));
+    if (!extras.length && runs.every((r) => r.length === 1)) {
+      const [a, b] = runs.map((r) => r[0]);
+      const [ra, rb] = runNames(a.path, b.path);
+      const side = (e, run) => ({ host: hostOf(e.file.name), name: e.file.name, blob: e.file, run });
+      const [before, after] = guessOrder(side(a, ra), side(b, rb));
+      state.replyTo = null;
+      state.compareModule = null;
+      startCompare(before, after);
+      return;
+    }
+  }
   const captures = [...loose.filter((e) => e.file.name.endsWith(SUFFIX)), ...capturesIn(inFolders)];
   const extras = [...loose.filter((e) => !e.file.name.endsWith(SUFFIX)), ...inFolders.filter((e) => isExtraInput(e.file.name))];
   if (!extras.length) {
@@ -45,6 +69,17 @@ export function route(entries) {
   // profiles' growth goes from the first to the last.
   const byName = (a, b) => a.file.name.localeCompare(b.file.name, 'en', { numeric: true });
   loadInputs([...captures, ...extras.sort(byName)].map((e) => ({ name: e.file.name, blob: e.file })));
+}
+
+/**
+ * What tells two runs apart, from their files' paths: the nearest folder above each
+ * whose names differ (as `oomlens diff` names them); none when the paths say nothing.
+ */
+export function runNames(a, b) {
+  const folders = (p) => p.replace(/^\//, '').split('/').slice(0, -1).reverse();
+  const [x, y] = [folders(a), folders(b)];
+  for (let i = 0; i < Math.min(x.length, y.length); i++) if (x[i] !== y[i]) return [x[i], y[i]];
+  return [undefined, undefined];
 }
 
 /** The host files in a list of {path, file}: the newest run's, as the CLI picks. */
@@ -135,18 +170,30 @@ export async function loadUrl(url) {
   }
 }
 
-export async function loadSample() {
+/**
+ * The samples bundled with the page: a real out-of-memory failure recorded on the CPU
+ * (tests/fixtures/oom_top_scores: its capture and the error message it raised), and a
+ * training step's capture that fits (`fits`).
+ */
+export async function loadSample({ fits = false } = {}) {
+  const name = fits ? 'sample-fits.xplane.pb' : 'sample.xplane.pb';
   startClock();
-  showProgress('sample.xplane.pb', { phase: 'download', done: 0, total: 0, read: 0 });
+  showProgress(name, { phase: 'download', done: 0, total: 0, read: 0 });
   try {
-    const response = await fetch('sample.xplane.pb');
-    if (!response.ok) throw new Error(`${response.status} ${response.statusText}`);
-    const blob = await response.blob();
-    load([{ host: 'sample', name: 'sample.xplane.pb', blob }]);
+    const get = async (file) => {
+      const response = await fetch(file);
+      if (!response.ok) throw new Error(`${file}: ${response.status} ${response.statusText}`);
+      return response;
+    };
+    const blob = await (await get(name)).blob();
+    // The failure's sample comes with the error it raised, as pasted beside the capture.
+    state.errorText = fits ? '' : (await (await get('sample.error.txt')).text()).slice(0, 1 << 20);
+    $('error-text').value = state.errorText;
+    load([{ host: fits ? 'sample-fits' : 'sample', name, blob }]);
   } catch (e) {
     hideProgress();
     mark('error');
-    status('error', `The sample capture could not be loaded: ${clean(e.message || String(e), 300)}`);
+    status('error', `The sample could not be loaded: ${clean(e.message || String(e), 300)}`);
   }
 }
 

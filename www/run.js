@@ -101,7 +101,7 @@ export function showSummary() {
 }
 
 /** What a set of joined inputs is called on the page. */
-function inputsName(inputs) {
+export function inputsName(inputs) {
   if (!inputs.length) return 'the pasted error';
   return inputs.length === 1 ? inputs[0].name : `${inputs[0].name} and ${inputs.length - 1} more`;
 }
@@ -173,16 +173,25 @@ export function leaveCompare() {
 
 /** Which of two files dropped together is the run before the change: its name says so, else the older file. */
 export function guessOrder(a, b) {
-  const said = (f, re) => re.test(f.name);
+  const said = (f, re) => re.test(f.run ? `${f.run}/${f.name}` : f.name);
   if (said(a, /after|fix|new/i) && !said(b, /after|fix|new/i)) return [b, a];
   if (said(b, /before|base|old/i) && !said(a, /before|base|old/i)) return [b, a];
   if (said(a, /before|base|old/i) || said(b, /after|fix|new/i)) return [a, b];
   const ta = a.blob.lastModified || 0;
   const tb = b.blob.lastModified || 0;
+  if (ta === tb) {
+    // Run folders named in order (run_a, run_b; step1, step2): the first is before.
+    const key = (f) => (f.run ? `${f.run}/${f.name}` : f.name);
+    return key(b).localeCompare(key(a), 'en', { numeric: true }) < 0 ? [b, a] : [a, b];
+  }
   return tb < ta ? [b, a] : [a, b];
 }
 
-/** Starts comparing two runs, a host file each ({host, name, blob}). */
+/**
+ * Starts comparing two runs: each a host file ({host, name, blob}) or inputs joined by
+ * the engine ({name, inputs: [{name, blob}], errorText}: a pasted error alone has no
+ * inputs); `run` on either names its run folder, when known.
+ */
 export function startCompare(before, after) {
   analyzer.cancel();
   state.pair = { before, after };
@@ -196,9 +205,11 @@ async function runCompare() {
   status(null);
   startClock();
   const title = `${pair.before.name} → ${pair.after.name}`;
+  const sizeOf = (side) => (side.inputs ? side.inputs.reduce((a, x) => a + x.blob.size, 0) : side.blob.size);
+  const payload = (side) => (side.inputs ? { files: side.inputs, error_text: side.errorText || '' } : side.blob);
   const latest = {
-    before: { phase: 'open', done: 0, total: pair.before.blob.size, read: 0 },
-    after: { phase: 'open', done: 0, total: pair.after.blob.size, read: 0 },
+    before: { phase: 'open', done: 0, total: sizeOf(pair.before), read: 0 },
+    after: { phase: 'open', done: 0, total: sizeOf(pair.after), read: 0 },
   };
   const combined = () => {
     const words = (side) => {
@@ -211,7 +222,8 @@ async function runCompare() {
   showProgress(title, combined());
   for (const id of ['compare-copy-md', 'compare-download-json']) $(id).disabled = true;
   try {
-    const result = await comparer.run(pair.before.blob, pair.after.blob, { before_file_name: pair.before.name, after_file_name: pair.after.name, module: state.compareModule || undefined, top: 20 }, {
+    const options = { before_file_name: pair.before.name, after_file_name: pair.after.name, before_run: pair.before.run, after_run: pair.after.run, module: state.compareModule || undefined, top: 20 };
+    const result = await comparer.run(payload(pair.before), payload(pair.after), options, {
       onProgress: (p) => {
         latest[p.run] = p;
         showProgress(title, combined());

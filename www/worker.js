@@ -22,8 +22,13 @@
 //                                                          options: {module, file_name, host}
 //   out: {id, type: 'progress', …}                        phase prefixed: 'after: plan'
 //        {id, type: 'result', report, ms, version}        report: the engine's JSON text
+//   in:  {id, type: 'analyze-files-run', files, run, options}
+//                                                          a run made of inputs other than a
+//                                                          capture alone (a pasted error: files
+//                                                          [], options.error_text); out as above
 //   in:  {id, type: 'compare-reports', before, after, options}
-//                                                          options: {module, top, module_choice}
+//                                                          options: {module, top, module_choice,
+//                                                                    before_run, after_run}
 //   out: {id, type: 'result', diff, view, markdown, version}   (diff: oomlens-diff/1)
 //        {id, type: 'result', again: {before, after, module_choice}}
 //                                                          analyze those runs again about
@@ -49,7 +54,7 @@
 //   in:  {type: 'second-part', blob, work}   work: the split and the host plane's metadata
 //   out: {type: 'second-part', bytes}        the encoded part, or null if it failed
 
-import init, { Analysis, analyzeFiles, analyzeHost, analyzeRun, compareHosts, compareReports, parallelFromBytes, scanHostPart, version } from './oomlens.js';
+import init, { Analysis, analyzeFiles, analyzeFilesRun, analyzeHost, analyzeRun, compareHosts, compareReports, parallelFromBytes, scanHostPart, version } from './oomlens.js';
 
 const ready = init();
 
@@ -142,6 +147,32 @@ function runOfComparison(id, msg) {
   }
 }
 
+/** Reads `[{name, blob}]` whole, for the engine's joined inputs. */
+function readFiles(id, list) {
+  const reader = new FileReaderSync();
+  const total = list.reduce((a, f) => a + (f.blob instanceof Blob ? f.blob.size : 0), 0);
+  let read = 0;
+  return list.map((f) => {
+    if (!(f.blob instanceof Blob)) throw Object.assign(new Error('nothing to analyze: expected a File or Blob'), { kind: 'input' });
+    const bytes = new Uint8Array(reader.readAsArrayBuffer(f.blob));
+    read += bytes.length;
+    self.postMessage({ id, type: 'progress', phase: 'open', done: read, total, read });
+    return { name: String(f.name || ''), bytes };
+  });
+}
+
+/** One run of a comparison made of joined inputs (a pasted error, a log, …), analyzed here. */
+function filesRunOfComparison(id, msg) {
+  const started = performance.now();
+  try {
+    const files = readFiles(id, Array.isArray(msg.files) ? msg.files : []);
+    const report = analyzeFilesRun(files, msg.run, msg.options || {});
+    self.postMessage({ id, type: 'result', report, ms: performance.now() - started, version: version() });
+  } catch (e) {
+    self.postMessage(failure(id, e));
+  }
+}
+
 function compareTwo(id, msg) {
   try {
     const out = compareReports(msg.before, msg.after, msg.options || {});
@@ -180,17 +211,10 @@ function compareRows(id, msg) {
 function inputs(id, msg, wasm) {
   const started = performance.now();
   try {
-    const reader = new FileReaderSync();
     const list = Array.isArray(msg.files) ? msg.files : [];
     const total = list.reduce((a, f) => a + (f.blob instanceof Blob ? f.blob.size : 0), 0);
-    let read = 0;
-    const files = list.map((f) => {
-      if (!(f.blob instanceof Blob)) throw Object.assign(new Error('nothing to analyze: expected a File or Blob'), { kind: 'input' });
-      const bytes = new Uint8Array(reader.readAsArrayBuffer(f.blob));
-      read += bytes.length;
-      self.postMessage({ id, type: 'progress', phase: 'open', done: read, total, read });
-      return { name: String(f.name || ''), bytes };
-    });
+    const files = readFiles(id, list);
+    const read = total;
     const readMs = performance.now() - started;
     self.postMessage({ id, type: 'progress', phase: 'diagnosis', done: total, total, read });
     const out = analyzeFiles(files, msg.options || {});
@@ -201,7 +225,7 @@ function inputs(id, msg, wasm) {
   }
 }
 
-const REQUESTS = { 'analyze-run': runOfComparison, 'compare-reports': compareTwo, 'host-row': hostRow, 'compare-hosts': compareRows, 'analyze-files': inputs };
+const REQUESTS = { 'analyze-run': runOfComparison, 'analyze-files-run': filesRunOfComparison, 'compare-reports': compareTwo, 'host-row': hostRow, 'compare-hosts': compareRows, 'analyze-files': inputs };
 
 self.onmessage = async (event) => {
   const msg = event.data || {};

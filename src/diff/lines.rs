@@ -25,6 +25,7 @@ pub fn compare(before: &HostReport, after: &HostReport) -> DiagnosisChange {
     DiagnosisChange {
         compared: true,
         resolved: b.iter().copied().filter(|id| !a.contains(id)).collect(),
+        gone: Vec::new(),
         new: a.iter().copied().filter(|id| !b.contains(id)).collect(),
         remaining: b.iter().copied().filter(|id| a.contains(id)).collect(),
     }

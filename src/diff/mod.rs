@@ -24,8 +24,8 @@ use crate::error::Error;
 use crate::report::model::{DiagnosisId, HostReport, Label, ModuleReport, Report};
 use crate::report::present;
 use model::{
-    DiagnosisChange, Diff, DiffHeadline, DiffNote, DiffReport, Fit, ModuleChoice, RuntimeDelta,
-    Side, SCHEMA,
+    signed_delta, DiagnosisChange, Diff, DiffHeadline, DiffNote, DiffReport, Fit, ModuleChoice,
+    RuntimeDelta, Side, SCHEMA,
 };
 
 /// What the user asked for.
@@ -37,6 +37,10 @@ pub struct DiffOptions {
     /// How each run's runtime scan divides its work between threads (see
     /// [`crate::runtime::Scan`]); the comparison is the same whatever it says.
     pub scan: crate::runtime::Scan,
+    /// What the caller calls each run (before, after): its run folder's name, when it
+    /// knows one. Reports name the runs by their files; when both files share a name,
+    /// these tell the runs apart.
+    pub runs: [Option<String>; 2],
 }
 
 /// Analyzes one run, about a module when given (`oomlens PATH --module M`).
@@ -74,10 +78,11 @@ fn pool(report: &HostReport) -> Option<(u64, Label)> {
     }
 }
 
-fn side(report: &HostReport, module: Option<&ModuleReport>) -> Side {
+fn side(report: &HostReport, module: Option<&ModuleReport>, run: Option<&String>) -> Side {
     let pool = pool(report);
     Side {
         file: report.file.clone(),
+        run: run.cloned(),
         host: report.host.clone(),
         module: module.map(|m| m.label.clone()),
         executions: module.map(|m| m.executions),
@@ -137,7 +142,12 @@ pub fn compare(
 ) -> Result<Diff, Error> {
     let chosen = modules::choose(before, after, options.module.as_deref())?;
     let (bm, am) = (chosen.before, chosen.after);
-    let (sb, sa) = (side(before, bm), side(after, am));
+    // The runs' folders are kept only where they are needed: when both files share a name.
+    let same_name = before.file == after.file;
+    let (sb, sa) = (
+        side(before, bm, options.runs[0].as_ref().filter(|_| same_name)),
+        side(after, am, options.runs[1].as_ref().filter(|_| same_name)),
+    );
     let mut notes = module_notes(bm, am, chosen.choice);
     let plans = bm.zip(am).map(|(b, a)| (&b.plan, &a.plan));
     let buffers = plans
@@ -148,18 +158,33 @@ pub fn compare(
     notes.extend(selection_notes(&sb, before, Run::Before));
     notes.extend(selection_notes(&sa, after, Run::After));
     // Diagnosis lines are about the module each report selected: comparable only when
-    // that is the module compared on both sides.
-    let diagnosis = if sb.selected && sa.selected {
+    // that is the module compared on both sides, or when neither report is about a
+    // module (two pasted errors: each report is about its message).
+    let about_no_module = bm.is_none()
+        && am.is_none()
+        && before.selected_module.is_none()
+        && after.selected_module.is_none();
+    let mut diagnosis = if (sb.selected && sa.selected) || about_no_module {
         lines::compare(before, after)
     } else {
         DiagnosisChange::default()
     };
+    // A line is resolved only when its bytes went away: the plan's peak or the pool's
+    // peak in use dropped. Otherwise it is only no longer reported.
+    let plan_drop = plans.map(|(b, a)| signed_delta(a.peak_bytes, b.peak_bytes));
+    let in_use_drop = runtime.as_ref().map(|r| -r.peak_in_use_bytes.delta);
+    if !(plan_drop.is_some_and(|d| d > 0) || in_use_drop.is_some_and(|d| d > 0)) {
+        diagnosis.gone = std::mem::take(&mut diagnosis.resolved);
+    }
     let scan_stacks = plans
         .map(|(b, a)| deltas::scan_stacks(&b.scan_stacks, &a.scan_stacks))
         .unwrap_or_default();
     let predicted_vs_actual = match plans {
         Some(plans) if diagnosis.compared => {
-            let mut p = lines::predictions(before, &diagnosis.resolved, plans, runtime.as_ref());
+            // Every line no longer reported that estimated a saving, resolved or not:
+            // the estimate beside what the peak did.
+            let gone: Vec<DiagnosisId> = [&diagnosis.resolved[..], &diagnosis.gone[..]].concat();
+            let mut p = lines::predictions(before, &gone, plans, runtime.as_ref());
             p.extend(lines::scan_stack_predictions(
                 before,
                 &diagnosis,
@@ -169,7 +194,7 @@ pub fn compare(
             ));
             // The batch changed while the activations line remains: the line's other
             // fix is the one that was applied.
-            if !diagnosis.resolved.contains(&DiagnosisId::RoleForward) {
+            if !gone.contains(&DiagnosisId::RoleForward) {
                 p.extend(lines::batch_prediction(
                     before,
                     &buffers,
@@ -441,6 +466,10 @@ pub fn compare_paths(
     after: &std::path::Path,
     options: &DiffOptions,
 ) -> Result<DiffReport, Error> {
+    let options = &DiffOptions {
+        runs: run_names(before, after),
+        ..options.clone()
+    };
     compare_runs(
         &mut |run, module| {
             let path = match run {
@@ -452,9 +481,70 @@ pub fn compare_paths(
                 error_text: None,
                 scan: options.scan,
             };
-            // The one place inputs are read: what `oomlens PATH` reads.
-            crate::analyze_path(path, &options)
+            // The one place inputs are read: what `oomlens PATH` reads — a capture or
+            // capture folder as such, anything else (an error message or log, an XLA
+            // dump, a folder of them) joined as the inputs are.
+            if reads_as_capture(path) {
+                crate::analyze_path(path, &options)
+            } else {
+                crate::analyze_inputs(&[path.to_owned()], &options)
+            }
         },
         options,
     )
+}
+
+/// Whether `oomlens PATH` reads this path as captures: a capture file (or any file
+/// that is not text, a dump file or a profile: the capture reader then says what is
+/// wrong), or a folder holding captures.
+#[cfg(not(target_arch = "wasm32"))]
+fn reads_as_capture(path: &std::path::Path) -> bool {
+    use std::io::Read;
+    if path.is_dir() {
+        return crate::input::resolve(path).is_ok();
+    }
+    let mut head = Vec::with_capacity(4096);
+    let read = std::fs::File::open(path)
+        .and_then(|f| f.take(4096).read_to_end(&mut head))
+        .is_ok();
+    let name = path.to_string_lossy();
+    !read
+        || !matches!(
+            crate::inputs::classify(&name, &head),
+            crate::inputs::Kind::Text
+                | crate::inputs::Kind::DumpFile
+                | crate::inputs::Kind::DeviceProfile
+        )
+}
+
+/// What tells the two runs apart: the nearest folder above each (the folder given, or
+/// the one holding the file given) whose names differ (`run_a`, `run_b` for
+/// `run_a/plugins/profile/2024_06_01/vm.xplane.pb` and the same under `run_b`).
+#[cfg(not(target_arch = "wasm32"))]
+fn run_names(before: &std::path::Path, after: &std::path::Path) -> [Option<String>; 2] {
+    let folders = |p: &std::path::Path| -> Vec<String> {
+        let p = std::fs::canonicalize(p).unwrap_or_else(|_| p.to_owned());
+        let dir = if p.is_dir() {
+            Some(p.as_path())
+        } else {
+            p.parent()
+        };
+        let mut names: Vec<String> = dir
+            .map(|d| {
+                d.components()
+                    .filter_map(|c| match c {
+                        std::path::Component::Normal(n) => Some(n.to_string_lossy().into_owned()),
+                        _ => None,
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        names.reverse();
+        names
+    };
+    let (b, a) = (folders(before), folders(after));
+    b.iter()
+        .zip(&a)
+        .find(|(x, y)| x != y)
+        .map_or([None, None], |(x, y)| [Some(x.clone()), Some(y.clone())])
 }

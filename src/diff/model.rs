@@ -67,9 +67,10 @@ pub struct Diff {
     pub runtime: Option<RuntimeDelta>,
     /// Diagnosis lines, by id: which the change resolved, which it brought, which remain.
     pub diagnosis: DiagnosisChange,
-    /// For each resolved line that estimated a saving: the estimate beside the saving
-    /// measured now. A line is resolved when its id is (all the lines of that id), or,
-    /// for a scan stack, when its stack went away while other stacks remain.
+    /// For each line no longer reported (resolved or gone) that estimated a saving: the
+    /// estimate beside the saving measured now. A line is no longer reported when its id
+    /// is not (all the lines of that id), or, for a scan stack, when its stack went away
+    /// while other stacks remain.
     pub predicted_vs_actual: Vec<Prediction>,
     /// What could not be compared, and what only one run has (`id`, `text`).
     pub notes: Vec<Note>,
@@ -80,6 +81,9 @@ pub struct Diff {
 pub struct Side {
     /// The capture file the run's report was made from.
     pub file: String,
+    /// When both runs' files share a name: the run's folder name, when the caller knows
+    /// it (`oomlens diff` takes the nearest folder above each path whose names differ).
+    pub run: Option<String>,
     /// The host the file is named for (`<host>.xplane.pb`).
     pub host: String,
     /// The label (`name(program_id)`) of the module compared; absent when the run has
@@ -387,8 +391,12 @@ pub struct DiagnosisChange {
     /// Whether both reports are about the modules compared (otherwise the lists are
     /// empty and a note says why).
     pub compared: bool,
-    /// In the before run only: the change resolved them.
+    /// In the before run only, and their bytes went away: the module's peak (read) or
+    /// the pool's peak in use (measured) dropped. The change resolved them.
     pub resolved: Vec<DiagnosisId>,
+    /// In the before run only, but neither peak dropped (or neither was known): the
+    /// line is no longer reported, and nothing shows that its bytes went away.
+    pub gone: Vec<DiagnosisId>,
     /// In the after run only.
     pub new: Vec<DiagnosisId>,
     /// In both.

@@ -34,21 +34,65 @@ fn code(s: &str) -> String {
 }
 
 fn render_host(out: &mut String, v: &DiffView) {
-    line!(
-        out,
-        "## oomlens diff: {} ({})\n",
-        escape(&v.title, 400),
-        escape(&v.host, 80)
-    );
+    if v.host.is_empty() {
+        line!(out, "## oomlens diff: {}\n", escape(&v.title, 400));
+    } else {
+        line!(
+            out,
+            "## oomlens diff: {} ({})\n",
+            escape(&v.title, 400),
+            escape(&v.host, 80)
+        );
+    }
     line!(out, "**{}**{}\n", escape(&v.headline, 400), v.labels);
-    line!(
-        out,
-        "**Module** `{}` — {}\n",
-        code(&v.module),
-        v.module_reason
-    );
+    if !v.module.is_empty() {
+        line!(
+            out,
+            "**Module** `{}` — {}\n",
+            code(&v.module),
+            v.module_reason
+        );
+    }
     for s in [&v.before, &v.after] {
         line!(out, "- {}: {}", s.side, escape(&s.headline, 400));
+    }
+    line!(out);
+    if !v.savings.is_empty() {
+        line!(out, "### Estimated vs measured\n");
+        for s in &v.savings {
+            let subject = s
+                .subject
+                .as_deref()
+                .map(|x| format!(" {}", escape(x, 200)))
+                .unwrap_or_default();
+            line!(
+                out,
+                "- **{}**{subject} ({}): {}",
+                escape(s.title, 200),
+                escape(s.id.as_str(), 80),
+                escape(&s.text, 600)
+            );
+        }
+        line!(out);
+    }
+    line!(out, "### Diagnosis\n");
+    if let Some(n) = v.diagnosis_not_compared {
+        line!(out, "{n}\n");
+    }
+    for l in &v.diagnosis {
+        line!(
+            out,
+            "- {}: **{}** ({})",
+            l.status,
+            escape(l.title, 200),
+            escape(l.id.as_str(), 80)
+        );
+    }
+    if v.diagnosis.iter().any(|l| l.status == "gone") {
+        line!(
+            out,
+            "\n_gone: no longer reported, but nothing shows that its bytes went away: neither the plan's peak nor the pool's peak in use dropped._"
+        );
     }
     line!(out);
     for table in [&v.plan, &v.roles].into_iter().flatten() {
@@ -78,36 +122,6 @@ fn render_host(out: &mut String, v: &DiffView) {
         }
         if !v.in_use_at_starts.is_empty() {
             line!(out);
-        }
-    }
-    line!(out, "### Diagnosis\n");
-    if let Some(n) = v.diagnosis_not_compared {
-        line!(out, "{n}\n");
-    }
-    for l in &v.diagnosis {
-        line!(
-            out,
-            "- {}: **{}** ({})",
-            l.status,
-            escape(l.title, 200),
-            escape(l.id.as_str(), 80)
-        );
-    }
-    if !v.savings.is_empty() {
-        line!(out, "\n### Estimated vs measured\n");
-        for s in &v.savings {
-            let subject = s
-                .subject
-                .as_deref()
-                .map(|x| format!(" {}", escape(x, 200)))
-                .unwrap_or_default();
-            line!(
-                out,
-                "- **{}**{subject} ({}): {}",
-                escape(s.title, 200),
-                escape(s.id.as_str(), 80),
-                escape(&s.text, 600)
-            );
         }
     }
     if !v.notes.is_empty() {

@@ -35,25 +35,61 @@ pub fn render(diff: &DiffReport, top: usize) -> String {
 }
 
 fn render_host(out: &mut String, v: &DiffView) {
-    line!(
-        out,
-        "oomlens diff — {} ({})",
-        clean(&v.title, 400),
-        clean(&v.host, 80)
-    );
+    if v.host.is_empty() {
+        line!(out, "oomlens diff — {}", clean(&v.title, 400));
+    } else {
+        line!(
+            out,
+            "oomlens diff — {} ({})",
+            clean(&v.title, 400),
+            clean(&v.host, 80)
+        );
+    }
     line!(out, "change: {}{}", clean(&v.headline, 400), v.labels);
-    line!(
-        out,
-        "module: {}  — {}",
-        clean(&v.module, 400),
-        v.module_reason
-    );
+    if !v.module.is_empty() {
+        line!(
+            out,
+            "module: {}  — {}",
+            clean(&v.module, 400),
+            v.module_reason
+        );
+    }
     for s in [&v.before, &v.after] {
         line!(
             out,
             "{:<7} {}",
             format!("{}:", s.side),
             clean(&s.headline, 400)
+        );
+    }
+    if !v.savings.is_empty() {
+        line!(out, "\nEstimated vs measured:");
+        for s in &v.savings {
+            let subject = s
+                .subject
+                .as_deref()
+                .map(|x| format!(" {}", clean(x, 200)))
+                .unwrap_or_default();
+            line!(
+                out,
+                "  {}{subject} ({}): {}",
+                s.title,
+                s.id.as_str(),
+                s.text
+            );
+        }
+    }
+    line!(out, "\nDiagnosis:");
+    if let Some(n) = v.diagnosis_not_compared {
+        line!(out, "  {n}");
+    }
+    for l in &v.diagnosis {
+        line!(out, "  {:<10} {} ({})", l.status, l.title, l.id.as_str());
+    }
+    if v.diagnosis.iter().any(|l| l.status == "gone") {
+        line!(
+            out,
+            "  (gone: no longer reported, but nothing shows that its bytes went away: neither the plan's peak nor the pool's peak in use dropped)"
         );
     }
     for table in [&v.plan, &v.roles].into_iter().flatten() {
@@ -78,30 +114,6 @@ fn render_host(out: &mut String, v: &DiffView) {
         render_figures(out, rt);
         for s in &v.in_use_at_starts {
             line!(out, "  in use at each start, {s}");
-        }
-    }
-    line!(out, "\nDiagnosis:");
-    if let Some(n) = v.diagnosis_not_compared {
-        line!(out, "  {n}");
-    }
-    for l in &v.diagnosis {
-        line!(out, "  {:<10} {} ({})", l.status, l.title, l.id.as_str());
-    }
-    if !v.savings.is_empty() {
-        line!(out, "\nEstimated vs measured:");
-        for s in &v.savings {
-            let subject = s
-                .subject
-                .as_deref()
-                .map(|x| format!(" {}", clean(x, 200)))
-                .unwrap_or_default();
-            line!(
-                out,
-                "  {}{subject} ({}): {}",
-                s.title,
-                s.id.as_str(),
-                s.text
-            );
         }
     }
     if !v.notes.is_empty() {

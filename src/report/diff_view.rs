@@ -43,7 +43,7 @@ pub struct DiffView {
     pub before: SideView,
     /// The run after.
     pub after: SideView,
-    /// `jit_train_step(10) → jit_train_step(10)`.
+    /// `jit_train_step(10) → jit_train_step(10)`; empty when neither run has a plan.
     pub module: String,
     /// Why these modules: `the module each report is about`.
     pub module_reason: &'static str,
@@ -68,11 +68,12 @@ pub struct DiffView {
     pub runtime: Option<Table>,
     /// `before: 316 MiB → 420 MiB → …`, `after: …`: in use at each start.
     pub in_use_at_starts: Vec<String>,
-    /// Diagnosis lines resolved, new and remaining.
+    /// Diagnosis lines resolved, no longer reported (gone), new and remaining.
     pub diagnosis: Vec<LineChange>,
     /// Said when the diagnosis lines were not compared.
     pub diagnosis_not_compared: Option<&'static str>,
-    /// Each resolved line's estimated saving beside the saving measured now.
+    /// Each line no longer reported (resolved or gone): its estimated saving beside the
+    /// saving measured now.
     pub savings: Vec<SavingView>,
     /// What could not be compared, or what only one run has.
     pub notes: Vec<NoteView>,
@@ -146,6 +147,10 @@ pub struct SideView {
     pub side: &'static str,
     /// The run's file.
     pub file: String,
+    /// What the run is called here: its file, or when both runs' files share a name, its
+    /// run folder and file (`run_a/vm.xplane.pb`), else the file and the side
+    /// (`vm.xplane.pb (before)`).
+    pub name: String,
     /// The run's host.
     pub host: String,
     /// The module compared, when the run has one.
@@ -159,7 +164,8 @@ pub struct SideView {
 /// A diagnosis line's fate.
 #[derive(Debug, Clone, Serialize)]
 pub struct LineChange {
-    /// `resolved`, `new` or `remaining`.
+    /// `resolved` (its bytes went away), `gone` (no longer reported, but neither peak
+    /// dropped), `new` or `remaining`.
     pub status: &'static str,
     /// The line's id.
     pub id: DiagnosisId,
@@ -205,9 +211,25 @@ pub fn report(d: &DiffReport, top: usize) -> DiffReportView {
     }
 }
 
-fn side(s: &Side, name: &'static str) -> SideView {
+/// What each run is called: its file, unless both files share a name (then the run
+/// folder tells them apart, else the side does).
+fn side_names(b: &Side, a: &Side) -> (String, String) {
+    if b.file != a.file {
+        return (b.file.clone(), a.file.clone());
+    }
+    match (&b.run, &a.run) {
+        (Some(x), Some(y)) if x != y => (format!("{x}/{}", b.file), format!("{y}/{}", a.file)),
+        _ => (
+            format!("{} (before)", b.file),
+            format!("{} (after)", a.file),
+        ),
+    }
+}
+
+fn side(s: &Side, side: &'static str, name: String) -> SideView {
     SideView {
-        side: name,
+        side,
+        name,
         file: s.file.clone(),
         host: s.host.clone(),
         module: s.module.clone(),
@@ -226,15 +248,21 @@ pub fn host(d: &Diff, top: usize) -> DiffView {
         _ if plans.is_some() => " (peak read)".into(),
         _ => String::new(),
     };
-    let name = |m: &Option<String>| m.clone().unwrap_or_else(|| "none".into());
+    let name = |m: &Option<String>| m.clone().unwrap_or_else(|| "no plan".into());
+    let module = if d.before.module.is_none() && d.after.module.is_none() {
+        String::new()
+    } else {
+        format!("{} → {}", name(&d.before.module), name(&d.after.module))
+    };
+    let (before_name, after_name) = side_names(&d.before, &d.after);
     DiffView {
-        title: format!("{} → {}", d.before.file, d.after.file),
+        title: format!("{before_name} → {after_name}"),
         host: d.host.clone(),
         headline: d.headline.text.clone(),
         labels,
-        before: side(&d.before, "before"),
-        after: side(&d.after, "after"),
-        module: format!("{} → {}", name(&d.before.module), name(&d.after.module)),
+        before: side(&d.before, "before", before_name),
+        after: side(&d.after, "after", after_name),
+        module,
         module_reason: present::module_choice(d.module_choice),
         plan: plans.map(|(b, a)| plan(b, a)),
         roles: plans.map(|(b, a)| roles(b, a)),
@@ -658,6 +686,7 @@ fn diagnosis(d: &Diff) -> Vec<LineChange> {
             .collect::<Vec<_>>()
     };
     let mut out = lines("resolved", &d.diagnosis.resolved);
+    out.extend(lines("gone", &d.diagnosis.gone));
     out.extend(lines("new", &d.diagnosis.new));
     out.extend(lines("remaining", &d.diagnosis.remaining));
     out

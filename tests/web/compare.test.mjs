@@ -7,12 +7,12 @@
 //   npm run build && npm test
 
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 
 import { hostileCapture, HOSTILE } from './captures.mjs';
-import { FIXTURES, RESULTS, clean as shown, cli, foreignRequests, launch, openPage, runsSoFar, skipReason, startServer, waitForRun } from './helpers.mjs';
+import { FIXTURES, RESULTS, clean as shown, cli, pageSuite, runsSoFar, skipReason, waitForRun } from './helpers.mjs';
 
 const PAIRS_DIR = join(FIXTURES, 'pairs');
 const PAIRS = existsSync(PAIRS_DIR) ? readdirSync(PAIRS_DIR).sort() : [];
@@ -38,31 +38,15 @@ const skip = skipReason() || (!PAIRS.length && 'no recorded pairs under tests/fi
 if (skip) console.log(`# SKIP: ${skip}`);
 
 describe('oomlens page: comparing two runs', { skip: skip || false }, () => {
-  let server;
-  let origin;
-  let browser;
-
-  before(async () => {
-    mkdirSync(RESULTS, { recursive: true });
-    writeFileSync(join(RESULTS, 'hostile.xplane.pb'), hostileCapture());
-    const s = await startServer();
-    server = s.server;
-    origin = s.url.replace(/\/$/, '');
-    browser = await launch();
+  const env = pageSuite({
+    setup: async () => {
+      writeFileSync(join(RESULTS, 'hostile.xplane.pb'), hostileCapture());
+    },
   });
 
-  after(async () => {
-    if (browser) await browser.close();
-    if (server) server.close();
-  });
+  const open = env.open;
 
-  const open = (path = '', options = {}) => openPage(browser.context, `${origin}/${path}`, options);
-
-  function clean(log) {
-    assert.deepEqual(foreignRequests(log, origin), [], 'requests outside the page origin');
-    assert.deepEqual(log.errors, [], 'console errors');
-    assert.deepEqual(log.dialogs, [], 'dialogs');
-  }
+  const clean = env.clean;
 
   /** Drops files (fetched from the test server) on the page together, as a drag and drop does. */
   async function dropFiles(page, files) {
@@ -185,7 +169,7 @@ describe('oomlens page: comparing two runs', { skip: skip || false }, () => {
     assert.deepEqual(await downloaded(page), swapped);
     assert.equal((await shownFacts(page)).headline, swapped.headline.text);
     // Copy as Markdown: what `oomlens diff --format markdown` prints.
-    await browser.context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin });
+    await env.browser.context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: env.origin });
     await page.click('#compare-copy-md');
     await page.waitForFunction(() => document.getElementById('status').textContent.includes('clipboard'));
     const md = await page.evaluate(() => navigator.clipboard.readText());
@@ -215,6 +199,106 @@ describe('oomlens page: comparing two runs', { skip: skip || false }, () => {
     const { view } = await engine(page, p);
     assertShowsView(await shownFacts(page), view, want);
     assert.ok(want.diagnosis.resolved.includes('no_donation'));
+    clean(log);
+    await page.close();
+  });
+
+  test('two run folders whose captures share a name: each side is named by its folder, as `oomlens diff` names it', async () => {
+    const p = pair('checkpoint');
+    // As the issue met it: run_a/vm.xplane.pb and run_b/vm.xplane.pb, picked as one folder.
+    const dir = join(RESULTS, 'same-name');
+    rmSync(dir, { recursive: true, force: true });
+    for (const [run, side] of [['run_a', 'before'], ['run_b', 'after']]) {
+      mkdirSync(join(dir, run), { recursive: true });
+      copyFileSync(p[side].path, join(dir, run, 'vm.xplane.pb'));
+    }
+    // The before run is the older one, as a re-run after a fix is.
+    utimesSync(join(dir, 'run_a', 'vm.xplane.pb'), new Date(1000000), new Date(1000000));
+    const want = JSON.parse(cli('diff', [join(dir, 'run_a', 'vm.xplane.pb'), join(dir, 'run_b', 'vm.xplane.pb'), '--format', 'json']).stdout);
+    assert.equal(want.before.run, 'run_a');
+    const text = cli('diff', [join(dir, 'run_a', 'vm.xplane.pb'), join(dir, 'run_b', 'vm.xplane.pb')]).stdout;
+    assert.match(text, /^oomlens diff — run_a\/vm\.xplane\.pb → run_b\/vm\.xplane\.pb/);
+    const { page, log } = await open();
+    const runs = await runsSoFar(page);
+    await page.setInputFiles('#folder-input', dir);
+    assert.equal(await waitForRun(page, runs), 'done');
+    const facts = await shownFacts(page);
+    assert.equal(facts.visible, true, 'two run folders are compared');
+    assert.match(facts.before, /run_a\/vm\.xplane\.pb/);
+    assert.match(facts.after, /run_b\/vm\.xplane\.pb/);
+    const saved = await downloaded(page);
+    assert.deepEqual([saved.before.run, saved.after.run], ['run_a', 'run_b']);
+    assert.deepEqual(saved.diagnosis, want.diagnosis);
+    assert.equal(saved.headline.text, want.headline.text);
+    clean(log);
+    await page.close();
+  });
+
+  test('a line is resolved only if its bytes went away: never green when the peak did not drop', async () => {
+    // leak_steps → attention_train: the role_backward line is gone while the peak grew.
+    const before = { url: '__fixtures__/leak_steps/leak_steps.xplane.pb', name: 'leak_steps.xplane.pb', path: join(FIXTURES, 'leak_steps', 'leak_steps.xplane.pb'), lastModified: 1000 };
+    const after = { url: '__fixtures__/attention_train/attention_train.xplane.pb', name: 'attention_train.xplane.pb', path: join(FIXTURES, 'attention_train', 'attention_train.xplane.pb'), lastModified: 2000 };
+    const want = cliDiff(before.path, after.path);
+    assert.ok(want.headline.peak_after_bytes > want.headline.peak_before_bytes, 'the peak grew');
+    assert.deepEqual(want.diagnosis.resolved, []);
+    assert.ok(want.diagnosis.gone.includes('role_backward'));
+    const { page, log } = await open();
+    assert.equal(await dropFiles(page, [before, after]), 'done');
+    assert.deepEqual(await downloaded(page), want, 'Download JSON == oomlens diff --format json');
+    const shown = await page.evaluate(() => {
+      const color = (sel) => {
+        const el = document.querySelector(sel);
+        return el ? getComputedStyle(el).color : null;
+      };
+      const probe = document.createElement('span');
+      probe.style.color = 'var(--good)';
+      document.body.append(probe);
+      const good = getComputedStyle(probe).color;
+      probe.remove();
+      return {
+        resolved: document.querySelectorAll('#compare-resolved li').length,
+        gone: [...document.querySelectorAll('#compare-gone li')].map((li) => li.dataset.id),
+        goneHeading: (document.querySelector('#compare-gone')?.previousElementSibling || {}).textContent,
+        goneColor: color('#compare-gone li .title'),
+        good,
+      };
+    });
+    assert.equal(shown.resolved, 0);
+    assert.deepEqual(shown.gone, want.diagnosis.gone);
+    assert.match(shown.goneHeading, /No longer reported, but the peak did not drop/);
+    assert.notEqual(shown.goneColor, shown.good, 'a line gone without its bytes is not shown green');
+    await page.screenshot({ path: join(RESULTS, 'compare-gone.png'), fullPage: true });
+    clean(log);
+    await page.close();
+  });
+
+  test('the estimated-vs-measured block comes right after the headline, and the role breakdown appears once', async () => {
+    const p = pair('checkpoint');
+    const { page, log } = await open();
+    assert.equal(await dropFiles(page, [p.before, p.after]), 'done');
+    const layout = await page.evaluate(() => {
+      const content = document.getElementById('compare-content');
+      const first = content.firstElementChild;
+      const headings = [...content.querySelectorAll('h2, h3')].map((h) => h.textContent);
+      const top = (el) => el.getBoundingClientRect().top + window.scrollY;
+      const savings = document.getElementById('compare-savings');
+      const chart = document.getElementById('compare-chart');
+      const roleText = [...content.querySelectorAll('*')].filter((el) => el.children.length === 0 && /^(before|after): forward/.test(el.textContent)).length;
+      return {
+        first: first && first.textContent,
+        savingsTop: savings ? top(savings) : null,
+        chartTop: chart ? top(chart) : null,
+        roleHeadings: headings.filter((t) => t.startsWith('At the heap peak, by role')).length,
+        roleTables: content.querySelectorAll('#compare-roles').length,
+        roleSentences: roleText + document.querySelectorAll('#compare-role-sentences').length,
+      };
+    });
+    assert.equal(layout.first, 'Estimated and measured savings', 'the savings first under the headline');
+    assert.ok(layout.savingsTop < layout.chartTop, 'before the charts and tables');
+    assert.ok(layout.savingsTop < 900, `near the top (${layout.savingsTop}px)`);
+    assert.equal(layout.roleHeadings, 1, 'one heading for the heap by role');
+    assert.equal(layout.roleTables, 1, 'its figures once');
+    assert.equal(layout.roleSentences, 0, 'not again in words');
     clean(log);
     await page.close();
   });

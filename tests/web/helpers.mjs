@@ -2,10 +2,12 @@
 // static server for dist/, Chromium through playwright-core, and the page's own
 // formatting rules mirrored for comparisons.
 
+import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, dirname, join, relative, resolve } from 'node:path';
+import { after, before } from 'node:test';
 import { fileURLToPath } from 'node:url';
 
 import { serve } from '../../scripts/serve.mjs';
@@ -101,6 +103,37 @@ export async function startServer() {
   if (existsSync(FIXTURES)) mounts['/__fixtures__/'] = FIXTURES;
   if (existsSync(SHARED)) mounts['/__shared__/'] = SHARED;
   return serve({ root: DIST, mounts });
+}
+
+/**
+ * The browser tests' shared set-up, called inside a `describe`: before its tests, the
+ * static server for dist/ and a fresh Chromium (`setup` first, if given); after them,
+ * both closed (`teardown` last). Returns `env`: `origin` and `browser` (once started),
+ * `open(path, options)` (a page of the site, see `openPage`) and `clean(log)` (asserts
+ * that the page fetched nothing from elsewhere, logged no error and opened no dialog).
+ */
+export function pageSuite({ setup, teardown, launchOptions } = {}) {
+  const env = { server: null, origin: null, browser: null };
+  before(async () => {
+    mkdirSync(RESULTS, { recursive: true });
+    if (setup) await setup();
+    const s = await startServer();
+    env.server = s.server;
+    env.origin = s.url.replace(/\/$/, '');
+    env.browser = await launch(launchOptions);
+  });
+  after(async () => {
+    if (env.browser) await env.browser.close();
+    if (env.server) env.server.close();
+    if (teardown) await teardown();
+  });
+  env.open = (path = '', options = {}) => openPage(env.browser.context, `${env.origin}/${path}`, options);
+  env.clean = (log) => {
+    assert.deepEqual(foreignRequests(log, env.origin), [], 'requests outside the page origin');
+    assert.deepEqual(log.errors, [], 'console errors');
+    assert.deepEqual(log.dialogs, [], 'dialogs');
+  };
+  return env;
 }
 
 const FLAGS = ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--disable-quic'];
@@ -268,7 +301,7 @@ export function expectedFacts(json) {
   return {
     headline: clean(json.headline.text, 400),
     verdict: json.headline.verdict,
-    module: json.selected_module ? clean(json.selected_module, 200) : 'none',
+    module: json.selected_module ? clean(json.selected_module, 200) : '',
     diagnosis: json.diagnosis.map((d) => d.id),
   };
 }

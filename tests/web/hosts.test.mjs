@@ -9,9 +9,9 @@
 import assert from 'node:assert/strict';
 import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 
-import { FIXTURES, RESULTS, cli, cliJson, expectedFacts, foreignRequests, launch, openPage, pageFacts, runsSoFar, skipReason, startServer, waitForRun } from './helpers.mjs';
+import { FIXTURES, RESULTS, cli, cliJson, expectedFacts, openPage, pageFacts, pageSuite, runsSoFar, skipReason, waitForRun } from './helpers.mjs';
 
 const skip = skipReason();
 if (skip) console.log(`# SKIP: ${skip}`);
@@ -53,33 +53,19 @@ function makeRunFolder() {
 }
 
 describe('a folder of hosts in the page', { skip: skip || false }, () => {
-  let server;
-  let origin;
-  let browser;
   let folder;
   let want;
 
-  before(async () => {
-    mkdirSync(RESULTS, { recursive: true });
-    folder = makeRunFolder();
-    want = cliJson(folder.run);
-    const s = await startServer();
-    server = s.server;
-    origin = s.url.replace(/\/$/, '');
-    browser = await launch();
+  const env = pageSuite({
+    setup: async () => {
+      folder = makeRunFolder();
+      want = cliJson(folder.run);
+    },
+    teardown: async () => {
+      if (folder) rmSync(folder.dir, { recursive: true, force: true });
+    },
   });
-
-  after(async () => {
-    if (browser) await browser.close();
-    if (server) server.close();
-    if (folder) rmSync(folder.dir, { recursive: true, force: true });
-  });
-
-  function clean(log) {
-    assert.deepEqual(foreignRequests(log, origin), [], 'requests outside the page origin');
-    assert.deepEqual(log.errors, [], 'console errors');
-    assert.deepEqual(log.dialogs, [], 'dialogs');
-  }
+  const clean = env.clean;
 
   test('the CLI reads the folder: a damaged host is a row, the others are reported', () => {
     assert.ok(!want.error, want.error);
@@ -90,7 +76,7 @@ describe('a folder of hosts in the page', { skip: skip || false }, () => {
   });
 
   test('a picked folder: the summary first, equal to the CLI\'s hosts_summary; the picker opens a host', async () => {
-    const { page, log } = await openPage(browser.context, `${origin}/`);
+    const { page, log } = await openPage(env.browser.context, `${env.origin}/`);
     let runs = await runsSoFar(page);
     await page.setInputFiles('#folder-input', folder.logdir);
     assert.equal(await waitForRun(page, runs), 'done');
@@ -195,7 +181,7 @@ describe('a folder of hosts in the page', { skip: skip || false }, () => {
       names.push(name);
     }
     const cliRows = cliJson(pod).hosts_summary;
-    const { page, log } = await openPage(browser.context, `${origin}/`);
+    const { page, log } = await openPage(env.browser.context, `${env.origin}/`);
     const runs = await runsSoFar(page);
     // Dropped as loose files (not a folder): several host files of one run.
     await page.evaluate(async (names) => {
@@ -216,7 +202,7 @@ describe('a folder of hosts in the page', { skip: skip || false }, () => {
   });
 
   test('the npm API: analyzeHosts gives the CLI\'s hosts_summary, on as many workers as asked', async () => {
-    const { page, log } = await openPage(browser.context, `${origin}/`);
+    const { page, log } = await openPage(env.browser.context, `${env.origin}/`);
     const names = readdirSync(folder.run).sort();
     const payload = names.map((name) => ({ name, bytes: [...readFileSync(join(folder.run, name))] }));
     const got = await page.evaluate(async (files) => {

@@ -9,9 +9,9 @@
 import assert from 'node:assert/strict';
 import { existsSync, mkdirSync, readFileSync, readdirSync } from 'node:fs';
 import { basename, join } from 'node:path';
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 
-import { FIXTURES, RESULTS, cli, cliJson, expectedFacts, foreignRequests, launch, openPage, pageFacts, runsSoFar, skipReason, startServer, waitForRun } from './helpers.mjs';
+import { FIXTURES, RESULTS, cli, cliJson, expectedFacts, openPage, pageFacts, pageSuite, runsSoFar, skipReason, waitForRun } from './helpers.mjs';
 
 const skip = skipReason() || (!existsSync(join(FIXTURES, 'errors')) && 'no tests/fixtures/errors');
 if (skip) console.log(`# SKIP: ${skip}`);
@@ -21,28 +21,8 @@ const ERRORS = join(FIXTURES, 'errors');
 const errorFile = (pattern) => join(ERRORS, readdirSync(ERRORS).find((n) => n.endsWith('.txt') && pattern.test(n)));
 
 describe('inputs without a capture in the page', { skip: skip || false }, () => {
-  let server;
-  let origin;
-  let browser;
-
-  before(async () => {
-    mkdirSync(RESULTS, { recursive: true });
-    const s = await startServer();
-    server = s.server;
-    origin = s.url.replace(/\/$/, '');
-    browser = await launch();
-  });
-
-  after(async () => {
-    if (browser) await browser.close();
-    if (server) server.close();
-  });
-
-  function clean(log) {
-    assert.deepEqual(foreignRequests(log, origin), [], 'requests outside the page origin');
-    assert.deepEqual(log.errors, [], 'console errors');
-    assert.deepEqual(log.dialogs, [], 'dialogs');
-  }
+  const env = pageSuite();
+  const clean = env.clean;
 
   /** Drops files from the test server on the page, as one drag and drop. */
   async function drop(page, files) {
@@ -75,7 +55,7 @@ describe('inputs without a capture in the page', { skip: skip || false }, () => 
     const file = errorFile(/padded|program-requirement/);
     const json = cliJson(file);
     assert.equal(json.status, undefined, json.error);
-    const { page, log } = await openPage(browser.context, `${origin}/`);
+    const { page, log } = await openPage(env.browser.context, `${env.origin}/`);
     await page.click('#paste summary');
     await page.fill('#paste-text', readFileSync(file, 'utf8'));
     const runs = await runsSoFar(page);
@@ -102,8 +82,112 @@ describe('inputs without a capture in the page', { skip: skip || false }, () => 
     await page.close();
   });
 
+  /** Pastes a message on the landing page and waits for its report. */
+  async function paste(page, message) {
+    await page.click('#paste summary');
+    await page.fill('#paste-text', message);
+    const runs = await runsSoFar(page);
+    await page.click('#paste-go');
+    assert.equal(await waitForRun(page, runs), 'done');
+  }
+
+  test('a pasted error alone: verdict and causes first, the paste box folded, no empty tabs, no "Module none"', async () => {
+    // A real public message (tests/fixtures/errors), as a user pastes it.
+    const file = errorFile(/padded|program-requirement/);
+    const json = cliJson(file);
+    const { page, log } = await openPage(env.browser.context, `${env.origin}/`);
+    await paste(page, readFileSync(file, 'utf8'));
+    await assertReport(page, json, 'pasted');
+    const shown = await page.evaluate(() => {
+      const $ = (id) => document.getElementById(id);
+      const top = (el) => el.getBoundingClientRect().top + window.scrollY;
+      const visible = (el) => !!el && el.checkVisibility();
+      const card = document.querySelector('#diagnosis-cards .card');
+      return {
+        pasteOpen: $('paste').open,
+        pasteHeight: $('paste').getBoundingClientRect().height,
+        headlineTop: top($('headline')),
+        cardTop: card ? top(card) : null,
+        errorAfterCards: card ? !!(card.compareDocumentPosition($('error-result')) & Node.DOCUMENT_POSITION_FOLLOWING) : false,
+        errorShown: visible($('error-result').querySelector('h3')),
+        errorBoxOpen: $('error-box').open,
+        tabs: ['diagnosis', 'plan', 'runtime', 'modules'].filter((t) => visible($(`tab-${t}`))),
+        why: visible($('tabs-why')) ? $('tabs-why').textContent : null,
+        moduleLine: visible($('module-line')),
+        text: $('report').innerText,
+      };
+    });
+    assert.equal(shown.pasteOpen, false, 'the landing paste box folds away under the report');
+    assert.ok(shown.pasteHeight < 40, `the folded paste box is one line (${shown.pasteHeight}px)`);
+    assert.ok(shown.headlineTop < 250, `the verdict near the top (${shown.headlineTop}px)`);
+    assert.ok(shown.cardTop != null && shown.cardTop < 600, `the first cause within the first screen (${shown.cardTop}px)`);
+    assert.ok(shown.errorAfterCards, 'the message as read comes after the causes');
+    assert.ok(shown.errorShown, 'the message as read is shown without opening anything');
+    assert.equal(shown.errorBoxOpen, false, 'the box to change the error stays folded');
+    assert.deepEqual(shown.tabs, [], 'no plan, runtime or modules tab without a capture (nor a lone diagnosis tab)');
+    assert.match(shown.why, /^No compiled plan, runtime events or module list here: they come from a profiler capture/);
+    assert.equal(shown.moduleLine, false, 'no module line');
+    assert.doesNotMatch(shown.text, /Module none|\bnone\b.*module/i);
+    await page.screenshot({ path: join(RESULTS, 'pasted-error-top.png') });
+    clean(log);
+    await page.close();
+  });
+
+  test('Compare with… works for two pasted errors and for an error against a capture, or says why not', async () => {
+    // Two real recorded CPU failures' messages (tests/fixtures/oom_*/error.txt).
+    const first = join(FIXTURES, 'oom_first_call', 'error.txt');
+    const second = join(FIXTURES, 'oom_top_scores', 'error.txt');
+    const want = JSON.parse(cli('diff', [first, second, '--format', 'json']).stdout);
+    const { page, log } = await openPage(env.browser.context, `${env.origin}/`);
+    await paste(page, readFileSync(first, 'utf8'));
+    assert.equal(await page.isVisible('#compare-pick'), false);
+    await page.click('#compare-with');
+    assert.equal(await page.isVisible('#compare-pick'), true, 'Compare with… opens its choices');
+    await page.fill('#compare-text', readFileSync(second, 'utf8'));
+    let runs = await runsSoFar(page);
+    await page.click('#compare-paste-go');
+    assert.equal(await waitForRun(page, runs), 'done');
+    const facts = await page.evaluate(() => ({
+      visible: !document.getElementById('compare').hidden,
+      headline: document.getElementById('compare-headline').textContent,
+      moduleLine: document.getElementById('compare-module-line').checkVisibility(),
+      lines: [...document.querySelectorAll('#compare-content li[data-status]')].map((li) => [li.dataset.status, li.dataset.id]),
+      resolved: document.querySelectorAll('#compare-resolved li').length,
+      sides: [...document.querySelectorAll('.side')].map((s) => s.textContent),
+    }));
+    assert.equal(facts.visible, true, 'the comparison is shown');
+    assert.equal(facts.headline, want.headline.text);
+    assert.equal(facts.moduleLine, false, 'no "none → none" module line');
+    const d = want.diagnosis;
+    assert.equal(d.compared, true);
+    assert.deepEqual(facts.lines, [...d.gone.map((id) => ['gone', id]), ...d.new.map((id) => ['new', id]), ...d.remaining.map((id) => ['remaining', id])], 'the lines as `oomlens diff` compares them');
+    assert.equal(facts.resolved, 0, 'nothing resolved: no peak says bytes went away');
+    assert.ok(facts.sides.every((s) => !/module none/.test(s)));
+    await page.screenshot({ path: join(RESULTS, 'compare-two-errors.png'), fullPage: true });
+
+    // An error against a capture: compared, and the page says why the lines are not.
+    runs = await runsSoFar(page);
+    await page.click('#show-before');
+    assert.equal(await waitForRun(page, runs), 'done');
+    assert.equal(await page.isVisible('#report'), true, "back to the before run's report");
+    runs = await runsSoFar(page);
+    await page.click('#compare-with');
+    await page.setInputFiles('#compare-input', join(FIXTURES, 'oom_top_scores', 'oom_top_scores.xplane.pb'));
+    assert.equal(await waitForRun(page, runs), 'done');
+    const why = await page.evaluate(() => ({
+      visible: !document.getElementById('compare').hidden,
+      notCompared: (document.getElementById('compare-lines-not-compared') || {}).textContent,
+      notes: [...document.querySelectorAll('#compare-notes li')].map((li) => li.dataset.id),
+    }));
+    assert.equal(why.visible, true);
+    assert.match(why.notCompared, /not compared/);
+    assert.ok(why.notes.includes('no_plan'), `a note says which run has no plan: ${why.notes}`);
+    clean(log);
+    await page.close();
+  });
+
   test('a .txt drop: exactly the report of `oomlens FILE.txt`; a TPU TensorCore/SparseCore split drawn as a bar', async () => {
-    const { page, log } = await openPage(browser.context, `${origin}/`);
+    const { page, log } = await openPage(env.browser.context, `${env.origin}/`);
     for (const pattern of [/tc-sc/, /padded/, /gpu-peak-buffers/, /bfc-stats/]) {
       const file = errorFile(pattern);
       const json = cliJson(file);
@@ -138,7 +222,7 @@ describe('inputs without a capture in the page', { skip: skip || false }, () => 
     const names = readdirSync(dir).sort();
     const json = cliJson(join(dir, names[0]), names.slice(1).map((n) => join(dir, n)));
     assert.equal(json.status, undefined, json.error);
-    const { page, log } = await openPage(browser.context, `${origin}/`);
+    const { page, log } = await openPage(env.browser.context, `${env.origin}/`);
     const runs = await runsSoFar(page);
     await page.setInputFiles('#folder-input', dir);
     assert.equal(await waitForRun(page, runs), 'done');
@@ -161,7 +245,7 @@ describe('inputs without a capture in the page', { skip: skip || false }, () => 
     const json = cliJson(join(dir, pair[0]), [join(dir, pair[1])]);
     assert.equal(json.status, undefined, json.error);
     assert.ok((json.growth || []).length > 0, 'the CLI reports growth');
-    const { page, log } = await openPage(browser.context, `${origin}/`);
+    const { page, log } = await openPage(env.browser.context, `${env.origin}/`);
     assert.equal(await drop(page, pair.map((name) => ({ url: `__fixtures__/profiles_leak/${name}`, name }))), 'done');
     await assertReport(page, json, 'profiles');
     assert.deepEqual(await downloaded(page), json, 'Download JSON == the CLI on the two profiles');

@@ -9,10 +9,10 @@
 import assert from 'node:assert/strict';
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 
 import { hostileCapture } from './captures.mjs';
-import { DIST, FIXTURES, RESULTS, ROOT, SHARED, dropUrl, foreignRequests, labelOverlaps, launch, openPage, runsSoFar, skipReason, startServer, tableProblems, waitForRun } from './helpers.mjs';
+import { DIST, FIXTURES, RESULTS, ROOT, SHARED, dropUrl, labelOverlaps, openPage, pageSuite, runsSoFar, skipReason, tableProblems, waitForRun } from './helpers.mjs';
 
 const WWW = join(ROOT, 'www');
 const TABS = ['diagnosis', 'plan', 'runtime', 'modules'];
@@ -45,29 +45,12 @@ const skip = skipReason();
 if (skip) console.log(`# SKIP: ${skip}`);
 
 describe('oomlens page: laid out for reading', { skip: skip || false }, () => {
-  let server;
-  let origin;
-  let browser;
-
-  before(async () => {
-    mkdirSync(RESULTS, { recursive: true });
-    writeFileSync(join(RESULTS, 'hostile.xplane.pb'), hostileCapture());
-    const s = await startServer();
-    server = s.server;
-    origin = s.url.replace(/\/$/, '');
-    browser = await launch();
+  const env = pageSuite({
+    setup: async () => {
+      writeFileSync(join(RESULTS, 'hostile.xplane.pb'), hostileCapture());
+    },
   });
-
-  after(async () => {
-    if (browser) await browser.close();
-    if (server) server.close();
-  });
-
-  function clean(log) {
-    assert.deepEqual(foreignRequests(log, origin), [], 'requests outside the page origin');
-    assert.deepEqual(log.errors, [], 'console errors');
-    assert.deepEqual(log.dialogs, [], 'dialogs');
-  }
+  const clean = env.clean;
 
   /** Checks every tab's tables and charts at each width; returns what the checks counted. */
   async function checkTabs(page, name) {
@@ -121,7 +104,7 @@ describe('oomlens page: laid out for reading', { skip: skip || false }, () => {
   for (const c of singles) {
     const absent = !c.name.startsWith('hostile') && !existsSync(c.path) && `${c.path} is absent`;
     test(`${c.name}: whole words, cut tokens with their full text, sideways scrolling with a shade, labels apart`, { skip: absent || false }, async () => {
-      const { page, log } = await openPage(browser.context, `${origin}/`);
+      const { page, log } = await openPage(env.browser.context, `${env.origin}/`);
       assert.equal(await dropUrl(page, c.url, c.name), 'done');
       const seen = await checkTabs(page, c.name.replace(/\.xplane\.pb$/, ''));
       assert.ok(seen.labels > 0, `charts were checked: ${JSON.stringify(seen)}`);
@@ -132,7 +115,7 @@ describe('oomlens page: laid out for reading', { skip: skip || false }, () => {
 
   const tpu = join(SHARED, 'xprof_tpu_inference_2_clean.xplane.pb');
   test('at 800 px a long tuple shape is cut, shows whole on focus, and the table scrolls under a shade that follows', { skip: !existsSync(tpu) && `${tpu} is absent` }, async () => {
-    const { page, log } = await openPage(browser.context, `${origin}/`);
+    const { page, log } = await openPage(env.browser.context, `${env.origin}/`);
     await page.setViewportSize({ width: 800, height: 900 });
     assert.equal(await dropUrl(page, '__shared__/xprof_tpu_inference_2_clean.xplane.pb', 'xprof_tpu_inference_2_clean.xplane.pb'), 'done');
     await page.click('#tab-plan');
@@ -171,7 +154,7 @@ describe('oomlens page: laid out for reading', { skip: skip || false }, () => {
   const PAIRS_DIR = join(FIXTURES, 'pairs');
   const pairs = existsSync(PAIRS_DIR) ? readdirSync(PAIRS_DIR).sort() : [];
   test('comparisons: the tables read at 800 px, and the two peaks\' labels never print on each other', { skip: !pairs.length && 'no recorded pairs under tests/fixtures/pairs' }, async () => {
-    const { page, log } = await openPage(browser.context, `${origin}/`);
+    const { page, log } = await openPage(env.browser.context, `${env.origin}/`);
     for (const pair of pairs) {
       const files = ['before', 'after'].map((side) => {
         const name = readdirSync(join(PAIRS_DIR, pair, side)).find((f) => f.endsWith('.xplane.pb'));

@@ -9,7 +9,7 @@
 import assert from 'node:assert/strict';
 import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 
 import { hostileCapture, HOSTILE, writeLargeCapture } from './captures.mjs';
 import {
@@ -23,14 +23,11 @@ import {
   dropUrl,
   expectedFacts,
   expectedModuleRows,
-  foreignRequests,
   labelOverlaps,
-  launch,
-  openPage,
   pageFacts,
+  pageSuite,
   runsSoFar,
   skipReason,
-  startServer,
   tableProblems,
   textFacts,
   viewOf,
@@ -41,34 +38,15 @@ const skip = skipReason();
 if (skip) console.log(`# SKIP: ${skip}`);
 
 describe('oomlens page', { skip: skip || false }, () => {
-  let server;
-  let origin;
-  let browser;
-
-  before(async () => {
-    mkdirSync(RESULTS, { recursive: true });
-    writeFileSync(join(RESULTS, 'hostile.xplane.pb'), hostileCapture());
-    const s = await startServer();
-    server = s.server;
-    origin = s.url.replace(/\/$/, '');
-    browser = await launch();
+  const env = pageSuite({
+    setup: async () => {
+      writeFileSync(join(RESULTS, 'hostile.xplane.pb'), hostileCapture());
+    },
   });
 
-  after(async () => {
-    if (browser) await browser.close();
-    if (server) server.close();
-  });
+  const open = env.open;
 
-  async function open(path = '', options = {}) {
-    const { page, log } = await openPage(browser.context, `${origin}/${path}`, options);
-    return { page, log };
-  }
-
-  function clean(log) {
-    assert.deepEqual(foreignRequests(log, origin), [], 'requests outside the page origin');
-    assert.deepEqual(log.errors, [], 'console errors');
-    assert.deepEqual(log.dialogs, [], 'dialogs');
-  }
+  const clean = env.clean;
 
   test('the page loads with its Content-Security-Policy and nothing from elsewhere', async () => {
     const { page, log } = await open();
@@ -289,7 +267,7 @@ describe('oomlens page', { skip: skip || false }, () => {
 
   test('Copy as Markdown and Download JSON give what the CLI gives', { skip: !haveShared && 'needs ../shared/captures' }, async () => {
     const { page, log } = await open();
-    await browser.context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin });
+    await env.browser.context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: env.origin });
     await dropUrl(page, '__shared__/tracelens_jax08_conv_tw003.xplane.pb', 'tracelens_jax08_conv_tw003.xplane.pb');
     await page.click('#copy-md');
     await page.waitForFunction(() => document.getElementById('status').textContent.includes('clipboard'));
@@ -597,9 +575,43 @@ window.addEventListener('message', async (e) => {
     } else {
       await dropUrl(page, '../../../__results__/hostile.xplane.pb', 'hostile.xplane.pb');
     }
-    const outside = log.requests.filter((u) => u.startsWith(origin) && !u.startsWith(`${origin}/deep/sub/path/`) && !u.includes('/__results__/'));
+    const outside = log.requests.filter((u) => u.startsWith(env.origin) && !u.startsWith(`${env.origin}/deep/sub/path/`) && !u.includes('/__results__/'));
     assert.deepEqual(outside, [], 'requests outside the sub-path');
     assert.ok(log.requests.some((u) => u.endsWith('/deep/sub/path/oomlens_bg.wasm')), 'the engine came from the sub-path');
+    clean(log);
+    await page.close();
+  });
+
+  test('"Try a sample" opens a real out-of-memory failure first (capture and error); "another sample" the capture that fits', async () => {
+    const { page, log } = await open();
+    const hasSample = await page.evaluate(async () => (await fetch('sample.error.txt', { method: 'HEAD' })).ok);
+    if (!hasSample) {
+      console.log('# SKIP: no sample bundled in dist/ (package.json config.sample, config.sample_error)');
+      await page.close();
+      return;
+    }
+    const dir = join(FIXTURES, 'oom_top_scores');
+    const want = cliJson(join(dir, 'oom_top_scores.xplane.pb'), ['--error-text', join(dir, 'error.txt')]);
+    let runs = await runsSoFar(page);
+    await page.click('#try-sample');
+    assert.equal(await waitForRun(page, runs), 'done');
+    let facts = await pageFacts(page);
+    const expected = expectedFacts(want);
+    assert.equal(facts.verdict, 'ran_out', 'the first sample ran out of memory');
+    assert.equal(facts.headline, expected.headline);
+    assert.equal(facts.module, expected.module);
+    assert.deepEqual(facts.diagnosis, expected.diagnosis);
+    assert.match(await page.textContent('#error-result h3'), /^The error message/, 'its error message, read beside the capture');
+    assert.equal(await page.inputValue('#error-text'), readFileSync(join(dir, 'error.txt'), 'utf8'));
+    await page.screenshot({ path: join(RESULTS, 'sample.png') });
+    runs = await runsSoFar(page);
+    await page.click('#try-sample-fits');
+    assert.equal(await waitForRun(page, runs), 'done');
+    facts = await pageFacts(page);
+    const fits = expectedFacts(cliJson(join(FIXTURES, 'attention_train', 'attention_train.xplane.pb')));
+    assert.equal(facts.headline, fits.headline, 'the second sample, without the first one\'s error');
+    assert.deepEqual(facts.diagnosis, fits.diagnosis);
+    assert.equal(await page.inputValue('#error-text'), '');
     clean(log);
     await page.close();
   });

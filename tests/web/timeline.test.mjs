@@ -9,9 +9,9 @@
 import assert from 'node:assert/strict';
 import { existsSync, mkdirSync, readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 
-import { FIXTURES, RESULTS, SHARED, cliJson, dropUrl, foreignRequests, launch, openPage, runsSoFar, skipReason, startServer, waitForRun, writeScenarios } from './helpers.mjs';
+import { FIXTURES, RESULTS, SHARED, cli, cliJson, dropUrl, openPage, pageSuite, runsSoFar, skipReason, waitForRun, writeScenarios } from './helpers.mjs';
 
 const TPU = join(SHARED, 'xprof_tpu_inference_2_clean.xplane.pb');
 const CONV = join(SHARED, 'tracelens_jax08_conv_tw003.xplane.pb');
@@ -23,32 +23,12 @@ const skip = skipReason();
 if (skip) console.log(`# SKIP: ${skip}`);
 
 describe('oomlens page: the runtime timeline', { skip: skip || false }, () => {
-  let server;
-  let origin;
-  let browser;
-
-  before(async () => {
-    mkdirSync(RESULTS, { recursive: true });
-    const s = await startServer();
-    server = s.server;
-    origin = s.url.replace(/\/$/, '');
-    browser = await launch();
-  });
-
-  after(async () => {
-    if (browser) await browser.close();
-    if (server) server.close();
-  });
-
-  function clean(log) {
-    assert.deepEqual(foreignRequests(log, origin), [], 'requests outside the page origin');
-    assert.deepEqual(log.errors, [], 'console errors');
-    assert.deepEqual(log.dialogs, [], 'dialogs');
-  }
+  const env = pageSuite();
+  const clean = env.clean;
 
   /** Opens a capture on the test server at its runtime tab. */
   async function openRuntime(url) {
-    const { page, log } = await openPage(browser.context, `${origin}/`);
+    const { page, log } = await openPage(env.browser.context, `${env.origin}/`);
     assert.equal(await dropUrl(page, url, url.split('/').pop()), 'done');
     await page.click('#tab-runtime');
     await page.waitForSelector('#runtime-chart svg.timeline');
@@ -243,13 +223,17 @@ describe('oomlens page: the runtime timeline', { skip: skip || false }, () => {
     const json = cliJson(file);
     // The report stores run ids signed: this capture's read below zero there.
     const ids = json.runtime.executions.map((e) => e.run_id);
-    const { page, log } = await openPage(browser.context, `${origin}/`);
+    const { page, log } = await openPage(env.browser.context, `${env.origin}/`);
     assert.equal(await dropUrl(page, '__fixtures__/attention_train/attention_train.xplane.pb', 'attention_train.xplane.pb'), 'done');
     await page.click('#tab-runtime');
     const column = await page.$$eval('#executions-table thead th', (ths) => ths.findIndex((th) => th.textContent === 'run id'));
     const shown = await page.$$eval('#executions-table tbody tr', (trs, j) => trs.map((tr) => tr.cells[j].textContent), column);
     assert.deepEqual(shown, ids.map((id) => (id == null ? '—' : BigInt.asUintN(64, BigInt(id)).toString())));
     assert.ok(shown.length && shown.every((id) => !id.startsWith('-')), `no negative run id: ${shown}`);
+    // The engine's view prints them so (the page only renders it), and so does the CLI's HTML.
+    const html = cli(file, ['--format', 'html']).stdout;
+    for (const id of shown.filter((x) => x !== '—')) assert.ok(html.includes(`>${id}</td>`), `the CLI's HTML prints run id ${id}`);
+    assert.doesNotMatch(html, />-\d{6,}<\/td>/, 'no negative run id in the CLI\'s HTML');
     clean(log);
     await page.close();
   });

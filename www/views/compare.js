@@ -11,15 +11,52 @@ import { roleBarsChart } from '../bars.js';
 import { label, viewTable, mount, roleClass } from './common.js';
 
 const FIT_CLASS = { now_fits: 'good', still_fits: 'good', still_does_not_fit: 'bad', no_longer_fits: 'bad' };
-const STATUS_WORDS = { resolved: 'Resolved', new: 'New', remaining: 'Remaining' };
+const STATUS_WORDS = { resolved: 'Resolved', gone: 'No longer reported, but the peak did not drop', new: 'New', remaining: 'Remaining' };
 
 function sideBox(side) {
   return [
     h('p', { class: 'side-name' }, side.side === 'before' ? 'Before' : 'After'),
-    h('p', { class: 'mono file' }, clean(side.file, 200)),
-    h('p', null, h('span', { class: 'muted' }, 'module '), h('span', { class: 'mono' }, clean(side.module || 'none', 200))),
+    // The run's name: its file, or with its run folder when both files share a name.
+    h('p', { class: 'mono file', title: side.name !== side.file ? clean(side.file, 300) : null }, clean(side.name, 300)),
+    side.module ? h('p', null, h('span', { class: 'muted' }, 'module '), h('span', { class: 'mono' }, clean(side.module, 200))) : null,
     h('p', { class: 'side-headline' }, clean(side.headline, 400)),
   ];
+}
+
+/** Each line no longer reported: its estimated saving beside what the peak did (the view's words). */
+function savingsSection(v) {
+  if (!v.savings.length) return [];
+  return [
+    h('h2', null, 'Estimated and measured savings'),
+    h(
+      'ul',
+      { class: 'savings', id: 'compare-savings' },
+      v.savings.map((sv) =>
+        h(
+          'li',
+          { 'data-id': sv.id },
+          h('p', { class: 'text' }, clean(sv.text, 600)),
+          h('p', { class: 'figures' }, h('span', { class: 'k' }, 'estimated '), h('strong', { class: 'estimated-saving' }, sv.estimated), label('estimated'), ' · ', h('span', { class: 'k' }, 'saved '), h('strong', { class: 'actual-saving' }, sv.actual), label('read')),
+        ),
+      ),
+    ),
+  ];
+}
+
+/** The diagnosis lines: resolved (their bytes went away), no longer reported, new, remaining. */
+function linesSection(v) {
+  const parts = [h('h2', null, 'Diagnosis lines')];
+  if (v.diagnosis_not_compared) parts.push(h('p', { class: 'muted', id: 'compare-lines-not-compared' }, v.diagnosis_not_compared));
+  else if (!v.diagnosis.length) parts.push(h('p', { class: 'muted' }, 'No diagnosis line in either run.'));
+  for (const st of ['resolved', 'gone', 'new', 'remaining']) {
+    const lines = v.diagnosis.filter((l) => l.status === st);
+    if (!lines.length) continue;
+    parts.push(
+      h('h3', null, STATUS_WORDS[st]),
+      h('ul', { class: `lines status-${st}`, id: `compare-${st}` }, lines.map((l) => h('li', { 'data-id': l.id, 'data-status': st }, h('span', { class: 'title' }, l.title), ' ', h('span', { class: 'id' }, `(${l.id})`)))),
+    );
+  }
+  return parts;
 }
 
 export function renderCompare() {
@@ -38,6 +75,7 @@ export function renderCompare() {
   text($('compare-labels'), v.labels ? v.labels.trim() : '');
   fill($('compare-before'), sideBox(v.before));
   fill($('compare-after'), sideBox(v.after));
+  $('compare-module-line').hidden = !v.module;
   text($('compare-module'), clean(v.module, 300));
   text($('compare-module-reason'), v.module_reason ? `— ${v.module_reason}` : '');
   text($('compare-info'), `compared in ${took(res.ms)} by ${res.version}${res.workers > 1 ? `, both runs at once on ${res.workers} workers` : ''}`);
@@ -45,7 +83,8 @@ export function renderCompare() {
   for (const id of ['compare-copy-md', 'compare-download-json']) $(id).disabled = false;
   state.mounts = {};
 
-  const parts = [];
+  // Did the fix save what was estimated: right under the headline, then the lines.
+  const parts = [...savingsSection(v), ...linesSection(v)];
   const po = v.program_order;
   if (po) {
     const chartBox = h('div', { class: 'chart-box', id: 'compare-chart' });
@@ -70,18 +109,18 @@ export function renderCompare() {
       chartBox,
     );
   }
+  // The heap by role, once: one heading, the two bars, and their figures as a table.
   const rb = v.role_bars;
   if (rb) {
     const barBox = h('div', { class: 'chart-box', id: 'compare-role-bars' });
     mount('compare', barBox, (width) => roleBarsChart({ bars: [rb.before, rb.after], width, roleClass }));
     parts.push(
-      h('h2', null, rb.title.replace(/ \(read\)$/, ''), label('read')),
+      h('h2', { id: 'compare-roles-title' }, rb.title.replace(/ \(read\)$/, ''), label('read')),
       barBox,
       h('ul', { class: 'legend', id: 'compare-roles-legend' }, rb.before.roles.map((r) => h('li', { 'data-role': r.role }, h('span', { class: `swatch ${roleClass(r.role)}` }), r.words))),
-      h('p', { class: 'mono', id: 'compare-role-sentences' }, `before: ${rb.before.sentence}`, h('br'), `after: ${rb.after.sentence}`),
     );
   }
-  if (v.roles) parts.push(viewTable(v.roles, { id: 'compare-roles', heading: 'h3' }));
+  if (v.roles) parts.push(viewTable(v.roles, { id: 'compare-roles', heading: 'h2', titled: !rb }));
   if (v.plan) parts.push(viewTable(v.plan, { id: 'compare-plan', heading: 'h2' }));
   if (v.buffers) {
     parts.push(viewTable(v.buffers, { id: 'compare-buffers', heading: 'h2' }));
@@ -92,34 +131,6 @@ export function renderCompare() {
   if (v.runtime) parts.push(viewTable(v.runtime, { id: 'compare-runtime', heading: 'h2' }));
   if (v.in_use_at_starts.length) parts.push(h('ul', { class: 'lines', id: 'compare-in-use' }, v.in_use_at_starts.map((l) => h('li', { class: 'mono' }, clean(l, 600)))));
 
-  parts.push(h('h2', null, 'Diagnosis lines'));
-  if (v.diagnosis_not_compared) parts.push(h('p', { class: 'muted', id: 'compare-lines-not-compared' }, v.diagnosis_not_compared));
-  else if (!v.diagnosis.length) parts.push(h('p', { class: 'muted' }, 'No diagnosis line in either run.'));
-  for (const st of ['resolved', 'new', 'remaining']) {
-    const lines = v.diagnosis.filter((l) => l.status === st);
-    if (!lines.length) continue;
-    parts.push(
-      h('h3', null, STATUS_WORDS[st]),
-      h('ul', { class: `lines status-${st}`, id: `compare-${st}` }, lines.map((l) => h('li', { 'data-id': l.id, 'data-status': st }, h('span', { class: 'title' }, l.title), ' ', h('span', { class: 'id' }, `(${l.id})`)))),
-    );
-  }
-  if (v.savings.length) {
-    parts.push(
-      h('h2', null, 'Estimated and measured savings'),
-      h(
-        'ul',
-        { class: 'savings', id: 'compare-savings' },
-        v.savings.map((sv) =>
-          h(
-            'li',
-            { 'data-id': sv.id },
-            h('p', { class: 'text' }, clean(sv.text, 600)),
-            h('p', { class: 'figures' }, h('span', { class: 'k' }, 'estimated '), h('strong', { class: 'estimated-saving' }, sv.estimated), label('estimated'), ' · ', h('span', { class: 'k' }, 'saved '), h('strong', { class: 'actual-saving' }, sv.actual), label('read')),
-          ),
-        ),
-      ),
-    );
-  }
   const notes = [...(v.notes || []).map((n) => ({ id: n.id, text: n.text })), ...(res.view.hosts_only || []).map((t) => ({ id: 'hosts_only', text: t }))];
   if (notes.length) parts.push(h('h2', null, 'Notes'), h('ul', { class: 'notes', id: 'compare-notes' }, notes.map((n) => h('li', { 'data-id': n.id }, h('span', { class: 'text' }, clean(n.text, 3000))))));
   fill($('compare-content'), parts);

@@ -42,16 +42,14 @@ export function renderDiagnosis(v) {
   fill($('check'), v.check && !carded ? ['Check on your side: ', h('code', null, v.check)] : []);
   const notes = v.notes || [];
   fill($('notes'), notes.length ? [h('h2', null, 'Notes'), h('ul', { class: 'notes' }, notes.map((n) => h('li', { 'data-id': n.id }, h('span', { class: 'text' }, clean(n.text, 3000)))))] : []);
+  // The message as the engine reads it comes after the verdict and the causes; the box
+  // to paste or change it stays folded at the end of the tab.
   const e = v.error;
-  // Without a plan (the message alone, or with profiles), the message is the report: first.
-  const panel = $('panel-diagnosis');
-  if (e && !v.plan) panel.prepend($('error-box'));
-  else panel.append($('error-box'));
-  if (e) {
-    $('error-box').open = true;
-    fill($('error-result'), errorMessage(e, (state.result.report || {}).error || {}));
-  } else {
-    fill($('error-result'));
-  }
+  // The message alone is the report: the box it was pasted in stays folded (with a
+  // capture, the box stays as the user left it, to change the error again).
+  if (e && !v.plan && !v.runtime && !v.modules) $('error-box').open = false;
+  $('error-box-title').textContent = e ? 'Change the pasted error' : 'Paste the out-of-memory error you got';
+  if (e) fill($('error-result'), errorMessage(e, (state.result.report || {}).error || {}));
+  else fill($('error-result'));
 }
 

@@ -134,8 +134,8 @@ export function renderRuntime(r, v) {
     );
   }
   if (rv.executions) {
-    const runId = (c, col) => (col.name === 'run id' ? token(unsigned(c.text)) : null);
-    parts.push(h('details', { id: 'executions' }, h('summary', null, rv.executions.title), viewTable(rv.executions, { id: 'executions-table', titled: false, cell: runId })));
+    // Run ids come unsigned from the engine, as the CLI's HTML prints them.
+    parts.push(h('details', { id: 'executions' }, h('summary', null, rv.executions.title), viewTable(rv.executions, { id: 'executions-table', titled: false })));
   }
   if (profiles) parts.push(profiles);
   fill(root, parts);
@@ -166,12 +166,4 @@ function defaultAllocator(allocators, error) {
   const ordinal = error && error.device_ordinal != null ? error.device_ordinal : 0;
   const chosen = named || devices.find((a) => deviceNumber(a.name) === ordinal) || devices.find((a) => deviceNumber(a.name) === 0) || allocators[0];
   return chosen.name;
-}
-
-/**
- * A run id as the runtime gave it: an unsigned 64-bit number, which the report stores
- * signed (so one past 2^63 reads negative there). Other text (`—`) is kept.
- */
-function unsigned(id) {
-  return /^-\d+$/.test(id) ? BigInt.asUintN(64, BigInt(id)).toString() : id;
 }

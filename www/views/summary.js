@@ -33,8 +33,12 @@ export function render() {
   $('drop').classList.add('compact');
   text($('drop-title'), 'Drop another capture anywhere on this page');
   $('report').hidden = false;
+  // The landing page's paste box folds away: the report starts near the top.
+  $('paste').open = false;
   renderHeadline(v.headline);
-  text($('module-name'), v.module.label != null ? clean(v.module.label, 200) : 'none');
+  // A report about no module (the message alone) has no module line.
+  $('module-line').hidden = v.module.label == null;
+  text($('module-name'), v.module.label != null ? clean(v.module.label, 200) : '');
   text($('module-reason'), v.module.reason ? `— ${clean(v.module.reason, 300)}` : '');
   fill($('module-runs'), v.module.executions != null ? [`executions in the capture: ${v.module.executions}`, label('measured')] : []);
   $('change-module').hidden = !v.modules;
@@ -56,6 +60,7 @@ export function render() {
   renderPlan(r, v, module);
   renderRuntime(r, v);
   renderModules(r, v);
+  showOnlyTabsWithContent(v);
   showTab(state.tab, false);
   writeHash();
   document.title = `${clean(v.headline.text || v.file, 120)} — oomlens`;
@@ -73,9 +78,31 @@ function renderHeadline(hl) {
 }
 
 
+/**
+ * Without a capture or a dump (the message alone, or with profiles), the plan, runtime
+ * and modules tabs would be empty: they are hidden, and one line says why. With only
+ * the diagnosis left, there are no tabs.
+ */
+function showOnlyTabsWithContent(v) {
+  const noCapture = !v.plan && !v.runtime && !v.modules;
+  const hidden = { plan: noCapture, runtime: noCapture && !v.profiles, modules: noCapture };
+  for (const t of TABS) $(`tab-${t}`).hidden = !!hidden[t];
+  const gone = TABS.filter((t) => hidden[t]);
+  $('tabs').hidden = gone.length === TABS.length - 1;
+  const names = gone.map((t) => ({ plan: 'compiled plan', runtime: 'runtime events', modules: 'module list' })[t]);
+  const list = names.length > 1 ? `${names.slice(0, -1).join(', ')} or ${names[names.length - 1]}` : names[0];
+  $('tabs-why').hidden = !gone.length;
+  text($('tabs-why'), gone.length ? `No ${list} here: they come from a profiler capture (or an XLA dump, for the plan). Drop one, with the error or alone, to see them.` : '');
+}
+
+/** The tabs shown, in order. */
+export function shownTabs() {
+  return TABS.filter((t) => !$(`tab-${t}`).hidden);
+}
+
 /** Shows one tab of the report (drawing its charts at their width), and keeps it in the URL. */
 export function showTab(tab, focus) {
-  if (!TABS.includes(tab)) tab = 'diagnosis';
+  if (!TABS.includes(tab) || $(`tab-${tab}`).hidden) tab = 'diagnosis';
   state.tab = tab;
   for (const t of TABS) {
     const button = $(`tab-${t}`);

@@ -123,7 +123,9 @@ pub(super) fn executions(rt: &Runtime, selected: Option<&str>) -> Option<Table> 
                     } else {
                         e.module.clone()
                     }),
-                    Cell::new(e.run_id.map_or_else(dash, |r| r.to_string())),
+                    // The runtime's run id is an unsigned 64-bit number, stored signed in the
+                    // report: printed as the runtime gave it, never negative.
+                    Cell::new(e.run_id.map_or_else(dash, |r| (r as u64).to_string())),
                     Cell::new(present::duration(e.start_ns)),
                     Cell::new(present::duration(e.duration_ns)),
                     Cell::new(e.in_use_at_start_bytes.map_or_else(dash, size)),
