@@ -107,7 +107,7 @@ fn the_third_held_out_corpus_stays_where_it_was_measured() {
     let score = corpus("tests/heldout3/errors");
     assert!(score.messages.len() >= 35);
     assert!(
-        score.figures_pct() >= 96.6,
+        score.figures_pct() >= 97.1,
         "figures {:.1}%",
         score.figures_pct()
     );
@@ -119,18 +119,19 @@ fn the_third_held_out_corpus_stays_where_it_was_measured() {
 }
 
 /// The fourth held-out corpus (collected 2026-12-05 by a session that never ran oomlens
-/// on it), measured once untuned: no lower than it was.
+/// on it), measured once untuned (figures 78.3%, triage 65.7%), then a development set:
+/// no lower than last measured.
 #[test]
 fn the_fourth_held_out_corpus_stays_where_it_was_measured() {
     let score = corpus("tests/heldout4/errors");
     assert!(score.messages.len() >= 35);
     assert!(
-        score.figures_pct() >= 78.2,
+        score.figures_pct() >= 84.2,
         "figures {:.1}%",
         score.figures_pct()
     );
     assert!(
-        score.triage_pct() >= 65.7,
+        score.triage_pct() >= 71.4,
         "triage {:.1}%",
         score.triage_pct()
     );

@@ -283,3 +283,43 @@ fn a_batch_activation_alone_is_likely_the_batch() {
     let r = report_of(&[heldout3("25-")]);
     assert_eq!(r.diagnosis[0].id, DiagnosisId::TooLittleToTell);
 }
+
+/// A message of the fourth held-out corpus (measured once, then a development set).
+fn heldout4(prefix: &str) -> PathBuf {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/heldout4/errors");
+    let found: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| {
+            let name = p.file_name().unwrap().to_string_lossy().into_owned();
+            name.starts_with(prefix) && name.ends_with(".txt")
+        })
+        .collect();
+    assert_eq!(found.len(), 1, "{prefix}");
+    found[0].clone()
+}
+
+/// Allocators beside XLA's are read, never refused: PyTorch's `HIP out of memory` with a
+/// request larger than the GPU (TheRock#1054) is one tensor too large; Tenstorrent's DRAM
+/// banks (tt-xla#4040) give the request, the banks' total and the largest free block.
+/// A TensorFlow tensor's size from its shape survives beside the BFC dump it follows
+/// (`[255,256,256,69]` float, 4.3 GiB, against a 2.85 GiB pool: yolo3-tf2#7).
+#[test]
+fn other_allocators_and_shapes_beside_dumps() {
+    let r = report_of(&[heldout4("27-")]);
+    let m = &r.error.as_ref().unwrap().message;
+    assert_eq!(
+        (m.requested_bytes, m.capacity_bytes, m.device_ordinal),
+        (Some(16 << 30), Some(16_363_825_398), Some(0))
+    );
+    assert_eq!(r.diagnosis[0].id, DiagnosisId::LargeReplicated);
+    let r = report_of(&[heldout4("18-")]);
+    let m = &r.error.as_ref().unwrap().message;
+    assert_eq!(m.requested_bytes, Some(44_493_176_832));
+    assert_eq!(m.capacity_bytes, Some(8 * 4_273_390_016));
+    assert_eq!(m.reservable_bytes, Some(2_002_774_720));
+    let r = report_of(&[heldout4("08-")]);
+    let m = &r.error.as_ref().unwrap().message;
+    assert_eq!(m.requested_bytes_from_shape, Some(4_612_423_680));
+    assert_eq!(r.diagnosis[0].id, DiagnosisId::LargeReplicated);
+}

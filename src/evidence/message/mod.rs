@@ -4,8 +4,9 @@
 //! Supported formats (see `docs/oom-messages.md` for an annotated example of each): the
 //! XLA:TPU compile-time check with its usage summary and largest allocations, the
 //! TensorCore/SparseCore split, the early abort, the TPU runtime's failures, XLA:GPU's
-//! buffer-assignment report, the BFC allocator's log and dump, one-line messages, and
-//! XLA's rematerialization warning.
+//! buffer-assignment report, the BFC allocator's log and dump, one-line messages (PyTorch's
+//! caching allocator and Tenstorrent's DRAM banks among them), and XLA's rematerialization
+//! warning.
 //!
 //! The text around the message does not matter: tracebacks, log prefixes, `> ` quoting,
 //! Markdown emphasis and code fences, terminal colours, Windows line ends, and lines a
@@ -22,6 +23,7 @@ mod bfc;
 mod clean;
 mod driver;
 mod fields;
+mod foreign;
 mod gpu;
 mod listing;
 mod model;

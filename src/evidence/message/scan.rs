@@ -12,7 +12,7 @@
 use std::collections::VecDeque;
 
 use super::model::{AllocatorStats, MessageAllocation, OomKind, OomMessage, RematWarning};
-use super::{bfc, clean, driver, fields, gpu, listing, scoped, short, tpu};
+use super::{bfc, clean, driver, fields, foreign, gpu, listing, scoped, short, tpu};
 
 /// Physical lines joined into one logical line at most (a wrapped label or headline).
 const MAX_JOINS: usize = 8;
@@ -438,6 +438,7 @@ fn headline(body: &str) -> Option<Draft> {
         .or_else(|| bfc::headline(body))
         .or_else(|| scoped::headline(body))
         .or_else(|| driver::headline(body))
+        .or_else(|| foreign::headline(body))
         .or_else(|| short::headline(body))
 }
 
@@ -495,6 +496,10 @@ fn borrow(msg: &mut OomMessage, other: &OomMessage) {
     set(&mut msg.requested_op, other.requested_op.clone());
     set(&mut msg.requested_shape, other.requested_shape.clone());
     set(&mut msg.requested_dtype, other.requested_dtype.clone());
+    set(
+        &mut msg.requested_bytes_from_shape,
+        other.requested_bytes_from_shape,
+    );
     set(&mut msg.device_ordinal, other.device_ordinal);
     // A dump pasted before the allocator's headline: the headline's request is the
     // dump's, when both name one allocator.
