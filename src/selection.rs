@@ -103,7 +103,7 @@ pub fn select(
         if let Some(m) = module.filter(|m| needs_most(m)) {
             return Ok(Selection::of(
                 &m.label,
-                "the capture ends during a call of it that never finished, and it needs more memory than any module that ran; nothing in the capture says why it stopped: pass the error message (--error-text) to match it to the plan",
+                "the capture ends during a call of it that never finished, and it needs more memory than any module that ran; nothing in the capture says why it stopped: give the error message too (paste it in the page, or --error-text) to match it to the plan",
                 None,
             ));
         }

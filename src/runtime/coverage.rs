@@ -94,7 +94,7 @@ pub(crate) fn unfinished_call_note(label: &str, start_ps: i64, error_pasted: boo
     let ask = if error_pasted {
         ""
     } else {
-        "; if the program failed there, pass its error message with --error-text"
+        "; if the program failed there, give its error message too (paste it in the page, or --error-text)"
     };
     Note {
         id: "capture_ends_during_call".into(),

@@ -42,9 +42,10 @@ pub fn no_allocator_events(cx: &Context<'_>) -> Option<Line> {
         let text = format!(
             "no allocator events were read: the capture is cut short in or before its host plane (/host:CPU), where the allocator records them, {whose} (see the note capture_truncated); runtime peaks, growth and live arrays are unavailable. Copy the file again, or capture again"
         );
+        // An absence is read from what the capture holds, not measured.
         return Some(Line::new(
             DiagnosisId::NoAllocatorEvents,
-            Label::Measured,
+            Label::Read,
             text,
             "the capture is cut in or before the plane that records the allocator",
         ));
@@ -60,7 +61,7 @@ pub fn no_allocator_events(cx: &Context<'_>) -> Option<Line> {
     );
     Some(Line::new(
         DiagnosisId::NoAllocatorEvents,
-        Label::Measured,
+        Label::Read,
         text,
         why,
     ))
