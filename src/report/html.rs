@@ -85,11 +85,6 @@ pub fn esc(s: &str, max: usize) -> String {
     out
 }
 
-/// Writes a line (a `String` cannot fail to take one).
-macro_rules! line {
-    ($out:expr, $($arg:tt)*) => {{ let _ = writeln!($out, $($arg)*); }};
-}
-
 fn label(l: Label) -> String {
     format!(
         "<span class=\"label l-{0}\">{0}</span>",
