@@ -344,6 +344,31 @@ fn report(cli: ReportArgs) -> u8 {
     print(&body)
 }
 
+/// Analyzes the host files on `jobs` threads, each host's JSON report put in `spool`
+/// (when JSON is wanted) as it is done: the summary's rows, or why a report could not
+/// be spooled.
+fn analyze_hosts(
+    files: &[crate::input::HostFile],
+    options: &crate::Options,
+    jobs: usize,
+    spool: Option<&Spool>,
+) -> Result<Vec<crate::report::model::HostSummary>, String> {
+    let write_error = std::sync::Mutex::new(None::<String>);
+    let rows = crate::hosts::analyze_files(files, options, jobs, &|i, analyzed| {
+        if let (Some(spool), crate::hosts::Analyzed::Report(r)) = (spool, analyzed) {
+            if let Err(e) = spool.put(i, &json::host_fragment(r)) {
+                if let Ok(mut w) = write_error.lock() {
+                    w.get_or_insert(e.to_string());
+                }
+            }
+        }
+    });
+    match write_error.into_inner().ok().flatten() {
+        Some(e) => Err(e),
+        None => Ok(rows),
+    }
+}
+
 /// A folder of several host files: every host analyzed on several threads, each
 /// report written out as soon as it is made (the JSON's `hosts[]`, spooled to a
 /// temporary folder) and only its summary row kept; standard output gets the
@@ -372,17 +397,8 @@ fn folder(
             ))
         }
     };
-    let write_error = std::sync::Mutex::new(None::<String>);
     let jobs = crate::hosts::jobs_for(files.len(), cli.jobs);
-    let rows = crate::hosts::analyze_files(files, options, jobs, &|i, analyzed| {
-        if let (Some(spool), crate::hosts::Analyzed::Report(r)) = (&spool, analyzed) {
-            if let Err(e) = spool.put(i, &json::host_fragment(r)) {
-                if let Ok(mut w) = write_error.lock() {
-                    w.get_or_insert(e.to_string());
-                }
-            }
-        }
-    });
+    let rows = analyze_hosts(files, options, jobs, spool.as_ref());
     if timing {
         eprintln!(
             "oomlens: {} hosts on {jobs} threads, total: {:.3} s",
@@ -390,11 +406,14 @@ fn folder(
             started.elapsed().as_secs_f64()
         );
     }
-    if let Some(e) = write_error.into_inner().ok().flatten() {
-        return fail(format!(
-            "cannot write a host report to the temporary folder: {e}"
-        ));
-    }
+    let rows = match rows {
+        Ok(rows) => rows,
+        Err(e) => {
+            return fail(format!(
+                "cannot write a host report to the temporary folder: {e}"
+            ))
+        }
+    };
     if rows
         .iter()
         .all(|r| r.status == crate::report::model::HostStatus::Failed)

@@ -76,16 +76,8 @@ pub fn select(
     pasted: Option<&RequestMatch>,
     unfinished: Option<&UnfinishedCall>,
 ) -> Result<Selection, Error> {
-    if let Some(wanted) = wanted {
-        return chosen(report, wanted, pasted);
-    }
-    if let Some(m) = pasted {
-        let reason = format!("the failed request in the error message is {}", m.part);
-        return Ok(Selection::of(
-            &m.module,
-            reason,
-            Some(Failure::PastedRequest(m.clone())),
-        ));
+    if let Some(s) = chosen_or_pasted(report, wanted, pasted) {
+        return s;
     }
     if let Some(s) = corroborated_failure(report, launches) {
         return Ok(s);
@@ -132,6 +124,25 @@ pub fn select(
 /// What the module line says when no plan was given at all.
 pub const NO_PLAN_GIVEN: &str = "no plan was given: pass the XLA dump (XLA_FLAGS=--xla_dump_to=DIR) or a profiler capture to see which module ran out and what fills it";
 
+/// The module the user chose, else the one the pasted error's failed request belongs
+/// to: what outranks every other reason, with a capture or without.
+fn chosen_or_pasted(
+    report: &HostReport,
+    wanted: Option<&str>,
+    pasted: Option<&RequestMatch>,
+) -> Option<Result<Selection, Error>> {
+    if let Some(wanted) = wanted {
+        return Some(chosen(report, wanted, pasted));
+    }
+    let m = pasted?;
+    let reason = format!("the failed request in the error message is {}", m.part);
+    Some(Ok(Selection::of(
+        &m.module,
+        reason,
+        Some(Failure::PastedRequest(m.clone())),
+    )))
+}
+
 /// Chooses the module when no capture was given (the plans of an XLA dump, or none):
 /// the user's choice; the module the failed request belongs to; the largest module. A
 /// dump records no executions, so nothing else says where memory ran out.
@@ -140,16 +151,8 @@ pub fn select_from_plans(
     wanted: Option<&str>,
     pasted: Option<&RequestMatch>,
 ) -> Result<Selection, Error> {
-    if let Some(wanted) = wanted {
-        return chosen(report, wanted, pasted);
-    }
-    if let Some(m) = pasted {
-        let reason = format!("the failed request in the error message is {}", m.part);
-        return Ok(Selection::of(
-            &m.module,
-            reason,
-            Some(Failure::PastedRequest(m.clone())),
-        ));
+    if let Some(s) = chosen_or_pasted(report, wanted, pasted) {
+        return s;
     }
     Ok(match report.modules.first() {
         Some(m) => Selection::of(

@@ -192,18 +192,41 @@ pub fn prepare(
         }
     }
 
-    // The profile's absolute start, to compare hosts' times (docs/hosts.md).
-    report.profile_start_ns = planes
+    report.profile_start_ns = profile_start(&planes);
+    progress("plan", 0, total);
+    read_modules(src, &planes, &mut report);
+    if capture.find(METADATA_PLANE).next().is_none() || report.modules.is_empty() {
+        report.notes.push(Note {
+            id: "no_plan_in_capture".into(),
+            text: diagnosis::NO_PLAN_TEXT.into(),
+        });
+    }
+
+    Ok(Prepared {
+        capture,
+        report,
+        planes,
+        device_planes,
+        slots,
+    })
+}
+
+/// The profile's absolute start, to compare hosts' times (docs/hosts.md).
+fn profile_start(planes: &[Plane]) -> Option<u64> {
+    planes
         .iter()
         .find(|p| p.name == TASK_ENVIRONMENT)
         .and_then(|p| match p.plane_stat("profile_start_time")? {
             crate::capture::StatValue::Uint(v) => Some(*v),
             crate::capture::StatValue::Int(v) => u64::try_from(*v).ok(),
             _ => None,
-        });
+        })
+}
 
-    progress("plan", 0, total);
-    let entries = plan::find_modules(&planes);
+/// Each module's compiled plan in the capture, analyzed into the report; a module
+/// that cannot be read is noted.
+fn read_modules(src: &dyn ByteSource, planes: &[Plane], report: &mut HostReport) {
+    let entries = plan::find_modules(planes);
     for entry in &entries {
         match entry.decode(src) {
             Ok(hlo) => {
@@ -235,20 +258,6 @@ pub fn prepare(
             }),
         }
     }
-    if capture.find(METADATA_PLANE).next().is_none() || report.modules.is_empty() {
-        report.notes.push(Note {
-            id: "no_plan_in_capture".into(),
-            text: diagnosis::NO_PLAN_TEXT.into(),
-        });
-    }
-
-    Ok(Prepared {
-        capture,
-        report,
-        planes,
-        device_planes,
-        slots,
-    })
 }
 
 /// `jit_f` from `jit_f(12)`.

@@ -218,65 +218,14 @@ impl CaptureIndex {
                 Ok(Some(f)) => f,
                 Ok(None) => break,
                 Err(e) => {
-                    let mut cut = classify_cut(src, at, len);
-                    if let (Some(declared_end), Some(payload)) = (cut.declared_end, cut.payload) {
-                        // The file ends inside this plane: it is read up to the end.
-                        let clipped = len.saturating_sub(payload);
-                        let name =
-                            plane::read_plane_name(src, payload, clipped).unwrap_or_default();
-                        if plane_count == 0 && name.is_empty() {
-                            return Err(Error::Truncated {
-                                file_bytes: len,
-                                needed: declared_end,
-                            });
-                        }
-                        if index.planes.len() < MAX_PLANES {
-                            cut.plane = Some(index.planes.len());
-                            index.planes.push(PlaneRef {
-                                name,
-                                offset: payload,
-                                len: clipped,
-                                damage: Damage::default(),
-                                cut: Some(plane::cut_layout(src, payload, len, declared_end)),
-                            });
-                        } else {
-                            index.planes_dropped = index.planes_dropped.saturating_add(1);
-                        }
-                    } else if plane_count == 0 {
-                        return Err(first_field_error(cut, e));
-                    }
-                    index.cut = Some(cut);
+                    index.end_at_damage(src, at, e, plane_count)?;
                     break;
                 }
             };
             match field {
                 (XSPACE_PLANES, StreamValue::Bytes { offset, len }) => {
                     plane_count = plane_count.saturating_add(1);
-                    if index.planes.len() >= MAX_PLANES {
-                        index.planes_dropped = index.planes_dropped.saturating_add(1);
-                        continue;
-                    }
-                    let damage = Damage::default();
-                    let name = match plane::read_plane_name(src, offset, len) {
-                        Ok(name) => name,
-                        Err(_) if plane_count == 1 => {
-                            return Err(Error::NotACapture(
-                                "its first plane does not decode as an XPlane".into(),
-                            ))
-                        }
-                        Err(e) => {
-                            // A damaged plane: indexed nameless, so nothing looks for it.
-                            damage.record(&e);
-                            String::new()
-                        }
-                    };
-                    index.planes.push(PlaneRef {
-                        name,
-                        offset,
-                        len,
-                        damage,
-                        cut: None,
-                    });
+                    index.add_plane(src, offset, len, plane_count)?;
                 }
                 // The top level's strings: errors, warnings, hostnames.
                 (XSPACE_ERRORS..=XSPACE_HOSTNAMES, StreamValue::Bytes { offset, len: n }) => {
@@ -318,16 +267,101 @@ impl CaptureIndex {
                 _ => {}
             }
         }
-        if index.planes.is_empty() {
+        index.check_planes()?;
+        Ok(index)
+    }
+
+    /// Indexes the plane at `offset` (`len` bytes), the `count`th met, by its name;
+    /// one past [`MAX_PLANES`] is only counted.
+    fn add_plane(
+        &mut self,
+        src: &dyn ByteSource,
+        offset: u64,
+        len: u64,
+        count: u64,
+    ) -> Result<(), Error> {
+        if self.planes.len() >= MAX_PLANES {
+            self.planes_dropped = self.planes_dropped.saturating_add(1);
+            return Ok(());
+        }
+        let damage = Damage::default();
+        let name = match plane::read_plane_name(src, offset, len) {
+            Ok(name) => name,
+            Err(_) if count == 1 => {
+                return Err(Error::NotACapture(
+                    "its first plane does not decode as an XPlane".into(),
+                ))
+            }
+            Err(e) => {
+                // A damaged plane: indexed nameless, so nothing looks for it.
+                damage.record(&e);
+                String::new()
+            }
+        };
+        self.planes.push(PlaneRef {
+            name,
+            offset,
+            len,
+            damage,
+            cut: None,
+        });
+        Ok(())
+    }
+
+    /// Ends the index at the top-level field at `at` that could not be read (`e`):
+    /// a plane the file ends inside is indexed up to the end, and the cut recorded. An
+    /// error when nothing before it was a plane.
+    fn end_at_damage(
+        &mut self,
+        src: &dyn ByteSource,
+        at: u64,
+        e: Error,
+        plane_count: u64,
+    ) -> Result<(), Error> {
+        let len = src.len();
+        let mut cut = classify_cut(src, at, len);
+        if let (Some(declared_end), Some(payload)) = (cut.declared_end, cut.payload) {
+            // The file ends inside this plane: it is read up to the end.
+            let clipped = len.saturating_sub(payload);
+            let name = plane::read_plane_name(src, payload, clipped).unwrap_or_default();
+            if plane_count == 0 && name.is_empty() {
+                return Err(Error::Truncated {
+                    file_bytes: len,
+                    needed: declared_end,
+                });
+            }
+            if self.planes.len() < MAX_PLANES {
+                cut.plane = Some(self.planes.len());
+                self.planes.push(PlaneRef {
+                    name,
+                    offset: payload,
+                    len: clipped,
+                    damage: Damage::default(),
+                    cut: Some(plane::cut_layout(src, payload, len, declared_end)),
+                });
+            } else {
+                self.planes_dropped = self.planes_dropped.saturating_add(1);
+            }
+        } else if plane_count == 0 {
+            return Err(first_field_error(cut, e));
+        }
+        self.cut = Some(cut);
+        Ok(())
+    }
+
+    /// Whether the planes indexed make a profiler capture: some, one of them a
+    /// profiler plane.
+    fn check_planes(&self) -> Result<(), Error> {
+        if self.planes.is_empty() {
             return Err(Error::NotACapture("it holds no planes".into()));
         }
-        if !index.planes.iter().any(|p| is_profiler_plane(&p.name)) {
+        if !self.planes.iter().any(|p| is_profiler_plane(&p.name)) {
             return Err(Error::NotACapture(format!(
                 "none of its {} planes is a profiler plane (/host:…, /device:…)",
-                index.planes.len()
+                self.planes.len()
             )));
         }
-        Ok(index)
+        Ok(())
     }
 
     pub fn find(&self, name: &str) -> impl Iterator<Item = &PlaneRef> + '_ {

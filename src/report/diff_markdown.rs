@@ -6,15 +6,9 @@ use std::fmt::Write;
 
 use super::clean;
 use super::diff_view::{self, DiffView};
-use super::markdown::escape;
+use super::markdown::{self, escape};
 use super::view::Table;
 use crate::diff::model::DiffReport;
-
-/// Writes a line (a `String` cannot fail to take one).
-macro_rules! line {
-    ($out:expr) => { $out.push('\n') };
-    ($out:expr, $($arg:tt)*) => {{ let _ = writeln!($out, $($arg)*); }};
-}
 
 /// The comparison in Markdown, listing at most `top` rows of each table.
 pub fn render(diff: &DiffReport, top: usize) -> String {
@@ -134,26 +128,13 @@ fn render_host(out: &mut String, v: &DiffView) {
 }
 
 fn render_table(out: &mut String, t: &Table) {
-    line!(out, "{}:\n", escape(&t.title, 200));
+    let title = escape(&t.title, 200);
     if t.rows.is_empty() {
+        line!(out, "{title}:\n");
         if let Some(more) = &t.more {
             line!(out, "{}\n", escape(more, 400));
         }
         return;
     }
-    let names: Vec<&str> = t.columns.iter().map(|c| c.name).collect();
-    let aligns: Vec<&str> = t
-        .columns
-        .iter()
-        .map(|c| if c.numeric { "---:" } else { "---" })
-        .collect();
-    line!(out, "| {} |\n|{}|", names.join(" | "), aligns.join("|"));
-    for row in &t.rows {
-        let cells: Vec<String> = row.iter().map(|c| escape(&c.text, 160)).collect();
-        line!(out, "| {} |", cells.join(" | "));
-    }
-    if let Some(more) = &t.more {
-        line!(out, "\n{}", escape(more, 400));
-    }
-    line!(out);
+    markdown::table(out, &title, t, 400);
 }

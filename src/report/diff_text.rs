@@ -6,14 +6,9 @@ use std::fmt::Write;
 
 use super::clean;
 use super::diff_view::{self, DiffView};
+use super::text::{cells, write_row, Col};
 use super::view::Table;
 use crate::diff::model::DiffReport;
-
-/// Writes a line (a `String` cannot fail to take one).
-macro_rules! line {
-    ($out:expr) => { $out.push('\n') };
-    ($out:expr, $($arg:tt)*) => {{ let _ = writeln!($out, $($arg)*); }};
-}
 
 /// The comparison as plain text, listing at most `top` rows of each table.
 pub fn render(diff: &DiffReport, top: usize) -> String {
@@ -126,31 +121,33 @@ fn render_host(out: &mut String, v: &DiffView) {
 
 /// A table of figures: name, before, after, change, %.
 fn render_figures(out: &mut String, t: &Table) {
+    const COLUMNS: [Col; 5] = [
+        Col::left("", 28),
+        Col::right(" ", 16),
+        Col::right(" ", 16),
+        Col::right(" ", 12),
+        Col::right(" ", 10),
+    ];
     line!(out, "\n{}:", clean(&t.title, 200));
-    line!(
-        out,
-        "  {:<28} {:>16} {:>16} {:>12} {:>10}",
-        "",
-        "before",
-        "after",
-        "change",
-        "%"
-    );
+    let header = ["", "before", "after", "change", "%"];
+    write_row(out, "  ", &COLUMNS, header, false);
     for r in &t.rows {
-        let cell = |i: usize| r.get(i).map(|c| c.text.as_str()).unwrap_or("");
-        line!(
-            out,
-            "  {:<28} {:>16} {:>16} {:>12} {:>10}",
-            cell(0),
-            cell(1),
-            cell(2),
-            cell(3),
-            cell(4)
-        );
+        write_row(out, "  ", &COLUMNS, cells(r, COLUMNS.len()), false);
     }
 }
 
 fn render_buffers(out: &mut String, t: &Table) {
+    const COLUMNS: [Col; 9] = [
+        Col::right("", 11),
+        Col::right(" ", 12),
+        Col::right(" ", 12),
+        Col::left("  ", 9),
+        Col::cut("  ", 26, 60),
+        Col::left(" ", 9),
+        Col::cut(" ", 22, 22),
+        Col::cut(" ", 0, 60),
+        Col::cut("  ", 0, 100),
+    ];
     line!(out, "\n{}:", t.title);
     if t.rows.is_empty() {
         if let Some(more) = &t.more {
@@ -158,32 +155,11 @@ fn render_buffers(out: &mut String, t: &Table) {
         }
         return;
     }
-    line!(
-        out,
-        "  {:>11} {:>12} {:>12}  {:<9}  {:<26} {:<9} {:<22} instruction / op_name",
-        "change",
-        "before",
-        "after",
-        "",
-        "shape",
-        "role",
-        "source"
-    );
+    let header = ["change", "before", "after", "", "shape", "role", "source"];
+    let header = header.into_iter().chain(["instruction / op_name"]);
+    write_row(out, "  ", &COLUMNS, header, true);
     for r in &t.rows {
-        let cell = |i: usize| r.get(i).map(|c| c.text.as_str()).unwrap_or("");
-        line!(
-            out,
-            "  {:>11} {:>12} {:>12}  {:<9}  {:<26} {:<9} {:<22} {}  {}",
-            cell(0),
-            cell(1),
-            cell(2),
-            cell(3),
-            clean(cell(4), 60),
-            cell(5),
-            clean(cell(6), 22),
-            clean(cell(7), 60),
-            clean(cell(8), 100)
-        );
+        write_row(out, "  ", &COLUMNS, cells(r, COLUMNS.len()), false);
     }
     if let Some(more) = &t.more {
         line!(out, "  {more}");

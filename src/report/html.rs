@@ -85,11 +85,6 @@ pub fn esc(s: &str, max: usize) -> String {
     out
 }
 
-/// Writes a line (a `String` cannot fail to take one).
-macro_rules! line {
-    ($out:expr, $($arg:tt)*) => {{ let _ = writeln!($out, $($arg)*); }};
-}
-
 fn label(l: Label) -> String {
     format!(
         "<span class=\"label l-{0}\">{0}</span>",
@@ -361,18 +356,8 @@ fn role_colour(role: Role) -> &'static str {
 /// Memory along program order: the area under the series, the bytes axis with its
 /// marks, the capacity line and the peak, as the page draws it.
 fn memory_chart(out: &mut String, c: &MemoryChart) {
-    let plot_w = CHART_W - LEFT - RIGHT;
-    let plot_h = CHART_H - TOP - BOTTOM;
-    let n = c.points.len();
-    let top = c.top_bytes.max(1) as f64;
-    let x = |i: usize| {
-        if n > 1 {
-            LEFT + i as f64 / (n - 1) as f64 * plot_w
-        } else {
-            LEFT + plot_w / 2.0
-        }
-    };
-    let y = |b: u64| TOP + plot_h - (b as f64 / top).min(1.0) * plot_h;
+    let at = ChartScale::of(c);
+    let (plot_w, x, y) = (at.plot_w, |i| at.x(i), |b| at.y(b));
     let summary = esc(&c.summary, 600);
     line!(out, "<figure class=\"chart\">");
     line!(
@@ -390,7 +375,7 @@ fn memory_chart(out: &mut String, c: &MemoryChart) {
             esc(&t.shown, 40)
         );
     }
-    let base = TOP + plot_h;
+    let base = at.base();
     line!(
         out,
         "<line x1=\"{LEFT}\" x2=\"{:.1}\" y1=\"{base:.1}\" y2=\"{base:.1}\" stroke=\"{INK}\"/><text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"middle\">{}</text>",
@@ -399,47 +384,8 @@ fn memory_chart(out: &mut String, c: &MemoryChart) {
         CHART_H - 6.0,
         esc(c.axis, 200)
     );
-    if n > 0 {
-        let mut d = String::with_capacity(n * 14);
-        for (i, &b) in c.points.iter().enumerate() {
-            let _ = write!(
-                d,
-                "{}{:.1},{:.1}",
-                if i == 0 { 'M' } else { 'L' },
-                x(i),
-                y(b)
-            );
-        }
-        line!(
-            out,
-            "<path d=\"{d}L{:.1},{base:.1}L{:.1},{base:.1}Z\" fill=\"{FILL}\" stroke=\"none\"/>",
-            x(n - 1),
-            x(0)
-        );
-        line!(
-            out,
-            "<path d=\"{d}\" fill=\"none\" stroke=\"{LINE}\" stroke-width=\"1.5\"/>"
-        );
-    }
-    if let Some(cap) = &c.capacity {
-        let yy = y(cap.bytes);
-        line!(
-            out,
-            "<line x1=\"{LEFT}\" x2=\"{:.1}\" y1=\"{yy:.1}\" y2=\"{yy:.1}\" stroke=\"{CAPACITY}\" stroke-dasharray=\"6 4\"/><text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"end\" fill=\"{CAPACITY}\">{}</text>",
-            LEFT + plot_w,
-            LEFT + plot_w - 4.0,
-            yy - 5.0,
-            esc(&cap.shown, 200)
-        );
-    } else if let Some(note) = &c.capacity_note {
-        line!(
-            out,
-            "<text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"end\" fill=\"{CAPACITY}\">{}</text>",
-            LEFT + plot_w - 4.0,
-            TOP - 8.0,
-            esc(note, 200)
-        );
-    }
+    chart_heap(out, c, &at);
+    chart_capacity(out, c, &at);
     if let Some(&b) = c.points.get(c.peak_index) {
         let (px, py) = (x(c.peak_index), y(b));
         let anchor = if px > LEFT + plot_w * 0.8 {
@@ -457,7 +403,7 @@ fn memory_chart(out: &mut String, c: &MemoryChart) {
         );
     }
     out.push_str("</svg>\n");
-    let at = if c.peak_instruction.is_empty() {
+    let peak_at = if c.peak_instruction.is_empty() {
         String::new()
     } else {
         format!(
@@ -467,10 +413,100 @@ fn memory_chart(out: &mut String, c: &MemoryChart) {
     };
     line!(
         out,
-        "<figcaption>{} — {}{at}</figcaption>\n</figure>",
+        "<figcaption>{} — {}{peak_at}</figcaption>\n</figure>",
         esc(c.title, 200),
         esc(&c.peak, 100)
     );
+}
+
+/// Where a memory chart puts its points: the i-th of them along the plot's width, and
+/// bytes up its height (the chart's top figure at the top).
+struct ChartScale {
+    n: usize,
+    top: f64,
+    plot_w: f64,
+    plot_h: f64,
+}
+
+impl ChartScale {
+    fn of(c: &MemoryChart) -> Self {
+        ChartScale {
+            n: c.points.len(),
+            top: c.top_bytes.max(1) as f64,
+            plot_w: CHART_W - LEFT - RIGHT,
+            plot_h: CHART_H - TOP - BOTTOM,
+        }
+    }
+
+    fn x(&self, i: usize) -> f64 {
+        if self.n > 1 {
+            LEFT + i as f64 / (self.n - 1) as f64 * self.plot_w
+        } else {
+            LEFT + self.plot_w / 2.0
+        }
+    }
+
+    fn y(&self, b: u64) -> f64 {
+        TOP + self.plot_h - (b as f64 / self.top).min(1.0) * self.plot_h
+    }
+
+    /// The plot's base line.
+    fn base(&self) -> f64 {
+        TOP + self.plot_h
+    }
+}
+
+/// The heap along program order: the area under it, and its line.
+fn chart_heap(out: &mut String, c: &MemoryChart, at: &ChartScale) {
+    let n = c.points.len();
+    if n == 0 {
+        return;
+    }
+    let base = at.base();
+    let mut d = String::with_capacity(n * 14);
+    for (i, &b) in c.points.iter().enumerate() {
+        let _ = write!(
+            d,
+            "{}{:.1},{:.1}",
+            if i == 0 { 'M' } else { 'L' },
+            at.x(i),
+            at.y(b)
+        );
+    }
+    line!(
+        out,
+        "<path d=\"{d}L{:.1},{base:.1}L{:.1},{base:.1}Z\" fill=\"{FILL}\" stroke=\"none\"/>",
+        at.x(n - 1),
+        at.x(0)
+    );
+    line!(
+        out,
+        "<path d=\"{d}\" fill=\"none\" stroke=\"{LINE}\" stroke-width=\"1.5\"/>"
+    );
+}
+
+/// The device's capacity as a dashed line, or the note saying why there is none.
+fn chart_capacity(out: &mut String, c: &MemoryChart, at: &ChartScale) {
+    let plot_w = at.plot_w;
+    if let Some(cap) = &c.capacity {
+        let yy = at.y(cap.bytes);
+        line!(
+            out,
+            "<line x1=\"{LEFT}\" x2=\"{:.1}\" y1=\"{yy:.1}\" y2=\"{yy:.1}\" stroke=\"{CAPACITY}\" stroke-dasharray=\"6 4\"/><text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"end\" fill=\"{CAPACITY}\">{}</text>",
+            LEFT + plot_w,
+            LEFT + plot_w - 4.0,
+            yy - 5.0,
+            esc(&cap.shown, 200)
+        );
+    } else if let Some(note) = &c.capacity_note {
+        line!(
+            out,
+            "<text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"end\" fill=\"{CAPACITY}\">{}</text>",
+            LEFT + plot_w - 4.0,
+            TOP - 8.0,
+            esc(note, 200)
+        );
+    }
 }
 
 /// The heap at its peak by role: one stacked bar, and its legend.

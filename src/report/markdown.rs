@@ -28,12 +28,6 @@ pub fn escape(s: &str, max: usize) -> String {
     out
 }
 
-/// Writes a line (a `String` cannot fail to take one).
-macro_rules! line {
-    ($out:expr) => { $out.push('\n') };
-    ($out:expr, $($arg:tt)*) => {{ let _ = writeln!($out, $($arg)*); }};
-}
-
 /// The report in Markdown, listing at most `top` live buffers.
 pub fn render(report: &Report, top: usize) -> String {
     let mut out = String::new();
@@ -142,7 +136,13 @@ fn render_plan(out: &mut String, p: &PlanView) {
 }
 
 fn render_table(out: &mut String, t: &Table) {
-    line!(out, "{}:\n", t.title);
+    table(out, &t.title, t, 200);
+}
+
+/// Writes a table: its `title` as given, its columns and rows (each cell escaped), and
+/// the count of rows left out (cut to `more_max` characters).
+pub(super) fn table(out: &mut String, title: &str, t: &Table, more_max: usize) {
+    line!(out, "{title}:\n");
     let names: Vec<&str> = t.columns.iter().map(|c| c.name).collect();
     let aligns: Vec<&str> = t
         .columns
@@ -155,7 +155,7 @@ fn render_table(out: &mut String, t: &Table) {
         line!(out, "| {} |", cells.join(" | "));
     }
     if let Some(more) = &t.more {
-        line!(out, "\n{}", escape(more, 200));
+        line!(out, "\n{}", escape(more, more_max));
     }
     line!(out);
 }

@@ -1,6 +1,13 @@
 //! The report model and its renderers. Renderers compute nothing: they lay out what
 //! the analysis put in the model.
 
+/// Writes a line to a renderer's `String` (which cannot fail to take one); the
+/// renderers' files bring `std::fmt::Write` into scope.
+macro_rules! line {
+    ($out:expr) => { $out.push('\n') };
+    ($out:expr, $($arg:tt)*) => {{ let _ = writeln!($out, $($arg)*); }};
+}
+
 pub mod diff_json;
 pub mod diff_markdown;
 pub mod diff_text;

@@ -6,7 +6,9 @@ use std::fmt::Write;
 
 use super::clean;
 use super::model::Report;
-use super::view::{self, words, Card, ErrorView, PlanView, ProfilesView, RuntimeView, Table, View};
+use super::view::{
+    self, words, Card, Cell, ErrorView, PlanView, ProfilesView, RuntimeView, Table, View,
+};
 
 /// The report as plain text, listing at most `top` live buffers.
 pub fn render(report: &Report, top: usize) -> String {
@@ -21,12 +23,6 @@ pub fn render(report: &Report, top: usize) -> String {
         render_host(&mut out, &view::host(host, top));
     }
     out
-}
-
-/// Writes a line (a `String` cannot fail to take one).
-macro_rules! line {
-    ($out:expr) => { $out.push('\n') };
-    ($out:expr, $($arg:tt)*) => {{ let _ = writeln!($out, $($arg)*); }};
 }
 
 /// The report in brief, for the end of a traceback (the Python package's
@@ -151,29 +147,26 @@ fn render_plan(out: &mut String, p: &PlanView) {
 }
 
 fn render_live(out: &mut String, t: &Table) {
+    const COLUMNS: [Col; 7] = [
+        Col::right("", 12),
+        Col::cut("  ", 26, 26),
+        Col::left(" ", 12),
+        Col::left(" ", 10),
+        Col::cut(" ", 22, 22),
+        Col::cut(" ", 0, 60),
+        Col::cut("  ", 0, 100),
+    ];
     line!(out, "\n{}:", t.title);
-    line!(
+    let header = ["bytes", "shape", "category", "role", "source"];
+    write_row(
         out,
-        "  {:>12}  {:<26} {:<12} {:<10} {:<22} instruction / op_name",
-        "bytes",
-        "shape",
-        "category",
-        "role",
-        "source"
+        "  ",
+        &COLUMNS,
+        header.into_iter().chain(["instruction / op_name"]),
+        true,
     );
     for r in &t.rows {
-        let cell = |i: usize| r.get(i).map(|c| c.text.as_str()).unwrap_or("");
-        line!(
-            out,
-            "  {:>12}  {:<26} {:<12} {:<10} {:<22} {}  {}",
-            cell(0),
-            clean(cell(1), 26),
-            cell(2),
-            cell(3),
-            clean(cell(4), 22),
-            clean(cell(5), 60),
-            clean(cell(6), 100)
-        );
+        write_row(out, "  ", &COLUMNS, cells(r, COLUMNS.len()), false);
     }
     if let Some(more) = &t.more {
         line!(out, "  {more}");
@@ -181,33 +174,28 @@ fn render_live(out: &mut String, t: &Table) {
 }
 
 fn render_modules(out: &mut String, t: &Table) {
+    // With the plan's source, when the table has it, in parentheses after the module.
+    const COLUMNS: [Col; 6] = [
+        Col::right("", 12),
+        Col::right("  ", 12),
+        Col::right("  ", 12),
+        Col::right("  ", 5),
+        Col::cut("  ", 0, 120),
+        Col::left("  ", 0),
+    ];
     line!(out, "\n{}:", t.title);
     let sources = t.columns.len() > 5;
-    line!(
-        out,
-        "  {:>12}  {:>12}  {:>12}  {:>5}  module{}",
-        "peak",
-        "temp",
-        "params",
-        "runs",
-        if sources { "  (plan)" } else { "" }
-    );
+    let columns = if sources { &COLUMNS[..] } else { &COLUMNS[..5] };
+    let header = ["peak", "temp", "params", "runs", "module", "(plan)"];
+    write_row(out, "  ", columns, header, false);
     for r in &t.rows {
-        let cell = |i: usize| r.get(i).map(|c| c.text.as_str()).unwrap_or("");
         let source = if sources {
-            format!("  ({})", cell(5))
+            format!("({})", cell(r, 5))
         } else {
             String::new()
         };
-        line!(
-            out,
-            "  {:>12}  {:>12}  {:>12}  {:>5}  {}{source}",
-            cell(0),
-            cell(1),
-            cell(2),
-            cell(3),
-            clean(cell(4), 120)
-        );
+        let row = cells(r, 5).chain([source.as_str()]);
+        write_row(out, "  ", columns, row, false);
     }
     if let Some(more) = &t.more {
         line!(out, "  {more}");
@@ -329,30 +317,110 @@ fn render_profiles(out: &mut String, p: &ProfilesView) {
 /// column takes the rest of the line.
 fn render_table(out: &mut String, t: &Table, widths: &[usize]) {
     line!(out, "  {}:", clean(&t.title, 300));
-    let cells = |row: Vec<(&str, bool)>| -> String {
-        let mut line = String::from("   ");
-        for (i, (text, numeric)) in row.iter().enumerate() {
-            match widths.get(i) {
-                Some(&w) if *numeric => line.push_str(&format!(" {:>w$}", clean(text, w))),
-                Some(&w) => line.push_str(&format!(" {:<w$}", clean(text, w))),
-                None => line.push_str(&format!(" {}", clean(text, 160))),
-            }
-        }
-        line.trim_end().to_owned()
-    };
-    let header = t.columns.iter().map(|c| (c.name, c.numeric)).collect();
-    line!(out, "{}", cells(header));
+    let columns: Vec<Col> = (t.columns.iter().enumerate())
+        .map(|(i, c)| match widths.get(i) {
+            Some(&w) if c.numeric => Col {
+                max: Some(w),
+                ..Col::right(" ", w)
+            },
+            Some(&w) => Col::cut(" ", w, w),
+            None => Col::cut(" ", 0, 160),
+        })
+        .collect();
+    write_row(out, "   ", &columns, t.columns.iter().map(|c| c.name), true);
     for r in &t.rows {
-        let row = r
-            .iter()
-            .zip(&t.columns)
-            .map(|(c, col)| (c.text.as_str(), col.numeric))
-            .collect();
-        line!(out, "{}", cells(row));
+        write_row(
+            out,
+            "   ",
+            &columns,
+            r.iter().map(|c| c.text.as_str()),
+            true,
+        );
     }
     if let Some(more) = &t.more {
         line!(out, "    {more}");
     }
+}
+
+/// One column of a plain-text table: the gap before it, its width (0: as wide as its
+/// text), its side, and how many characters of a cell it shows (`None`: figures and
+/// words the report writes itself, shown whole).
+#[derive(Clone, Copy)]
+pub(super) struct Col {
+    gap: &'static str,
+    width: usize,
+    right: bool,
+    max: Option<usize>,
+}
+
+impl Col {
+    /// A column of figures, aligned right.
+    pub(super) const fn right(gap: &'static str, width: usize) -> Col {
+        Col {
+            gap,
+            width,
+            right: true,
+            max: None,
+        }
+    }
+
+    /// A column of words the report writes, aligned left.
+    pub(super) const fn left(gap: &'static str, width: usize) -> Col {
+        Col {
+            gap,
+            width,
+            right: false,
+            max: None,
+        }
+    }
+
+    /// A column of text from the capture, aligned left and cut to `max` characters.
+    pub(super) const fn cut(gap: &'static str, width: usize, max: usize) -> Col {
+        Col {
+            gap,
+            width,
+            right: false,
+            max: Some(max),
+        }
+    }
+}
+
+/// The text of a table row's cell `i` (empty past the row's end).
+pub(super) fn cell(row: &[Cell], i: usize) -> &str {
+    row.get(i).map_or("", |c| c.text.as_str())
+}
+
+/// The texts of a table row's first `n` cells (empty past the row's end).
+pub(super) fn cells(row: &[Cell], n: usize) -> impl Iterator<Item = &str> {
+    (0..n).map(move |i| cell(row, i))
+}
+
+/// Writes one row of a plain-text table: `lead`, then each column's cell (empty past
+/// the texts given); `trim` drops the spaces the last cells leave.
+pub(super) fn write_row<'a>(
+    out: &mut String,
+    lead: &str,
+    columns: &[Col],
+    texts: impl IntoIterator<Item = &'a str>,
+    trim: bool,
+) {
+    let mut line = String::from(lead);
+    let mut texts = texts.into_iter();
+    for col in columns {
+        let text = texts.next().unwrap_or("");
+        let text = match col.max {
+            Some(max) => std::borrow::Cow::Owned(clean(text, max)),
+            None => std::borrow::Cow::Borrowed(text),
+        };
+        let w = col.width;
+        line.push_str(col.gap);
+        let _ = if col.right {
+            write!(line, "{text:>w$}")
+        } else {
+            write!(line, "{text:<w$}")
+        };
+    }
+    line!(out, "{}", if trim { line.trim_end() } else { &line });
 }
 
 fn render_card(out: &mut String, d: &Card) {
@@ -393,46 +461,26 @@ pub fn render_summary(rows: &[super::model::HostSummary]) -> String {
     let mut out = String::new();
     line!(out, "oomlens — {}", v.title);
     line!(out, "\n{}:", v.table.title);
-    let cells: Vec<Vec<String>> = v
-        .table
-        .rows
-        .iter()
+    let texts: Vec<Vec<String>> = (v.table.rows.iter())
         .map(|r| r.iter().map(|c| clean(&c.text, 60)).collect())
         .collect();
-    let widths: Vec<usize> = v
-        .table
-        .columns
-        .iter()
-        .enumerate()
+    // Each column as wide as its widest text, two spaces apart.
+    let columns: Vec<Col> = (v.table.columns.iter().enumerate())
         .map(|(i, c)| {
-            cells
-                .iter()
-                .filter_map(|r| r.get(i))
+            let width = (texts.iter().filter_map(|r| r.get(i)))
                 .map(|t| t.chars().count())
                 .chain([c.name.chars().count()])
                 .max()
-                .unwrap_or(0)
+                .unwrap_or(0);
+            let gap = if i == 0 { "" } else { "  " };
+            let col = if c.numeric { Col::right } else { Col::left };
+            col(gap, width)
         })
         .collect();
-    let row = |out: &mut String, texts: &mut dyn Iterator<Item = &str>| {
-        let mut s = String::from(" ");
-        for ((text, col), &w) in texts.zip(&v.table.columns).zip(&widths) {
-            let pad = w.saturating_sub(text.chars().count());
-            s.push(' ');
-            if col.numeric {
-                s.push_str(&" ".repeat(pad));
-                s.push_str(text);
-            } else {
-                s.push_str(text);
-                s.push_str(&" ".repeat(pad));
-            }
-            s.push(' ');
-        }
-        line!(out, "{}", s.trim_end());
-    };
-    row(&mut out, &mut v.table.columns.iter().map(|c| c.name));
-    for r in &cells {
-        row(&mut out, &mut r.iter().map(String::as_str));
+    let names = v.table.columns.iter().map(|c| c.name);
+    write_row(&mut out, "  ", &columns, names, true);
+    for r in &texts {
+        write_row(&mut out, "  ", &columns, r.iter().map(String::as_str), true);
     }
     if let Some(first) = &v.first_out {
         line!(out, "\n{}", clean(first, 400));

@@ -120,7 +120,7 @@ impl RuntimeScan {
                 .map(|e| e.start_ps)
                 .filter(|&start| executions_through.is_none_or(|t| start > t))
                 .collect();
-            cutoff(kept_starts.into_iter(), MAX_EXECUTIONS)
+            cutoff(&kept_starts, |&start| start, MAX_EXECUTIONS, false)
         } else {
             None
         };

@@ -353,18 +353,13 @@ impl RuntimeScan {
     /// [`MAX_ALLOCATION_RECORDS`] later ones (fewer when several share that time), in
     /// linear time; the kept ones stay in scan order.
     pub(super) fn keep_latest_records(&mut self) {
-        let through = if self.history_in_order() {
-            // The time of the latest record that goes, found by its place.
-            let last_dropped = self.records.len().checked_sub(MAX_ALLOCATION_RECORDS + 1);
-            last_dropped
-                .and_then(|i| self.records.get(i))
-                .map(|r| r.time_ps)
-        } else {
-            cutoff(
-                self.records.iter().map(|r| r.time_ps),
-                MAX_ALLOCATION_RECORDS,
-            )
-        };
+        let in_order = self.history_in_order();
+        let through = cutoff(
+            &self.records,
+            |r| r.time_ps,
+            MAX_ALLOCATION_RECORDS,
+            in_order,
+        );
         if let Some(through) = through {
             if let Some(shared) = &self.records_cut_shared {
                 shared.publish(through);
@@ -474,12 +469,21 @@ pub(super) fn in_time_order(records: &mut [AllocationRecord]) {
     }
 }
 
-/// The time at or before which everything goes so that at most `keep` of `times`
-/// remain (fewer when several share that time), found in linear time; `None` when
-/// all fit.
-pub(super) fn cutoff(times: impl ExactSizeIterator<Item = i64>, keep: usize) -> Option<i64> {
-    let last_dropped = times.len().checked_sub(keep + 1)?;
-    let mut times: Vec<i64> = times.collect();
+/// The time at or before which everything goes so that at most `keep` of `items`
+/// remain (fewer when several share that time), `None` when all fit: the cut of a
+/// capped history. Items known to be in time order give it at its place; others have
+/// it selected, in linear time.
+pub(super) fn cutoff<T>(
+    items: &[T],
+    time: impl Fn(&T) -> i64,
+    keep: usize,
+    in_order: bool,
+) -> Option<i64> {
+    let last_dropped = items.len().checked_sub(keep + 1)?;
+    if in_order {
+        return items.get(last_dropped).map(time);
+    }
+    let mut times: Vec<i64> = items.iter().map(time).collect();
     let (_, &mut through, _) = times.select_nth_unstable(last_dropped);
     Some(through)
 }

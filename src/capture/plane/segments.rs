@@ -10,7 +10,8 @@
 //! page before it: on a plane of small lines that costs as much as scanning a fifth of
 //! the plane.
 
-use super::{Plane, Share, Walked, MAX_LINES_INDEXED};
+use super::lines::Share;
+use super::{Plane, Walked, MAX_LINES_INDEXED};
 use crate::capture::{EventVisitor, READ_CHUNK};
 use crate::error::Error;
 use crate::source::ByteSource;

@@ -1,9 +1,35 @@
 //! The evidence beside a capture: the out-of-memory message and device memory profiles.
 
 use super::*;
+use crate::evidence::message::{AllocatorStats, OomMessage, RematWarning};
 
 pub(super) fn error(e: &ErrorReport) -> ErrorView {
     let m = &e.message;
+    let from = if e.file.is_empty() {
+        String::new()
+    } else {
+        format!(", {}", e.file)
+    };
+    let warning = if m.advisory { ", a warning only" } else { "" };
+    ErrorView {
+        title: format!(
+            "The error message (read): {} ({}){from}{warning}",
+            present::message_kind(m.kind),
+            present::message_kind_id(m.kind)
+        ),
+        label: Label::Read,
+        rows: message_rows(m),
+        split: m.tensorcore_bytes.zip(m.sparsecore_bytes).map(core_split),
+        allocator: m.allocator.as_ref().map(allocator_line),
+        remat: m.remat.as_ref().map(remat_line),
+        allocations: message_allocations(m),
+        matched: e.matched.clone(),
+        reading: e.scenario.clone(),
+    }
+}
+
+/// The figures and names the message states, one row each, in a fixed order.
+fn message_rows(m: &OomMessage) -> Vec<Row> {
     let mut rows = Vec::new();
     let mut add = |name: &str, value: Option<u64>, note: &str| {
         if let Some(value) = value {
@@ -64,76 +90,62 @@ pub(super) fn error(e: &ErrorReport) -> ErrorView {
     if let Some(d) = m.device_ordinal {
         rows.push(row("device", d.to_string(), "ordinal"));
     }
-    let split = m.tensorcore_bytes.zip(m.sparsecore_bytes).map(|(tc, sc)| {
-        let total = tc.saturating_add(sc).max(1);
-        format!(
-            "TensorCore {} ({:.1}%) · SparseCore {} ({:.1}%)",
-            size(tc),
-            100.0 * tc as f64 / total as f64,
-            size(sc),
-            100.0 * sc as f64 / total as f64
-        )
-    });
-    let allocator = m.allocator.as_ref().map(|a| {
-        let mut parts: Vec<String> = Vec::new();
-        let mut add = |name: &str, v: Option<u64>| {
-            if let Some(v) = v {
-                parts.push(format!("{name} {}", size(v)));
-            }
-        };
-        add("limit", a.limit_bytes);
-        add("in use", a.in_use_bytes);
-        add("max in use", a.max_in_use_bytes);
-        add("largest free block", a.largest_free_block_bytes);
-        add("reserved", a.reserved_bytes);
-        add("largest allocation", a.max_alloc_size_bytes);
-        if let Some(n) = a.num_allocs {
-            parts.push(format!("{n} allocations"));
+    rows
+}
+
+/// `TensorCore 1.0 GiB (80.0%) · SparseCore 256 MiB (20.0%)`, from a TPU's split.
+fn core_split((tc, sc): (u64, u64)) -> String {
+    let total = tc.saturating_add(sc).max(1);
+    format!(
+        "TensorCore {} ({:.1}%) · SparseCore {} ({:.1}%)",
+        size(tc),
+        100.0 * tc as f64 / total as f64,
+        size(sc),
+        100.0 * sc as f64 / total as f64
+    )
+}
+
+/// The allocator's figures the message states, in one line.
+fn allocator_line(a: &AllocatorStats) -> String {
+    let mut parts: Vec<String> = Vec::new();
+    let mut add = |name: &str, v: Option<u64>| {
+        if let Some(v) = v {
+            parts.push(format!("{name} {}", size(v)));
         }
-        let name = if a.name.is_empty() {
-            "allocator"
-        } else {
-            a.name.as_str()
-        };
-        if parts.is_empty() {
-            name.to_owned()
-        } else {
-            format!("{name}: {}", parts.join(", "))
-        }
-    });
-    let remat = m.remat.as_ref().map(|r| {
-        let show = |b: Option<u64>| b.map(size).unwrap_or_else(|| "?".into());
-        let from = r
-            .original_bytes
-            .map(|o| format!(", down from {}", size(o)))
-            .unwrap_or_default();
-        format!(
-            "rematerialization: could not reduce memory below {}; only reduced to {}{from}",
-            show(r.limit_bytes),
-            show(r.reduced_to_bytes)
-        )
-    });
-    let from = if e.file.is_empty() {
-        String::new()
-    } else {
-        format!(", {}", e.file)
     };
-    let warning = if m.advisory { ", a warning only" } else { "" };
-    ErrorView {
-        title: format!(
-            "The error message (read): {} ({}){from}{warning}",
-            present::message_kind(m.kind),
-            present::message_kind_id(m.kind)
-        ),
-        label: Label::Read,
-        rows,
-        split,
-        allocator,
-        remat,
-        allocations: message_allocations(m),
-        matched: e.matched.clone(),
-        reading: e.scenario.clone(),
+    add("limit", a.limit_bytes);
+    add("in use", a.in_use_bytes);
+    add("max in use", a.max_in_use_bytes);
+    add("largest free block", a.largest_free_block_bytes);
+    add("reserved", a.reserved_bytes);
+    add("largest allocation", a.max_alloc_size_bytes);
+    if let Some(n) = a.num_allocs {
+        parts.push(format!("{n} allocations"));
     }
+    let name = if a.name.is_empty() {
+        "allocator"
+    } else {
+        a.name.as_str()
+    };
+    if parts.is_empty() {
+        name.to_owned()
+    } else {
+        format!("{name}: {}", parts.join(", "))
+    }
+}
+
+/// What the rematerialization warning says, in one line.
+fn remat_line(r: &RematWarning) -> String {
+    let show = |b: Option<u64>| b.map(size).unwrap_or_else(|| "?".into());
+    let from = r
+        .original_bytes
+        .map(|o| format!(", down from {}", size(o)))
+        .unwrap_or_default();
+    format!(
+        "rematerialization: could not reduce memory below {}; only reduced to {}{from}",
+        show(r.limit_bytes),
+        show(r.reduced_to_bytes)
+    )
 }
 
 pub(super) fn message_allocations(m: &crate::evidence::message::OomMessage) -> Option<Table> {
@@ -191,104 +203,108 @@ pub(super) fn message_allocations(m: &crate::evidence::message::OomMessage) -> O
 
 pub(super) fn profiles(h: &HostReport) -> Option<ProfilesView> {
     let last = h.profiles.last()?;
-    let rows = h.profiles.iter().map(profile_line).collect();
-    let devices = (last.devices.len() > 1).then(|| {
-        let mut list: Vec<String> = last
-            .devices
-            .iter()
-            .take(limits::PROFILE_DEVICES)
-            .map(|d| format!("{} {} ({} buffers)", d.device, size(d.bytes), d.count))
-            .collect();
-        if last.devices.len() > limits::PROFILE_DEVICES {
-            list.push(format!(
-                "… and {} more devices",
-                last.devices.len() - limits::PROFILE_DEVICES
-            ));
-        }
-        format!("{} by device: {}", last.file, list.join(" · "))
-    });
-    let groups = (!last.groups.is_empty()).then(|| {
-        let top = limits::PROFILE_GROUPS;
-        let rows = last
-            .groups
-            .iter()
-            .take(top)
-            .map(|g| {
-                vec![
-                    Cell::bytes(g.bytes),
-                    Cell::new(g.count.to_string()),
-                    Cell::new(g.kind.clone()),
-                    Cell::new(g.devices.to_string()),
-                    Cell {
-                        text: g.frame.clone(),
-                        full: (!g.path.is_empty()).then(|| format!("{}:{}", g.path, g.line)),
-                    },
-                ]
-            })
-            .collect();
-        Table {
-            title: "Held at the latest profile (measured), by the Python line that made it".into(),
-            label: Label::Measured,
-            columns: vec![
-                column("bytes", true),
-                column("count", true),
-                column("kind", false),
-                column("devices", true),
-                column("frame", false),
-            ],
-            rows,
-            more: (last.groups.len() > top)
-                .then(|| format!("… and {} more lines", last.groups.len() - top)),
-            marks: Vec::new(),
-        }
-    });
-    let growth = (h.profiles.len() > 1).then(|| {
-        let top = limits::GROWTH;
-        let rows = h
-            .growth
-            .iter()
-            .take(top)
-            .map(|g| {
-                let sign = if g.bytes < 0 { "−" } else { "+" };
-                vec![
-                    Cell::new(format!("{sign}{}", size(g.bytes.unsigned_abs()))),
-                    Cell::new(format!("{:+}", g.count)),
-                    Cell::new(g.kind.clone()),
-                    Cell::new(if g.rose_every_step { "yes" } else { "no" }),
-                    Cell {
-                        text: g.frame.clone(),
-                        full: (!g.path.is_empty()).then(|| format!("{}:{}", g.path, g.line)),
-                    },
-                ]
-            })
-            .collect();
-        Table {
-            title: "Growth from the first profile to the last (measured), largest change first"
-                .into(),
-            label: Label::Measured,
-            columns: vec![
-                column("bytes", true),
-                column("count", true),
-                column("kind", false),
-                column("rising", false),
-                column("frame", false),
-            ],
-            rows,
-            more: if h.growth.is_empty() {
-                Some("nothing changed".into())
-            } else {
-                (h.growth.len() > top).then(|| format!("… and {} more lines", h.growth.len() - top))
-            },
-            marks: Vec::new(),
-        }
-    });
     Some(ProfilesView {
         title: "Device memory profiles (measured)".into(),
-        rows,
-        devices,
-        groups,
-        growth,
+        rows: h.profiles.iter().map(profile_line).collect(),
+        devices: (last.devices.len() > 1).then(|| profile_devices(last)),
+        groups: (!last.groups.is_empty()).then(|| profile_groups(last)),
+        growth: (h.profiles.len() > 1).then(|| profile_growth(h)),
     })
+}
+
+/// What the latest profile holds on each device, in one line.
+fn profile_devices(last: &DeviceProfile) -> String {
+    let mut list: Vec<String> = last
+        .devices
+        .iter()
+        .take(limits::PROFILE_DEVICES)
+        .map(|d| format!("{} {} ({} buffers)", d.device, size(d.bytes), d.count))
+        .collect();
+    if last.devices.len() > limits::PROFILE_DEVICES {
+        list.push(format!(
+            "… and {} more devices",
+            last.devices.len() - limits::PROFILE_DEVICES
+        ));
+    }
+    format!("{} by device: {}", last.file, list.join(" · "))
+}
+
+/// What the latest profile holds, by the Python line that made it.
+fn profile_groups(last: &DeviceProfile) -> Table {
+    let top = limits::PROFILE_GROUPS;
+    let rows = last
+        .groups
+        .iter()
+        .take(top)
+        .map(|g| {
+            vec![
+                Cell::bytes(g.bytes),
+                Cell::new(g.count.to_string()),
+                Cell::new(g.kind.clone()),
+                Cell::new(g.devices.to_string()),
+                Cell {
+                    text: g.frame.clone(),
+                    full: (!g.path.is_empty()).then(|| format!("{}:{}", g.path, g.line)),
+                },
+            ]
+        })
+        .collect();
+    Table {
+        title: "Held at the latest profile (measured), by the Python line that made it".into(),
+        label: Label::Measured,
+        columns: vec![
+            column("bytes", true),
+            column("count", true),
+            column("kind", false),
+            column("devices", true),
+            column("frame", false),
+        ],
+        rows,
+        more: (last.groups.len() > top)
+            .then(|| format!("… and {} more lines", last.groups.len() - top)),
+        marks: Vec::new(),
+    }
+}
+
+/// How what the profiles hold grew from the first to the last, by Python line.
+fn profile_growth(h: &HostReport) -> Table {
+    let top = limits::GROWTH;
+    let rows = h
+        .growth
+        .iter()
+        .take(top)
+        .map(|g| {
+            let sign = if g.bytes < 0 { "−" } else { "+" };
+            vec![
+                Cell::new(format!("{sign}{}", size(g.bytes.unsigned_abs()))),
+                Cell::new(format!("{:+}", g.count)),
+                Cell::new(g.kind.clone()),
+                Cell::new(if g.rose_every_step { "yes" } else { "no" }),
+                Cell {
+                    text: g.frame.clone(),
+                    full: (!g.path.is_empty()).then(|| format!("{}:{}", g.path, g.line)),
+                },
+            ]
+        })
+        .collect();
+    Table {
+        title: "Growth from the first profile to the last (measured), largest change first".into(),
+        label: Label::Measured,
+        columns: vec![
+            column("bytes", true),
+            column("count", true),
+            column("kind", false),
+            column("rising", false),
+            column("frame", false),
+        ],
+        rows,
+        more: if h.growth.is_empty() {
+            Some("nothing changed".into())
+        } else {
+            (h.growth.len() > top).then(|| format!("… and {} more lines", h.growth.len() - top))
+        },
+        marks: Vec::new(),
+    }
 }
 
 /// `step1.prof: 4.0 MiB on cpu:0 (2 buffers 4.0 MiB, 1 executable 0 B)`.

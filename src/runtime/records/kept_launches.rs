@@ -48,14 +48,9 @@ impl RuntimeScan {
     /// [`MAX_EXECUTIONS`] later ones, renumbering what points at launches; returns the
     /// new index of each old one, if any were dropped.
     pub(in crate::runtime) fn keep_latest_executions(&mut self) -> Option<Vec<Option<u32>>> {
-        let through = if self.executions.is_sorted_by_key(|e| e.start_ps) {
-            // Launches in time order (often: most launch events are on one line): the
-            // cut is read at its place, the time `cutoff` would select.
-            let last_dropped = self.executions.len().checked_sub(MAX_EXECUTIONS + 1)?;
-            self.executions.get(last_dropped)?.start_ps
-        } else {
-            cutoff(self.executions.iter().map(|e| e.start_ps), MAX_EXECUTIONS)?
-        };
+        // Launches are often in time order (most launch events are on one line).
+        let in_order = self.executions.is_sorted_by_key(|e| e.start_ps);
+        let through = cutoff(&self.executions, |e| e.start_ps, MAX_EXECUTIONS, in_order)?;
         Some(self.drop_executions_through(through))
     }
 

@@ -1,0 +1,206 @@
+//! The runtime in the report: allocators, executions and what they held, all
+//! **measured** from runtime events.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+/// Runtime figures, all **measured** from allocator and execution events.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
+pub struct Runtime {
+    /// Every allocator seen, device pools first.
+    pub allocators: Vec<AllocatorSummary>,
+    /// Module executions (launches), in time order; the latest ones when capped.
+    pub executions: Vec<Execution>,
+    /// Executions listed in `executions` may be fewer than happened (capped).
+    pub execution_count: u64,
+    /// `AllocatorRetry` waits: the allocator found no free memory and waited.
+    pub retry: Retry,
+    /// Bytes in use added per execution of the selected module, between its first and last (signed).
+    pub growth_per_execution_bytes: Option<i64>,
+    /// That growth over the module's non-donated outputs (≈1: each execution keeps its outputs).
+    pub growth_ratio_to_outputs: Option<f64>,
+    /// Bytes in use at each start of the selected module.
+    pub in_use_at_selected_starts: Vec<u64>,
+    /// Bytes in use in the device pool after its last event in the capture: whether
+    /// growth across executions was still held when the capture ended.
+    #[serde(default)]
+    pub in_use_at_end_bytes: Option<u64>,
+    /// Arrays live at the selected module's last execution, grouped by who allocated them.
+    pub live_at_last_execution: Vec<LiveGroup>,
+    /// Host events between the selected module's last two executions, by name: what ran in between.
+    pub host_events_between_last_executions: Vec<HostEventGroup>,
+    /// Host-to-device transfers seen.
+    pub transfers: u64,
+    /// Device kernels (events on device planes) seen.
+    pub kernels: u64,
+    /// Device memory from the device plane (`memory_size`), when recorded.
+    pub device_memory_bytes: Option<u64>,
+}
+
+/// One allocator's figures over the capture (**measured**).
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
+pub struct AllocatorSummary {
+    /// The allocator (`GPU_0_bfc`, `TPU:0`, `xla_gpu_host_bfc`).
+    pub name: String,
+    /// Whether it is a device's pool (what plans are compared against) or the pinned
+    /// host pool (`xla_gpu_host_bfc`), decided once when allocators are read.
+    pub kind: AllocatorKind,
+    /// The pool's capacity: in use plus available, at the peak.
+    pub capacity_bytes: u64,
+    /// The most bytes in use during the capture (the runtime's reservation included on TPU), as XProf's memory profile reports it.
+    pub peak_in_use_bytes: u64,
+    /// When that peak was reached (ps, capture clock).
+    pub peak_time_ps: i64,
+    /// The allocator's fragmentation at the peak (0–1).
+    pub fragmentation_at_peak: f64,
+    /// The allocator's own peak since the process started (`peak_bytes_in_use`).
+    pub lifetime_peak_bytes: u64,
+    /// Allocation events.
+    pub allocations: u64,
+    /// Deallocation events.
+    pub deallocations: u64,
+    /// Bytes in use over time (time in ps, bytes), down-sampled, peak kept.
+    pub timeline: Vec<(i64, u64)>,
+}
+
+/// One execution (launch) of a module (**measured**).
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
+pub struct Execution {
+    /// The module's label (`jit_step(12)`).
+    pub module: String,
+    /// The launch's run id, when the runtime gives one.
+    pub run_id: Option<i64>,
+    /// Start, ns on the capture clock.
+    pub start_ns: f64,
+    /// How long the launch took on the host.
+    pub duration_ns: f64,
+    /// Bytes in use in the device pool when it started.
+    pub in_use_at_start_bytes: Option<u64>,
+    /// Whether the device trace holds kernels of this launch; none when the capture has no device events to tell.
+    pub launched_kernels: Option<bool>,
+}
+
+/// `AllocatorRetry` waits over the capture (**measured**).
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
+pub struct Retry {
+    /// How many waits.
+    pub count: u64,
+    /// The longest wait.
+    pub longest_ns: f64,
+    /// All waits together.
+    pub total_ns: f64,
+    /// Whether any execution that waited went on to launch kernels.
+    pub any_execution_started_after: bool,
+    /// The executions that waited, as `<module label> execution <n>`.
+    #[serde(default)]
+    pub waiting_executions: Vec<String>,
+    /// The longest waits (up to 200), in time order, for the timeline.
+    #[serde(default)]
+    pub waits: Vec<RetryWait>,
+}
+
+/// One `AllocatorRetry` wait: the allocator found no free memory and waited for some
+/// to be freed (**measured**).
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
+pub struct RetryWait {
+    /// On the clock of [`Execution::start_ns`] and the allocator timelines.
+    pub start_ns: f64,
+    /// How long it waited.
+    pub duration_ns: f64,
+    /// The execution it waited in, as `<module label> execution <n>`, when known.
+    pub execution: Option<String>,
+}
+
+/// Arrays live at the selected module's last execution, with one origin (**measured**).
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct LiveGroup {
+    /// Who allocated the group, written in JSON as a sentence: `output of jit_step(3)
+    /// executions 1–4`, `host-to-device transfer (DevicePut in $train.py:60 load)`,
+    /// `allocated before the capture started`, `allocated outside any launch or transfer`.
+    #[schemars(with = "String")]
+    pub origin: LiveOrigin,
+    /// Bytes live in the group.
+    pub bytes: u64,
+    /// Arrays in the group.
+    pub count: u64,
+    /// Of `bytes`, what the selected module's last execution takes as its arguments
+    /// (estimated: live arrays matched to its parameter sizes; for memory allocated
+    /// before the capture, the parameter bytes no seen allocation accounts for).
+    #[serde(default)]
+    pub input_bytes: u64,
+}
+
+/// Host events of one name.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct HostEventGroup {
+    /// The host event's name.
+    pub name: String,
+    /// How many.
+    pub count: u64,
+    /// Their time together.
+    pub total_ns: f64,
+}
+
+/// Which pool an allocator is.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum AllocatorKind {
+    /// A device's memory pool (`GPU_0_bfc`, a TPU's HBM).
+    #[default]
+    Device,
+    /// Pinned host memory for transfers (`xla_gpu_host_bfc`, TF's `gpu_host_bfc`).
+    Host,
+}
+
+impl AllocatorKind {
+    /// XLA names its host pools `…host_bfc`; every other allocator is a device's.
+    pub fn of_name(name: &str) -> Self {
+        if name.contains("host") {
+            AllocatorKind::Host
+        } else {
+            AllocatorKind::Device
+        }
+    }
+}
+
+/// Who allocated arrays that are live at the selected module's last execution.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum LiveOrigin {
+    /// Outputs of a module's executions, by their numbers among its executions.
+    Outputs {
+        /// The module's label.
+        module: String,
+        /// The executions, 1-based among the module's.
+        executions: Vec<usize>,
+    },
+    /// A host-to-device transfer: its event and the user's Python frame around it.
+    Transfer {
+        /// The transfer event's name.
+        event: String,
+        /// The user's Python frame around it, when the capture has it.
+        frame: Option<String>,
+    },
+    /// Held before the allocator events begin: before the capture started, or before
+    /// the history kept (`history_from_ps`) when older events were dropped.
+    BeforeCapture {
+        /// When the kept history begins, if older events were dropped.
+        history_from_ps: Option<i64>,
+    },
+    /// Allocated outside any launch or transfer.
+    Other,
+    /// Read back from a report's JSON, which keeps the sentence only (see
+    /// [`crate::report::present::live_origin`]).
+    Shown(String),
+}
+
+impl<'de> Deserialize<'de> for LiveOrigin {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        String::deserialize(deserializer).map(LiveOrigin::Shown)
+    }
+}
+
+impl Serialize for LiveOrigin {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_str(&crate::report::present::live_origin(self))
+    }
+}
