@@ -1096,7 +1096,7 @@ fn cpu_capture_names_launches_without_allocator_events() {
         ],
     );
     let line = a.line(DiagnosisId::NoAllocatorEvents);
-    assert_eq!(line.label, Label::Measured);
+    assert_eq!(line.label, Label::Read);
     assert!(line.text.contains("CPU backend"), "{}", line.text);
     assert!(a.json["runtime"]["allocators"]
         .as_array()
