@@ -196,3 +196,119 @@ fn rocm_captures_find_executions_kernels_and_host_events() {
         "python frames between executions"
     );
 }
+
+/// Where two figures differ, the report says which is which (issue: figures that
+/// contradict each other). On the real GPU captures the plan's peak and the pool's
+/// measured peak in use are both in the headline, each labelled, with the note saying
+/// why the measured one is higher; on the TPU capture (plan 20.00 GiB, pool 20.02 GiB)
+/// they agree and the headline quotes the plan alone.
+#[test]
+fn the_plan_peak_and_the_pool_peak_are_told_apart() {
+    let Some(dir) = shared_dir() else { return };
+    for name in CAPTURES {
+        let report = analyze(&dir.join(format!("{name}.xplane.pb")));
+        let headline = &report["headline"];
+        if headline["verdict"] != "fits" {
+            continue;
+        }
+        let figure = |n: &str| {
+            headline["figures"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|f| f["name"] == n)
+                .cloned()
+        };
+        let plan = figure("peak").expect("the plan's peak")["bytes"]
+            .as_u64()
+            .unwrap();
+        let pool = report["runtime"]["allocators"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|a| a["kind"] == "device")
+            .map(|a| a["peak_in_use_bytes"].as_u64().unwrap())
+            .max()
+            .unwrap();
+        let apart = plan.abs_diff(pool);
+        if apart > 1 << 20 && apart * 10 > plan {
+            let measured = figure("peak_in_use").expect("the pool's peak in the headline");
+            assert_eq!(measured["bytes"].as_u64(), Some(pool), "{name}");
+            assert_eq!(measured["label"], "measured", "{name}");
+            let note = headline["note"].as_str().expect("a note saying why");
+            assert!(note.contains("more at its peak"), "{name}: {note}");
+        } else {
+            assert!(figure("peak_in_use").is_none(), "{name}");
+            assert!(headline.get("note").is_none(), "{name}");
+        }
+    }
+    let tpu = analyze(&dir.join("xprof_tpu_inference_2_clean.xplane.pb"));
+    assert!(tpu["headline"].get("note").is_none());
+    let gemm = analyze(&dir.join("tracelens_jax08_gemm_tw003.xplane.pb"));
+    assert!(gemm["headline"]["note"].is_string());
+}
+
+/// A list that breaks a total down adds up to it: the groups live at the start of the
+/// last execution sum to the bytes in use then, the TPU runtime's own reservation (20
+/// GiB of the 20.02 GiB in use) a group of its own.
+#[test]
+fn what_is_live_at_the_last_start_adds_up_to_the_bytes_in_use() {
+    let Some(dir) = shared_dir() else { return };
+    let mut checked = 0;
+    for name in CAPTURES {
+        let report = analyze(&dir.join(format!("{name}.xplane.pb")));
+        let runtime = &report["runtime"];
+        let (Some(groups), Some(starts)) = (
+            runtime["live_at_last_execution"].as_array(),
+            runtime["in_use_at_selected_starts"].as_array(),
+        ) else {
+            continue;
+        };
+        let (Some(last), false) = (starts.last(), groups.is_empty()) else {
+            continue;
+        };
+        let sum: u64 = groups.iter().map(|g| g["bytes"].as_u64().unwrap()).sum();
+        assert_eq!(Some(sum), last.as_u64(), "{name}: groups {groups:?}");
+        checked += 1;
+    }
+    assert!(checked >= 4, "only {checked} captures had live groups");
+    let tpu = analyze(&dir.join("xprof_tpu_inference_2_clean.xplane.pb"));
+    let reserved = tpu["runtime"]["live_at_last_execution"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|g| {
+            g["origin"]
+                .as_str()
+                .unwrap()
+                .starts_with("reserved by the runtime")
+        })
+        .expect("the runtime's reservation is a group");
+    assert!(reserved["bytes"].as_u64().unwrap() > 20 << 30);
+}
+
+/// A trend is claimed only when the series has one: the attention capture's selected
+/// module starts at 304 → 288 → 304 MiB, which is no growth (it used to read −16 MiB
+/// per execution, badged measured), and the text gives the range of steps instead.
+#[test]
+fn a_series_that_goes_up_and_down_claims_no_growth() {
+    let Some(dir) = shared_dir() else { return };
+    let path = dir.join("tracelens_jax08_attention_tw003.xplane.pb");
+    let report = analyze(&path);
+    let starts: Vec<u64> = report["runtime"]["in_use_at_selected_starts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_u64().unwrap() >> 20)
+        .collect();
+    assert_eq!(starts, [304, 288, 304], "MiB in use at the starts");
+    assert!(report["runtime"]["growth_per_execution_bytes"].is_null());
+    let text = oomlens::report::text::render(
+        &oomlens::analyze_path(&path, &oomlens::Options::default()).unwrap(),
+        4,
+    );
+    assert!(
+        text.contains("growth per execution: none steady: from one start to the next, in use moved between −16.00 MiB and +16.00 MiB"),
+        "{text}"
+    );
+}

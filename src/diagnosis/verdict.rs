@@ -25,6 +25,7 @@ pub(super) fn make(verdict: Verdict, text: String, figures: Vec<HeadlineFigure>)
         verdict,
         text,
         figures,
+        note: None,
     }
 }
 
@@ -82,11 +83,7 @@ pub fn headline(report: &HostReport, failure: Option<&Failure>) -> Headline {
             make(Verdict::RanOut, text, vec![needs, capacity])
         }
         _ if pasted_oom(report) => pasted(report),
-        (Some(m), Some(capacity)) => {
-            let peak = figure("peak", m.plan.peak_bytes, Label::Read);
-            let text = format!("Fits: peak {} of capacity {}", peak.shown, capacity.shown);
-            make(Verdict::Fits, text, vec![peak, capacity])
-        }
+        (Some(m), Some(capacity)) => fits(report, m, capacity),
         (Some(m), None) => {
             let needs = figure("needs", m.plan.total_bytes, Label::Read);
             let why = if report.has_capture() {
@@ -105,6 +102,59 @@ pub fn headline(report: &HostReport, failure: Option<&Failure>) -> Headline {
             Vec::new(),
         ),
     }
+}
+
+/// The plan fits. When the pool's measured peak differs from the plan's peak, both
+/// are quoted, and the note says which is which and why they differ.
+fn fits(report: &HostReport, m: &ModuleReport, capacity: HeadlineFigure) -> Headline {
+    let peak = figure("peak", m.plan.peak_bytes, Label::Read);
+    let Some(in_use) = pool_peak(report).filter(|&p| peaks_differ(m.plan.peak_bytes, p)) else {
+        let text = format!("Fits: peak {} of capacity {}", peak.shown, capacity.shown);
+        return make(Verdict::Fits, text, vec![peak, capacity]);
+    };
+    let measured = figure("peak_in_use", in_use, Label::Measured);
+    let text = format!(
+        "Fits: peak {} of capacity {}; {} in use at the pool's peak",
+        peak.shown, capacity.shown, measured.shown
+    );
+    let apart = size(in_use.abs_diff(m.plan.peak_bytes));
+    let note = if in_use > m.plan.peak_bytes {
+        format!(
+            "The peak is {}'s own, from its plan; the pool held {apart} more at its peak: \
+             arrays outside this module (outputs of earlier executions the program still \
+             holds, inputs put on the device, other modules' buffers) were live then",
+            m.label
+        )
+    } else {
+        format!(
+            "The pool's peak in use is {apart} below {}'s plan peak: the capture did not \
+             record the moment the plan's peak was live in this pool (it started or ended \
+             while the module ran, or the module ran on another device)",
+            m.label
+        )
+    };
+    let mut headline = make(Verdict::Fits, text, vec![peak, measured, capacity]);
+    headline.note = Some(note);
+    headline
+}
+
+/// The highest peak in use of the capture's device pools (**measured**).
+fn pool_peak(report: &HostReport) -> Option<u64> {
+    let runtime = report.runtime.as_ref()?;
+    runtime
+        .allocators
+        .iter()
+        .filter(|a| a.kind == AllocatorKind::Device)
+        .map(|a| a.peak_in_use_bytes)
+        .max()
+}
+
+/// Whether a measured peak is far enough from the plan's to need saying: more than a
+/// tenth apart, and by more than 1 MiB (the allocator's rounding and small host-side
+/// buffers stay below both).
+fn peaks_differ(plan: u64, measured: u64) -> bool {
+    let apart = plan.abs_diff(measured);
+    apart > 1 << 20 && apart.saturating_mul(10) > plan
 }
 
 fn does_not_fit(m: &ModuleReport, capacity: Option<HeadlineFigure>) -> Headline {
@@ -361,8 +411,18 @@ mod tests {
 
     #[test]
     fn headline_fits_plan_only_runtime_only_empty() {
+        // The pool's peak (half the capacity here) is not the plan's: both are quoted.
         let h = headline_of(&report(GIB, 788 << 20, Some(4 * GIB)));
-        assert_eq!(h.text, "Fits: peak 788.0 MiB of capacity 4.00 GiB");
+        assert_eq!(
+            h.text,
+            "Fits: peak 788.0 MiB of capacity 4.00 GiB; 2.00 GiB in use at the pool's peak"
+        );
+        assert_eq!(h.figures[1].label, Label::Measured);
+        assert!(h.note.unwrap().contains("1.23 GiB more at its peak"));
+        // Within a tenth of each other, the plan's peak alone.
+        let h = headline_of(&report(GIB, 2 * GIB - (100 << 20), Some(4 * GIB)));
+        assert_eq!(h.text, "Fits: peak 1.90 GiB of capacity 4.00 GiB");
+        assert!(h.note.is_none());
         let h = headline_of(&report(2 * GIB, GIB, None));
         assert_eq!(h.verdict, Verdict::PlanOnly);
         let mut r = report(0, 0, Some(4 * GIB));

@@ -120,6 +120,9 @@ fn render_host(out: &mut String, v: &View) {
             esc(&v.headline.labels, 400)
         );
     }
+    if let Some(note) = &v.headline.note {
+        line!(out, "<p class=\"muted\">{}</p>", esc(note, LONG));
+    }
     if !v.headline.figures.is_empty() {
         out.push_str("<ul class=\"figures\">\n");
         for f in &v.headline.figures {
@@ -617,8 +620,12 @@ fn render_runtime(out: &mut String, rt: &RuntimeView) {
         }
         out.push_str("</li>\n");
     }
-    if !rt.live_groups.is_empty() {
-        line!(out, "<li>{}:\n<ul>", words::LIVE_GROUPS);
+    if let Some(title) = rt
+        .live_groups_title
+        .as_ref()
+        .filter(|_| !rt.live_groups.is_empty())
+    {
+        line!(out, "<li>{}:\n<ul>", esc(title, 400));
         for g in &rt.live_groups {
             let inputs = g
                 .inputs

@@ -55,6 +55,9 @@ fn render_host(out: &mut String, v: &View) {
             v.headline.labels
         );
     }
+    if let Some(note) = &v.headline.note {
+        line!(out, "{}\n", escape(note, 600));
+    }
     match &v.module.label {
         Some(label) => line!(
             out,
@@ -181,11 +184,12 @@ fn render_runtime(out: &mut String, rt: &RuntimeView) {
             line!(out, "  - {}", escape(w, 300));
         }
     }
-    if !rt.live_groups.is_empty() {
-        line!(
-            out,
-            "- live at the start of the last execution, by who allocated it:"
-        );
+    if let Some(title) = rt
+        .live_groups_title
+        .as_ref()
+        .filter(|_| !rt.live_groups.is_empty())
+    {
+        line!(out, "- {}:", escape(title, 400));
         for g in &rt.live_groups {
             let inputs = g
                 .inputs

@@ -274,6 +274,10 @@ pub struct Headline {
     pub text: String,
     /// The figures quoted in `text`, in order.
     pub figures: Vec<HeadlineFigure>,
+    /// When two figures quoted could be read as one (the plan's peak and the pool's
+    /// measured peak in use), which is which and why they differ.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
 }
 
 /// A figure the headline quotes.

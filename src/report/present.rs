@@ -281,6 +281,9 @@ pub fn live_origin(origin: &LiveOrigin) -> String {
             *t as f64 / 1e12
         ),
         LiveOrigin::Other => "allocated outside any launch or transfer".into(),
+        LiveOrigin::RuntimeReserved => {
+            "reserved by the runtime (not arrays: the running program's stack and scratch)".into()
+        }
         LiveOrigin::Shown(sentence) => sentence.clone(),
     }
 }

@@ -77,6 +77,9 @@ fn render_head(out: &mut String, v: &View) {
             v.headline.labels
         );
     }
+    if let Some(note) = &v.headline.note {
+        line!(out, "  {}", clean(note, 600));
+    }
     match &v.module.label {
         Some(label) => {
             line!(
@@ -223,8 +226,12 @@ fn render_runtime(out: &mut String, rt: &RuntimeView) {
             line!(out, "    {}", clean(w, 300));
         }
     }
-    if !rt.live_groups.is_empty() {
-        line!(out, "  {}:", words::LIVE_GROUPS);
+    if let Some(title) = rt
+        .live_groups_title
+        .as_ref()
+        .filter(|_| !rt.live_groups.is_empty())
+    {
+        line!(out, "  {title}:");
         for g in &rt.live_groups {
             let inputs = g
                 .inputs

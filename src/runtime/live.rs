@@ -27,17 +27,26 @@ enum GroupKey {
     Outside,
 }
 
-/// The groups of arrays live in `allocator` at `at` (the start of the selected
-/// module's last launch), largest first; `allocated`: the bytes its arrays held then
-/// (what the history kept does not account for was allocated before it). The launch's
-/// arguments are matched among them (`input_bytes`).
+/// What a pool held at an instant: its arrays, and what the runtime reserved for itself
+/// (on TPU, the running programs' stack and scratch).
+#[derive(Clone, Copy)]
+pub(super) struct InUse {
+    pub arrays: u64,
+    pub reserved: u64,
+}
+
+/// The groups of memory in use in `allocator` at `at` (the start of the selected
+/// module's last launch), largest first, adding up to `in_use` when it is known: the
+/// arrays by who allocated them (what the history kept does not account for was
+/// allocated before it), and the runtime's reservation. The launch's arguments are
+/// matched among the arrays (`input_bytes`).
 pub(super) fn live_groups(
     scan: &RuntimeScan,
     labels: &LaunchLabels,
     ordinals: &[usize],
     allocator: u16,
     at: i64,
-    allocated: Option<u64>,
+    in_use: Option<InUse>,
     plan: &SelectedPlan<'_>,
 ) -> Vec<LiveGroup> {
     let live = live_at(scan, allocator, at);
@@ -45,7 +54,7 @@ pub(super) fn live_groups(
         .iter()
         .map(|(_, l)| l.size)
         .fold(0, u64::saturating_add);
-    let before = allocated.unwrap_or(0).saturating_sub(known);
+    let before = in_use.map_or(0, |u| u.arrays).saturating_sub(known);
     let (input, absorbed_before) = match_arguments(&live, labels, plan, before);
     let mut out = groups(scan, &live, &input, labels, ordinals);
     if before > 0 {
@@ -56,6 +65,14 @@ pub(super) fn live_groups(
             bytes: before,
             count: 0,
             input_bytes: absorbed_before,
+        });
+    }
+    if let Some(reserved) = in_use.map(|u| u.reserved).filter(|&r| r > 0) {
+        out.push(LiveGroup {
+            origin: LiveOrigin::RuntimeReserved,
+            bytes: reserved,
+            count: 0,
+            input_bytes: 0,
         });
     }
     // Ties in the order the sentences sort in, so the order does not depend on hashing.

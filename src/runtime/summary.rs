@@ -4,7 +4,7 @@
 //! between its last two launches ([`super::window`]).
 
 use super::labels::LaunchLabels;
-use super::live::live_groups;
+use super::live::{live_groups, InUse};
 use super::records::{AllocationRecord, RetryRecord, RuntimeScan};
 use super::window::host_events_between;
 use crate::capture::Plane;
@@ -181,9 +181,12 @@ pub(crate) struct SelectedPlan<'a> {
     pub parameter_sizes: Vec<u64>,
 }
 
-/// The median of the differences between consecutive values: the growth per step
-/// that most steps show (one jump — a dataset loaded once — is not a per-step growth).
-fn median_step(values: &[u64]) -> Option<i64> {
+/// The growth per step that most steps show, when the series has a trend: the lower
+/// median of the differences between consecutive values (one jump — a dataset loaded
+/// once — is not a per-step growth). A median that goes up or down is a trend only
+/// when the series as a whole moved that way by at least half what the median implies;
+/// a series that goes up and down (224 → 232 → 224) has none, and gets no figure.
+fn steady_step(values: &[u64]) -> Option<i64> {
     if values.len() < 2 {
         return None;
     }
@@ -193,7 +196,12 @@ fn median_step(values: &[u64]) -> Option<i64> {
         .collect();
     steps.sort_unstable();
     // The lower median: with as many flat steps as growing ones, no steady growth.
-    Some(steps[(steps.len() - 1) / 2])
+    let median = steps[(steps.len() - 1) / 2];
+    let net = (values[values.len() - 1] as i64).saturating_sub(values[0] as i64);
+    let implied = median.saturating_mul(steps.len() as i64);
+    let has_trend =
+        median == 0 || (net.signum() == median.signum() && net.abs() >= implied.abs() / 2);
+    has_trend.then_some(median)
 }
 
 /// Builds the runtime section for the selected module (by label).
@@ -222,7 +230,7 @@ pub(crate) fn summarize(
     let mut in_use_at = pool.in_use_at_launch_starts();
     runtime.in_use_at_selected_starts = starts.iter().filter_map(|&t| in_use_at(t)).collect();
     runtime.in_use_at_end_bytes = pool.last_record_before(i64::MAX).map(|r| r.in_use);
-    if let Some(growth) = median_step(&runtime.in_use_at_selected_starts) {
+    if let Some(growth) = steady_step(&runtime.in_use_at_selected_starts) {
         runtime.growth_per_execution_bytes = Some(growth);
         if plan.non_aliased_outputs > 0 {
             runtime.growth_ratio_to_outputs = Some(growth as f64 / plan.non_aliased_outputs as f64);
@@ -232,12 +240,14 @@ pub(crate) fn summarize(
     // Live arrays at the last launch, grouped by who allocated them.
     let last = starts.last().copied().filter(|&t| pool.kept_at(t));
     if let (Some(last), Some(main)) = (last, pool.main) {
-        // Arrays only: what the runtime reserved for itself is not an array.
-        let arrays = pool
-            .last_record_before(last)
-            .map(|r| r.in_use.saturating_sub(r.reserved));
+        // What the runtime reserved for itself is not an array: it is its own group,
+        // so that the groups add up to the bytes in use at that start.
+        let in_use = pool.last_record_before(last).map(|r| InUse {
+            arrays: r.in_use.saturating_sub(r.reserved),
+            reserved: r.reserved,
+        });
         runtime.live_at_last_execution =
-            live_groups(scan, labels, &ordinals, main, last, arrays, plan);
+            live_groups(scan, labels, &ordinals, main, last, in_use, plan);
     }
     // Host activity between the last two launches.
     if let [.., from, to] = starts[..] {
@@ -409,10 +419,20 @@ mod tests {
 
     #[test]
     fn growth_is_the_step_most_executions_show() {
-        assert_eq!(median_step(&[316, 420, 524, 628]), Some(104));
-        assert_eq!(median_step(&[5, 20_000, 20_000, 20_000]), Some(0));
-        assert_eq!(median_step(&[10, 14, 14]), Some(0));
-        assert_eq!(median_step(&[10]), None);
+        assert_eq!(steady_step(&[316, 420, 524, 628]), Some(104));
+        assert_eq!(steady_step(&[5, 20_000, 20_000, 20_000]), Some(0));
+        assert_eq!(steady_step(&[10, 14, 14]), Some(0));
+        assert_eq!(steady_step(&[10]), None);
+    }
+
+    #[test]
+    fn a_series_that_goes_up_and_down_has_no_growth() {
+        // The attention capture's jit_multiply(96): 304 → 288 → 304 MiB at its starts.
+        assert_eq!(steady_step(&[304, 288, 304]), None);
+        assert_eq!(steady_step(&[224, 232, 224, 232, 224]), None);
+        // A leak with one step that gave some back is still a leak.
+        assert_eq!(steady_step(&[100, 200, 190, 300, 400]), Some(100));
+        assert_eq!(steady_step(&[400, 300, 200]), Some(-100));
     }
 
     /// One walk through the history gives, for launches in time order, what a search

@@ -11,6 +11,8 @@ import { barsChart } from '../bars.js';
 import { label, viewTable, mount, scroller, token } from './common.js';
 import { profilesSection } from './inputs.js';
 
+const capitalize = (s) => s.charAt(0).toUpperCase() + s.slice(1);
+
 export function renderRuntime(r, v) {
   const root = $('runtime-content');
   const rv = v.runtime;
@@ -102,7 +104,7 @@ export function renderRuntime(r, v) {
     const box = h('div', { class: 'chart-box' });
     mount('runtime', box, (width) => barsChart({ name: 'Live at the start of the last execution, by who allocated it', items: groups.map((g) => ({ label: g.origin, bytes: g.bytes, shown: g.shown })), width, labelWidth: Math.min(420, Math.round(width * 0.5)) }));
     parts.push(
-      h('h3', null, 'Live at the start of the last execution, by who allocated it', label('measured')),
+      h('h3', null, capitalize(rv.live_groups_title || 'live at the start of the last execution, by who allocated it'), label('measured')),
       box,
       scroller(
         h(
@@ -112,7 +114,7 @@ export function renderRuntime(r, v) {
           h(
             'tbody',
             null,
-            groups.map((g) => h('tr', null, h('td', { class: 'num' }, g.shown), h('td', { class: 'num' }, String(g.count)), h('td', { class: 'nowrap' }, token(clean(g.origin, 300), null, { class: 'wide' }), g.inputs ? h('span', { class: 'muted' }, ` (${clean(g.inputs, 200)})`) : null))),
+            groups.map((g) => h('tr', null, h('td', { class: 'num' }, g.shown), h('td', { class: 'num', title: g.count == null ? 'not seen one by one: allocated before the capture, or reserved by the runtime' : null }, g.count == null ? '—' : String(g.count)), h('td', { class: 'nowrap' }, token(clean(g.origin, 300), null, { class: 'wide' }), g.inputs ? h('span', { class: 'muted' }, ` (${clean(g.inputs, 200)})`) : null))),
           ),
         ),
       ),

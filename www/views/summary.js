@@ -75,6 +75,8 @@ function renderHeadline(hl) {
     $('headline-figures'),
     (hl.figures || []).map((f) => h('li', { 'data-name': f.name }, h('span', { class: 'k' }, f.name), ' ', h('strong', null, f.shown), label(f.label))),
   );
+  $('headline-note').hidden = !hl.note;
+  text($('headline-note'), hl.note ? clean(hl.note, 600) : '');
 }
 
 

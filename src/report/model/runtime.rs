@@ -15,7 +15,10 @@ pub struct Runtime {
     pub execution_count: u64,
     /// `AllocatorRetry` waits: the allocator found no free memory and waited.
     pub retry: Retry,
-    /// Bytes in use added per execution of the selected module, between its first and last (signed).
+    /// Bytes in use added per execution of the selected module, between its first and last
+    /// (signed): the step most executions show. None when fewer than two starts were
+    /// measured, or when the series goes up and down without a trend (see
+    /// `docs/runtime-events.md`).
     pub growth_per_execution_bytes: Option<i64>,
     /// That growth over the module's non-donated outputs (≈1: each execution keeps its outputs).
     pub growth_ratio_to_outputs: Option<f64>,
@@ -116,12 +119,14 @@ pub struct RetryWait {
 pub struct LiveGroup {
     /// Who allocated the group, written in JSON as a sentence: `output of jit_step(3)
     /// executions 1–4`, `host-to-device transfer (DevicePut in $train.py:60 load)`,
-    /// `allocated before the capture started`, `allocated outside any launch or transfer`.
+    /// `allocated before the capture started`, `allocated outside any launch or transfer`,
+    /// `reserved by the runtime (not arrays: …)`.
     #[schemars(with = "String")]
     pub origin: LiveOrigin,
     /// Bytes live in the group.
     pub bytes: u64,
-    /// Arrays in the group.
+    /// Arrays in the group; 0 when they were not seen one by one (allocated before the
+    /// capture, or the runtime's reservation).
     pub count: u64,
     /// Of `bytes`, what the selected module's last execution takes as its arguments
     /// (estimated: live arrays matched to its parameter sizes; for memory allocated
@@ -188,6 +193,9 @@ pub enum LiveOrigin {
     },
     /// Allocated outside any launch or transfer.
     Other,
+    /// Not arrays: what the runtime reserved for itself (`bytes_reserved`; on TPU the
+    /// running programs' stack and scratch), part of the bytes in use.
+    RuntimeReserved,
     /// Read back from a report's JSON, which keeps the sentence only (see
     /// [`crate::report::present::live_origin`]).
     Shown(String),

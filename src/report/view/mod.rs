@@ -63,7 +63,6 @@ pub mod words {
     /// Before the `AllocatorRetry` waits.
     pub const RETRY: &str = "AllocatorRetry";
     /// Before the groups of arrays live at the last execution.
-    pub const LIVE_GROUPS: &str = "live at the start of the last execution, by who allocated it";
     /// Before the host events between the last two executions.
     pub const HOST_EVENTS: &str = "host events between the last two executions";
     /// The notes section's title.
@@ -159,6 +158,8 @@ pub struct HeadlineView {
     pub figures: Vec<Figure>,
     /// ` (needs read, capacity measured)`: the label of each figure, for one-line media.
     pub labels: String,
+    /// Which of two figures that could be read as one is which, and why they differ.
+    pub note: Option<String>,
 }
 
 /// A figure with its name, as shown, and where it comes from.
@@ -367,6 +368,9 @@ pub struct RuntimeView {
     pub retry: Option<String>,
     /// The longest waits, one line each.
     pub waits: Vec<String>,
+    /// `live at the start of the last execution (304.0 MiB in use), by who allocated
+    /// it`: the groups' total, which they add up to (with `live_groups_more`).
+    pub live_groups_title: Option<String>,
     /// Live at the start of the last execution, by who allocated it.
     pub live_groups: Vec<LiveGroupRow>,
     /// `… 3 more groups, 12.0 MiB`, when groups were left out.
@@ -385,8 +389,9 @@ pub struct LiveGroupRow {
     pub bytes: u64,
     /// As shown (`54.0 MiB`).
     pub shown: String,
-    /// How many arrays.
-    pub count: u64,
+    /// How many arrays; none when they were not seen one by one (allocated before the
+    /// capture, the runtime's reservation).
+    pub count: Option<u64>,
     /// Who allocated them, in words.
     pub origin: String,
     /// ` (2.0 MiB of it its arguments, estimated)`.
@@ -623,6 +628,7 @@ fn headline(h: &HostReport) -> HeadlineView {
         text: h.headline.text.clone(),
         figures,
         labels,
+        note: h.headline.note.clone(),
     }
 }
 

@@ -27,14 +27,7 @@ pub(super) fn runtime(rt: &Runtime, selected: Option<&str>) -> RuntimeView {
             rt.execution_count, rt.kernels, rt.transfers
         ),
         in_use_at_starts: in_use_at_starts(&rt.in_use_at_selected_starts),
-        growth: rt.growth_per_execution_bytes.map(|g| {
-            let ratio = rt
-                .growth_ratio_to_outputs
-                .map(|r| format!(" = {r:.2}× non-aliased outputs (estimated)"))
-                .unwrap_or_default();
-            let sign = if g < 0 { "−" } else { "+" };
-            format!("{sign}{}{ratio}", size(g.unsigned_abs()))
-        }),
+        growth: growth(rt),
         retry: (rt.retry.count > 0).then(|| {
             format!(
                 "{} waits, longest {:.2} s, total {:.2} s",
@@ -44,6 +37,16 @@ pub(super) fn runtime(rt: &Runtime, selected: Option<&str>) -> RuntimeView {
             )
         }),
         waits: longest_waits(rt),
+        live_groups_title: (!rt.live_at_last_execution.is_empty()).then(|| {
+            let total = rt
+                .live_at_last_execution
+                .iter()
+                .fold(0u64, |t, g| t.saturating_add(g.bytes));
+            format!(
+                "live at the start of the last execution ({} in use), by who allocated it",
+                size(total)
+            )
+        }),
         live_groups: rt
             .live_at_last_execution
             .iter()
@@ -51,17 +54,16 @@ pub(super) fn runtime(rt: &Runtime, selected: Option<&str>) -> RuntimeView {
             .map(|g| LiveGroupRow {
                 bytes: g.bytes,
                 shown: size(g.bytes),
-                count: g.count,
+                count: (g.count > 0).then_some(g.count),
                 origin: present::live_origin(&g.origin),
                 inputs: (g.input_bytes > 0)
                     .then(|| format!("{} of it its arguments, estimated", size(g.input_bytes))),
             })
             .collect(),
         live_groups_more: (rt.live_at_last_execution.len() > limits::LIVE_GROUPS).then(|| {
-            format!(
-                "… and {} more groups",
-                rt.live_at_last_execution.len() - limits::LIVE_GROUPS
-            )
+            let rest = &rt.live_at_last_execution[limits::LIVE_GROUPS..];
+            let bytes = rest.iter().fold(0u64, |t, g| t.saturating_add(g.bytes));
+            format!("… and {} more groups, {}", rest.len(), size(bytes))
         }),
         host_events: rt
             .host_events_between_last_executions
@@ -75,6 +77,32 @@ pub(super) fn runtime(rt: &Runtime, selected: Option<&str>) -> RuntimeView {
             .collect(),
         executions: executions(rt, selected),
     }
+}
+
+/// The growth per execution, or, when the memory in use at the starts went up and
+/// down without a trend, the range of its steps (so no trend is claimed).
+fn growth(rt: &Runtime) -> Option<String> {
+    let signed = |g: i64| {
+        let sign = if g < 0 { "−" } else { "+" };
+        format!("{sign}{}", size(g.unsigned_abs()))
+    };
+    if let Some(g) = rt.growth_per_execution_bytes {
+        let ratio = rt
+            .growth_ratio_to_outputs
+            .map(|r| format!(" = {r:.2}× non-aliased outputs (estimated)"))
+            .unwrap_or_default();
+        return Some(format!("{}{ratio}", signed(g)));
+    }
+    let steps = rt
+        .in_use_at_selected_starts
+        .windows(2)
+        .map(|w| (w[1] as i64).saturating_sub(w[0] as i64));
+    let (low, high) = (steps.clone().min()?, steps.max()?);
+    Some(format!(
+        "none steady: from one start to the next, in use moved between {} and {}",
+        signed(low),
+        signed(high)
+    ))
 }
 
 /// The latest executions, one row each; the selected module's and those that launched
