@@ -2,7 +2,9 @@
 // and the one that ran out (else device 0) shown first; the wheel, a drag, the buttons
 // and the keys zoom and pan; executions and AllocatorRetry waits drawn to scale in
 // lanes above the memory (never over it); every time on the chart and in its hovers in
-// the axis's unit; run ids shown unsigned, as the runtime gave them.
+// the axis's unit; run ids shown unsigned, as the runtime gave them; the buffers live
+// during the selected execution drawn as stacked bands, each telling its bytes, shape,
+// op and who allocated it when pointed at.
 //
 //   npm run build && npm test
 
@@ -11,11 +13,14 @@ import { existsSync, mkdirSync, readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
 
-import { FIXTURES, RESULTS, SHARED, cli, cliJson, dropUrl, openPage, pageSuite, runsSoFar, skipReason, waitForRun, writeScenarios } from './helpers.mjs';
+import { FIXTURES, RESULTS, SHARED, cli, cliJson, dropUrl, labelOverlaps, openPage, pageSuite, runsSoFar, skipReason, waitForRun, writeScenarios } from './helpers.mjs';
+import { size } from '../../www/format.js';
 
 const TPU = join(SHARED, 'xprof_tpu_inference_2_clean.xplane.pb');
 const CONV = join(SHARED, 'tracelens_jax08_conv_tw003.xplane.pb');
 const MULTI = join(SHARED, 'xprof_tf_gpu_multi_worker_2020.xplane.pb');
+const ATTENTION = join(SHARED, 'tracelens_jax08_attention_tw003.xplane.pb');
+const REACTANT = join(FIXTURES, 'reactant/cyclops_2025_02_05_11_05_24.xplane.pb');
 const ERRORS = join(FIXTURES, 'errors');
 const absent = (...paths) => paths.filter((p) => !existsSync(p)).map((p) => `${p} is absent`)[0] || false;
 
@@ -216,6 +221,70 @@ describe('oomlens page: the runtime timeline', { skip: skip || false }, () => {
     clean(log);
     await page.close();
   });
+
+  /** The bands drawn: their classes, and a point inside the widest step of each (on screen). */
+  const drawnBands = (page) =>
+    page.$$eval('#bands-chart svg.bands polygon.band', (ps) =>
+      ps.map((p) => {
+        const xy = p.getAttribute('points').trim().split(/\s+/).map((pair) => pair.split(',').map(Number));
+        // The top edge comes first, two points a step; the bottom edge back, in reverse.
+        const steps = xy.length / 4;
+        let best = { w: -1 };
+        for (let k = 0; k < steps; k++) {
+          const [[xa, top], [xb]] = [xy[2 * k], xy[2 * k + 1]];
+          const bottom = xy[xy.length - 1 - 2 * k][1];
+          if (xb - xa > best.w) best = { w: xb - xa, x: (xa + xb) / 2, y: (top + bottom) / 2, h: bottom - top };
+        }
+        const m = p.ownerSVGElement.getScreenCTM();
+        return { index: Number(p.dataset.index), cls: p.getAttribute('class'), w: best.w, h: best.h, sx: m.a * best.x + m.e, sy: m.d * best.y + m.f };
+      }),
+    );
+
+  for (const [file, url] of [
+    [REACTANT, '__fixtures__/reactant/cyclops_2025_02_05_11_05_24.xplane.pb'],
+    [ATTENTION, '__shared__/tracelens_jax08_attention_tw003.xplane.pb'],
+  ]) {
+    test(`the buffers live during the selected execution are bands; pointing at one tells its bytes, shape, op and source (${file.split('/').pop()})`, { skip: absent(file) }, async () => {
+      const json = cliJson(file);
+      const eb = json.runtime.execution_bands;
+      assert.ok(eb && eb.devices.length, 'the report has bands');
+      const { page, log } = await openRuntime(url);
+      await page.waitForSelector('#bands-chart svg.bands');
+      await page.$eval('#bands-chart', (el) => el.scrollIntoView({ block: 'center' }));
+      const pool = await page.$eval('#allocator-select', (el) => el.value);
+      const device = eb.devices.find((d) => d.allocator === pool);
+      assert.ok(device, `bands for the pool shown, ${pool}`);
+      const drawn = await drawnBands(page);
+      assert.equal(drawn.length, device.bands.length, 'one band per buffer listed');
+      for (const d of drawn) assert.match(d.cls, new RegExp(`band-${device.bands[d.index].kind}\\b`));
+      // The widest band that is big enough to point at: its words in the readout.
+      const target = drawn.filter((d) => d.w > 3 && d.h > 3).sort((a, b) => device.bands[b.index].bytes - device.bands[a.index].bytes)[0];
+      assert.ok(target, 'a band large enough to point at');
+      const band = device.bands[target.index];
+      await page.mouse.move(target.sx, target.sy);
+      await page.waitForFunction(() => document.querySelector('#bands-readout').textContent.includes('allocated by'));
+      const readout = await page.textContent('#bands-readout');
+      const unit = await page.$eval('#bands-chart svg.bands', (svg) => svg.dataset.unit);
+      assert.ok(readout.startsWith(size(band.bytes)), `bytes first: ${readout}`);
+      assert.ok(readout.includes(band.shape || 'shape not recorded'), `its shape: ${readout}`);
+      if (band.op) assert.ok(readout.includes(`op ${band.op}`), `its op: ${readout}`);
+      assert.ok(readout.includes(`allocated by ${band.source} at `), `who allocated it: ${readout}`);
+      const times = [...readout.matchAll(/ at [\d.]+ (s|ms|µs|ns)\b/g)].map((m) => m[1]);
+      assert.ok(times.length >= 1 && times.every((u) => u === unit), `times in the axis's unit ${unit}: ${readout}`);
+      // Every band has its words as a tooltip too; the chart draws no label over another.
+      const titles = await page.$$eval('#bands-chart polygon.band title', (ts) => ts.map((t) => t.textContent));
+      assert.ok(titles.every((t) => t.includes('allocated by')));
+      const { overlaps } = await labelOverlaps(page, '#bands-chart');
+      assert.deepEqual(overlaps, []);
+      // The arrow keys walk the bands in allocation order.
+      await page.focus('#bands-chart svg.bands');
+      await page.keyboard.press('Home');
+      assert.ok((await page.textContent('#bands-readout')).startsWith(size(device.bands[0].bytes)));
+      await page.screenshot({ path: join(RESULTS, `bands-${file.split('/').pop()}.png`), fullPage: false });
+      clean(log);
+      await page.close();
+    });
+  }
 
   test('run ids are shown unsigned, as the runtime gave them', async () => {
     const file = join(FIXTURES, 'attention_train/attention_train.xplane.pb');
