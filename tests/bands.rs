@@ -116,3 +116,39 @@ fn devices_are_listed_in_natural_order() {
     let names: Vec<&str> = bands.devices.iter().map(|d| d.allocator.as_str()).collect();
     assert_eq!(names, ["TPU:0", "TPU:1", "TPU:2", "TPU:3"]);
 }
+
+/// libtpu names some allocations' shape and op: those of the listed buffers are read
+/// again at their events' places in the file, the layout left out of the shape.
+#[test]
+fn a_buffer_tells_the_shape_and_op_its_allocation_event_names() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../shared/captures/xprof_tpu_inference_2_clean.xplane.pb");
+    if !path.is_file() {
+        eprintln!("SKIP: ../shared/captures is absent");
+        return;
+    }
+    let options = oomlens::Options {
+        module: Some("jit__psum(9646411105960254074)".into()),
+        ..Default::default()
+    };
+    let report = oomlens::analyze_path(&path, &options).expect("analysis succeeds");
+    let rt = report
+        .hosts
+        .into_iter()
+        .next()
+        .and_then(|h| h.runtime)
+        .expect("runtime");
+    let bands = rt.execution_bands.expect("bands");
+    for d in &bands.devices {
+        let big: Vec<_> = d.bands.iter().filter(|b| b.bytes == 5 << 30).collect();
+        assert!(!big.is_empty(), "{}: a 5 GiB buffer", d.allocator);
+        let named = big
+            .iter()
+            .find(|b| b.kind == BandKind::Kept)
+            .expect("the psum's output");
+        assert_eq!(named.shape.as_deref(), Some("f32[5,1024,1024,256]"));
+        assert_eq!(named.dtype.as_deref(), Some("f32"));
+        assert_eq!(named.op.as_deref(), Some("dummy"));
+        assert_eq!(named.source, "jit__psum(9646411105960254074) execution 3");
+    }
+}

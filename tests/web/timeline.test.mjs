@@ -286,6 +286,27 @@ describe('oomlens page: the runtime timeline', { skip: skip || false }, () => {
     });
   }
 
+  test('a buffer whose allocation event names its shape and op tells them when pointed at (TPU)', { skip: absent(TPU) }, async () => {
+    const psum = 'jit__psum(9646411105960254074)';
+    const eb = cliJson(TPU, ['--module', psum]).runtime.execution_bands;
+    const { page, log } = await openPage(env.browser.context, `${env.origin}/?url=__shared__/xprof_tpu_inference_2_clean.xplane.pb#module=${encodeURIComponent(psum)}&tab=runtime`, { waitReady: false });
+    assert.equal(await waitForRun(page, 0), 'done');
+    await page.waitForSelector('#bands-chart svg.bands');
+    await page.$eval('#bands-chart', (el) => el.scrollIntoView({ block: 'center' }));
+    const pool = await page.$eval('#allocator-select', (el) => el.value);
+    assert.equal(pool, 'TPU:0', 'device 0 first');
+    const device = eb.devices.find((d) => d.allocator === pool);
+    const drawn = await drawnBands(page);
+    const target = drawn.find((d) => device.bands[d.index].shape === 'f32[5,1024,1024,256]' && device.bands[d.index].kind === 'kept');
+    assert.ok(target && target.w > 3 && target.h > 3, 'the psum output is drawn');
+    await page.mouse.move(target.sx, target.sy);
+    await page.waitForFunction(() => document.querySelector('#bands-readout').textContent.includes('f32[5,1024,1024,256]'));
+    const readout = await page.textContent('#bands-readout');
+    assert.ok(readout.startsWith('5.00 GiB f32[5,1024,1024,256], op dummy; allocated by jit__psum(9646411105960254074) execution 3 at '), readout);
+    clean(log);
+    await page.close();
+  });
+
   test('run ids are shown unsigned, as the runtime gave them', async () => {
     const file = join(FIXTURES, 'attention_train/attention_train.xplane.pb');
     const json = cliJson(file);
