@@ -49,6 +49,24 @@ export interface Diagnosis {
   check: string | null;
 }
 
+/**
+ * The buffers live during the selected module's last execution, per device pool (in
+ * natural order), as the runtime tab draws them: each buffer from its allocation to
+ * its free; `other_in_use` (ns, bytes, of which the runtime's reservation) is what no
+ * band holds, so that bands live at a time plus it are the bytes in use then.
+ */
+export interface ExecutionBands {
+  execution: string;
+  start_ns: number;
+  end_ns: number;
+  devices: {
+    allocator: string;
+    bands: { start_ns: number; end_ns: number | null; bytes: number; base_bytes: number; kind: 'before' | 'temporary' | 'kept'; source: string; shape?: string; dtype?: string; op?: string; region?: string }[];
+    smaller_count: number;
+    other_in_use: [number, number, number][];
+  }[];
+}
+
 /** The report model of one host (schema `oomlens/1`); see src/report/model.rs. */
 export interface Report {
   schema: string;
@@ -60,7 +78,8 @@ export interface Report {
   modules: { name: string; program_id: string; label: string; executions: number; plan: Record<string, unknown> }[];
   selected_module: string | null;
   selection_reason: string;
-  runtime: Record<string, unknown> | null;
+  /** The runtime section (measured); see src/report/model/runtime.rs. */
+  runtime: (Record<string, unknown> & { execution_bands?: ExecutionBands }) | null;
   capacity_bytes: number | null;
   diagnosis: Diagnosis[];
   error: Record<string, unknown> | null;

@@ -3,8 +3,7 @@
 
 use crate::evidence::message::OomMessage;
 use crate::report::model::{
-    AllocatorKind, Diagnosis, DiagnosisId, DiagnosisItem, HostReport, Label, ModuleReport, Plan,
-    Runtime,
+    Diagnosis, DiagnosisId, DiagnosisItem, HostReport, Label, ModuleReport, Plan, Runtime,
 };
 use crate::report::present;
 use crate::selection::Failure;
@@ -65,9 +64,7 @@ impl<'r> Context<'r> {
         };
         let exceeds = self.needs() > capacity;
         let peaked = rt
-            .allocators
-            .iter()
-            .find(|a| a.kind == AllocatorKind::Device)
+            .device_pool()
             .is_some_and(|a| a.peak_in_use_bytes as f64 >= PRESSURE_PEAK * capacity as f64);
         exceeds || failure.is_some() || peaked || rt.retry.count > 0
     }
@@ -115,11 +112,7 @@ pub fn capacity(report: &HostReport) -> Option<u64> {
     report
         .runtime
         .as_ref()
-        .and_then(|r| {
-            r.allocators
-                .iter()
-                .find(|a| a.kind == AllocatorKind::Device)
-        })
+        .and_then(|r| r.device_pool())
         .map(|a| a.capacity_bytes)
         .filter(|&c| c > 0)
 }

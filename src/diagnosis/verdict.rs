@@ -6,7 +6,7 @@
 
 use crate::diagnosis::{message_verdict, oom};
 use crate::report::model::{
-    AllocatorKind, DiagnosisId, Headline, HeadlineFigure, HostReport, Label, ModuleReport, Verdict,
+    DiagnosisId, Headline, HeadlineFigure, HostReport, Label, ModuleReport, Verdict,
 };
 use crate::selection::Failure;
 use crate::units::size;
@@ -198,11 +198,7 @@ fn runtime_only(report: &HostReport, capacity: HeadlineFigure) -> Headline {
     let peak = report
         .runtime
         .as_ref()
-        .and_then(|r| {
-            r.allocators
-                .iter()
-                .find(|a| a.kind == AllocatorKind::Device)
-        })
+        .and_then(|r| r.device_pool())
         .map(|a| a.peak_in_use_bytes)
         .unwrap_or(0);
     let peak = figure("peak_in_use", peak, Label::Measured);

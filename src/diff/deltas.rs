@@ -6,7 +6,7 @@ use super::model::{
     signed_delta, BufferChange, Change, Figures, PlanDelta, RolesDelta, RuntimeDelta,
     ScanStackChange,
 };
-use crate::report::model::{AllocatorKind, AllocatorSummary, LiveBuffer, Plan, Runtime, ScanStack};
+use crate::report::model::{AllocatorSummary, LiveBuffer, Plan, Runtime, ScanStack};
 
 /// after − before of every plan figure.
 pub fn plan(before: &Plan, after: &Plan) -> PlanDelta {
@@ -207,9 +207,7 @@ pub fn scan_stacks(before: &[ScanStack], after: &[ScanStack]) -> Vec<ScanStackCh
 
 /// The device pool a report's figures are measured in: its first device allocator.
 pub fn device_pool(rt: &Runtime) -> Option<&AllocatorSummary> {
-    rt.allocators
-        .iter()
-        .find(|a| a.kind == AllocatorKind::Device)
+    rt.device_pool()
 }
 
 /// Runtime figures side by side, when both runs recorded a device pool's events.

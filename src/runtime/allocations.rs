@@ -186,8 +186,9 @@ impl AllocatorState {
 }
 
 impl RuntimeScan {
-    /// An allocator event of `allocator` at `time`, made inside `origin`: counted, and
-    /// kept in the history unless older than the history kept.
+    /// An allocator event of `allocator` at `time`, made inside `origin` (its field at
+    /// `event_at` in the file): counted, and kept in the history unless older than the
+    /// history kept.
     #[inline]
     pub(super) fn allocator_event(
         &mut self,
@@ -196,6 +197,7 @@ impl RuntimeScan {
         is_allocation: bool,
         time: i64,
         origin: Origin,
+        event_at: u64,
     ) {
         let in_use = stats.reserved.saturating_add(stats.allocated);
         if let Some(state) = self.allocators.get_mut(allocator as usize) {
@@ -216,6 +218,7 @@ impl RuntimeScan {
             allocator,
             is_allocation,
             origin,
+            event_at,
         });
     }
 }

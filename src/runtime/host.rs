@@ -333,8 +333,14 @@ impl<'p> HostVisitor<'p> {
         let allocator = self.allocators.of(&mut self.scan, self.plane, &stats);
         let origin = self.origin();
         let time = event.start_ps(line);
-        self.scan
-            .allocator_event(allocator, &stats, is_allocation, time, origin);
+        self.scan.allocator_event(
+            allocator,
+            &stats,
+            is_allocation,
+            time,
+            origin,
+            event.file_offset,
+        );
     }
 }
 

@@ -20,12 +20,14 @@
 //!   go), `parallel/deferred.rs` (TPU planes shared by line), `parts.rs` (the page's
 //!   two workers), `merge.rs` (a part absorbed into another);
 //! - the report's runtime section: `summary.rs`, `live.rs` (live arrays by origin),
-//!   `coverage.rs` (what the trace does not cover).
+//!   `bands.rs` (each buffer live during the selected launch), `coverage.rs` (what the
+//!   trace does not cover).
 //!
 //! Which events and stats each XLA version writes is described in
 //! `docs/runtime-events.md`.
 
 mod allocations;
+mod bands;
 pub(crate) mod coverage;
 mod device;
 mod host;

@@ -62,6 +62,11 @@ pub struct AllocationRecord {
     pub(crate) allocator: u16,
     pub(crate) is_allocation: bool,
     pub(crate) origin: Origin,
+    /// Where the event lies in the file ([`crate::capture::Event::file_offset`]): the
+    /// few events whose annotations the report shows (shape, op) are read again there,
+    /// so that the scan decodes none of them.
+    #[serde(default)]
+    pub(crate) event_at: u64,
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
@@ -531,6 +536,7 @@ pub(super) mod tests {
             allocator: 0,
             is_allocation: true,
             origin,
+            event_at: 0,
         }
     }
 

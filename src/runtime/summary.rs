@@ -3,6 +3,7 @@
 //! module's launches, then the live arrays ([`super::live`]) and the host's activity
 //! between its last two launches ([`super::window`]).
 
+use super::bands::execution_bands;
 use super::labels::LaunchLabels;
 use super::live::{live_groups, InUse};
 use super::records::{AllocationRecord, RetryRecord, RuntimeScan};
@@ -46,6 +47,42 @@ fn natural(name: &str) -> (String, u64) {
         name.chars().filter(|c| !c.is_ascii_digit()).collect(),
         digits.parse().unwrap_or(0),
     )
+}
+
+/// Names in the order a reader counts them: runs of digits by their value, so that
+/// `TPU:2` comes before `TPU:10` and `GPU_2_bfc` before `GPU_10_bfc`.
+pub(super) fn natural_order(a: &str, b: &str) -> std::cmp::Ordering {
+    fn runs(s: &str) -> impl Iterator<Item = (bool, &str)> + '_ {
+        let mut rest = s;
+        std::iter::from_fn(move || {
+            let first = rest.chars().next()?;
+            let digits = first.is_ascii_digit();
+            let end = rest
+                .find(|c: char| c.is_ascii_digit() != digits)
+                .unwrap_or(rest.len());
+            let (run, after) = rest.split_at(end);
+            rest = after;
+            Some((digits, run))
+        })
+    }
+    let number = |run: &str| {
+        let run = run.trim_start_matches('0');
+        (run.len(), run.to_owned())
+    };
+    let mut x = runs(a);
+    let mut y = runs(b);
+    loop {
+        let order = match (x.next(), y.next()) {
+            (None, None) => return a.cmp(b),
+            (None, Some(_)) => return std::cmp::Ordering::Less,
+            (Some(_), None) => return std::cmp::Ordering::Greater,
+            (Some((true, p)), Some((true, q))) => number(p).cmp(&number(q)),
+            (Some((_, p)), Some((_, q))) => p.cmp(q),
+        };
+        if order.is_ne() {
+            return order;
+        }
+    }
 }
 
 /// The device pool's history: the events of the device allocator that matters, the
@@ -220,6 +257,7 @@ pub(crate) fn summarize(
         kernels: scan.kernels,
         device_memory_bytes: scan.device_memory_bytes,
         allocators: allocator_summaries(scan),
+        execution_bands: execution_bands(src, planes, scan, labels, &ordinals, plan.label)?,
         executions: listed_executions(scan, labels, plan.label, &pool),
         retry: retry_summary(scan, labels, &ordinals),
         ..Default::default()
@@ -257,7 +295,8 @@ pub(crate) fn summarize(
     Ok(runtime)
 }
 
-/// Every allocator, largest pools first, so the device allocator leads.
+/// Every allocator, device pools before host pools, each in natural order (`TPU:0`,
+/// `TPU:1`, …), as the page lists them.
 fn allocator_summaries(scan: &RuntimeScan) -> Vec<AllocatorSummary> {
     let mut allocators: Vec<AllocatorSummary> = scan
         .allocators
@@ -277,9 +316,10 @@ fn allocator_summaries(scan: &RuntimeScan) -> Vec<AllocatorSummary> {
         })
         .collect();
     allocators.sort_by(|a, b| {
-        b.peak_in_use_bytes
-            .cmp(&a.peak_in_use_bytes)
-            .then_with(|| natural(&a.name).cmp(&natural(&b.name)))
+        let host = |k: AllocatorKind| k == AllocatorKind::Host;
+        host(a.kind)
+            .cmp(&host(b.kind))
+            .then_with(|| natural_order(&a.name, &b.name))
     });
     allocators
 }
@@ -397,10 +437,7 @@ fn allocator_timelines(scan: &RuntimeScan) -> Vec<Vec<(i64, u64)>> {
 /// XProf's `get_memory_profile` reports the largest capacity and the largest peak of
 /// any allocator, host pools included; says so when that differs from the device pool.
 pub(crate) fn xprof_capacity_note(runtime: &Runtime) -> Option<String> {
-    let device = runtime
-        .allocators
-        .iter()
-        .find(|a| a.kind == AllocatorKind::Device)?;
+    let device = runtime.device_pool()?;
     let largest = runtime.allocators.iter().max_by_key(|a| a.capacity_bytes)?;
     (largest.capacity_bytes != device.capacity_bytes).then(|| {
         format!(
@@ -416,6 +453,36 @@ pub(crate) fn xprof_capacity_note(runtime: &Runtime) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn names_sort_by_the_numbers_in_them() {
+        let mut names = [
+            "TPU:10",
+            "TPU:2",
+            "xla_gpu_host_bfc",
+            "GPU_10_bfc",
+            "TPU:0",
+            "GPU_2_bfc",
+            "GPU_collectivememory_0_bfc",
+            "TPU:02",
+            "TPU:1",
+        ];
+        names.sort_by(|a, b| natural_order(a, b));
+        assert_eq!(
+            names,
+            [
+                "GPU_2_bfc",
+                "GPU_10_bfc",
+                "GPU_collectivememory_0_bfc",
+                "TPU:0",
+                "TPU:1",
+                "TPU:02",
+                "TPU:2",
+                "TPU:10",
+                "xla_gpu_host_bfc",
+            ]
+        );
+    }
 
     #[test]
     fn growth_is_the_step_most_executions_show() {

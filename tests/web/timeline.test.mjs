@@ -2,7 +2,9 @@
 // and the one that ran out (else device 0) shown first; the wheel, a drag, the buttons
 // and the keys zoom and pan; executions and AllocatorRetry waits drawn to scale in
 // lanes above the memory (never over it); every time on the chart and in its hovers in
-// the axis's unit; run ids shown unsigned, as the runtime gave them.
+// the axis's unit; run ids shown unsigned, as the runtime gave them; the buffers live
+// during the selected execution drawn as stacked bands, each telling its bytes, shape,
+// op and who allocated it when pointed at.
 //
 //   npm run build && npm test
 
@@ -11,11 +13,14 @@ import { existsSync, mkdirSync, readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
 
-import { FIXTURES, RESULTS, SHARED, cli, cliJson, dropUrl, openPage, pageSuite, runsSoFar, skipReason, waitForRun, writeScenarios } from './helpers.mjs';
+import { FIXTURES, RESULTS, SHARED, cli, cliJson, dropUrl, labelOverlaps, openPage, pageSuite, runsSoFar, skipReason, waitForRun, writeScenarios } from './helpers.mjs';
+import { size } from '../../www/format.js';
 
 const TPU = join(SHARED, 'xprof_tpu_inference_2_clean.xplane.pb');
 const CONV = join(SHARED, 'tracelens_jax08_conv_tw003.xplane.pb');
 const MULTI = join(SHARED, 'xprof_tf_gpu_multi_worker_2020.xplane.pb');
+const ATTENTION = join(SHARED, 'tracelens_jax08_attention_tw003.xplane.pb');
+const REACTANT = join(FIXTURES, 'reactant/cyclops_2025_02_05_11_05_24.xplane.pb');
 const ERRORS = join(FIXTURES, 'errors');
 const absent = (...paths) => paths.filter((p) => !existsSync(p)).map((p) => `${p} is absent`)[0] || false;
 
@@ -60,10 +65,9 @@ describe('oomlens page: the runtime timeline', { skip: skip || false }, () => {
       [TPU, ['TPU:0', 'TPU:1', 'TPU:2', 'TPU:3']],
       [CONV, ['GPU_0_bfc', 'GPU_1_bfc', 'GPU_2_bfc', 'GPU_3_bfc', 'GPU_4_bfc', 'GPU_5_bfc', 'GPU_6_bfc', 'GPU_7_bfc']],
     ]) {
-      // The report lists them in another order: the page sorts, it does not just copy.
+      // The report lists them in that order too, so that the CLI and the page agree.
       const listed = cliJson(file).runtime.allocators.map((a) => a.name);
-      assert.notDeepEqual(listed, want, `${file}: the report's own order differs`);
-      assert.deepEqual([...listed].sort(), [...want].sort());
+      assert.deepEqual(listed, want, `${file}: the report's own order`);
       const { page, log } = await openRuntime(`__shared__/${file.split('/').pop()}`);
       assert.deepEqual(await options(page), want, 'natural order');
       assert.equal(await page.$eval('#allocator-select', (s) => s.value), want[0], 'device 0 first');
@@ -214,6 +218,91 @@ describe('oomlens page: the runtime timeline', { skip: skip || false }, () => {
     assert.equal(red.length, failed.length);
     for (const b of red) assert.match(b.title, new RegExp(`for [\\d.]+ ${st.unit}: launched no kernel$`));
     await page.screenshot({ path: join(RESULTS, 'timeline-no-kernel.png'), fullPage: false });
+    clean(log);
+    await page.close();
+  });
+
+  /** The bands drawn: their classes, and a point inside the widest step of each (on screen). */
+  const drawnBands = (page) =>
+    page.$$eval('#bands-chart svg.bands polygon.band', (ps) =>
+      ps.map((p) => {
+        const xy = p.getAttribute('points').trim().split(/\s+/).map((pair) => pair.split(',').map(Number));
+        // The top edge comes first, two points a step; the bottom edge back, in reverse.
+        const steps = xy.length / 4;
+        let best = { w: -1 };
+        for (let k = 0; k < steps; k++) {
+          const [[xa, top], [xb]] = [xy[2 * k], xy[2 * k + 1]];
+          const bottom = xy[xy.length - 1 - 2 * k][1];
+          if (xb - xa > best.w) best = { w: xb - xa, x: (xa + xb) / 2, y: (top + bottom) / 2, h: bottom - top };
+        }
+        const m = p.ownerSVGElement.getScreenCTM();
+        return { index: Number(p.dataset.index), cls: p.getAttribute('class'), w: best.w, h: best.h, sx: m.a * best.x + m.e, sy: m.d * best.y + m.f };
+      }),
+    );
+
+  for (const [file, url] of [
+    [REACTANT, '__fixtures__/reactant/cyclops_2025_02_05_11_05_24.xplane.pb'],
+    [ATTENTION, '__shared__/tracelens_jax08_attention_tw003.xplane.pb'],
+  ]) {
+    test(`the buffers live during the selected execution are bands; pointing at one tells its bytes, shape, op and source (${file.split('/').pop()})`, { skip: absent(file) }, async () => {
+      const json = cliJson(file);
+      const eb = json.runtime.execution_bands;
+      assert.ok(eb && eb.devices.length, 'the report has bands');
+      const { page, log } = await openRuntime(url);
+      await page.waitForSelector('#bands-chart svg.bands');
+      await page.$eval('#bands-chart', (el) => el.scrollIntoView({ block: 'center' }));
+      const pool = await page.$eval('#allocator-select', (el) => el.value);
+      const device = eb.devices.find((d) => d.allocator === pool);
+      assert.ok(device, `bands for the pool shown, ${pool}`);
+      const drawn = await drawnBands(page);
+      assert.equal(drawn.length, device.bands.length, 'one band per buffer listed');
+      for (const d of drawn) assert.match(d.cls, new RegExp(`band-${device.bands[d.index].kind}\\b`));
+      // The widest band that is big enough to point at: its words in the readout.
+      const target = drawn.filter((d) => d.w > 3 && d.h > 3).sort((a, b) => device.bands[b.index].bytes - device.bands[a.index].bytes)[0];
+      assert.ok(target, 'a band large enough to point at');
+      const band = device.bands[target.index];
+      await page.mouse.move(target.sx, target.sy);
+      await page.waitForFunction(() => document.querySelector('#bands-readout').textContent.includes('allocated by'));
+      const readout = await page.textContent('#bands-readout');
+      const unit = await page.$eval('#bands-chart svg.bands', (svg) => svg.dataset.unit);
+      assert.ok(readout.startsWith(size(band.bytes)), `bytes first: ${readout}`);
+      assert.ok(readout.includes(band.shape || 'shape not recorded'), `its shape: ${readout}`);
+      if (band.op) assert.ok(readout.includes(`op ${band.op}`), `its op: ${readout}`);
+      assert.ok(readout.includes(`allocated by ${band.source} at `), `who allocated it: ${readout}`);
+      const times = [...readout.matchAll(/ at [\d.]+ (s|ms|µs|ns)\b/g)].map((m) => m[1]);
+      assert.ok(times.length >= 1 && times.every((u) => u === unit), `times in the axis's unit ${unit}: ${readout}`);
+      // Every band has its words as a tooltip too; the chart draws no label over another.
+      const titles = await page.$$eval('#bands-chart polygon.band title', (ts) => ts.map((t) => t.textContent));
+      assert.ok(titles.every((t) => t.includes('allocated by')));
+      const { overlaps } = await labelOverlaps(page, '#bands-chart');
+      assert.deepEqual(overlaps, []);
+      // The arrow keys walk the bands in allocation order.
+      await page.focus('#bands-chart svg.bands');
+      await page.keyboard.press('Home');
+      assert.ok((await page.textContent('#bands-readout')).startsWith(size(device.bands[0].bytes)));
+      await page.screenshot({ path: join(RESULTS, `bands-${file.split('/').pop()}.png`), fullPage: false });
+      clean(log);
+      await page.close();
+    });
+  }
+
+  test('a buffer whose allocation event names its shape and op tells them when pointed at (TPU)', { skip: absent(TPU) }, async () => {
+    const psum = 'jit__psum(9646411105960254074)';
+    const eb = cliJson(TPU, ['--module', psum]).runtime.execution_bands;
+    const { page, log } = await openPage(env.browser.context, `${env.origin}/?url=__shared__/xprof_tpu_inference_2_clean.xplane.pb#module=${encodeURIComponent(psum)}&tab=runtime`, { waitReady: false });
+    assert.equal(await waitForRun(page, 0), 'done');
+    await page.waitForSelector('#bands-chart svg.bands');
+    await page.$eval('#bands-chart', (el) => el.scrollIntoView({ block: 'center' }));
+    const pool = await page.$eval('#allocator-select', (el) => el.value);
+    assert.equal(pool, 'TPU:0', 'device 0 first');
+    const device = eb.devices.find((d) => d.allocator === pool);
+    const drawn = await drawnBands(page);
+    const target = drawn.find((d) => device.bands[d.index].shape === 'f32[5,1024,1024,256]' && device.bands[d.index].kind === 'kept');
+    assert.ok(target && target.w > 3 && target.h > 3, 'the psum output is drawn');
+    await page.mouse.move(target.sx, target.sy);
+    await page.waitForFunction(() => document.querySelector('#bands-readout').textContent.includes('f32[5,1024,1024,256]'));
+    const readout = await page.textContent('#bands-readout');
+    assert.ok(readout.startsWith('5.00 GiB f32[5,1024,1024,256], op dummy; allocated by jit__psum(9646411105960254074) execution 3 at '), readout);
     clean(log);
     await page.close();
   });

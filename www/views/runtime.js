@@ -1,12 +1,13 @@
 // The runtime tab: what the allocators and executions measured — bytes in use over
 // time with the executions and AllocatorRetry waits, what was live at the last
 // execution and who allocated it, host events in between, every execution listed —
-// and device memory profiles when they were given.
+// the buffers live during the selected module's last execution as stacked bands, and
+// device memory profiles when they were given.
 
 import { h, fill, text } from '../dom.js';
 import { clean, size } from '../format.js';
 import { $, state } from '../state.js';
-import { runtimeChart } from '../timeline.js';
+import { runtimeChart, bandsChart } from '../timeline.js';
 import { barsChart } from '../bars.js';
 import { label, viewTable, mount, scroller, token } from './common.js';
 import { profilesSection } from './inputs.js';
@@ -47,7 +48,8 @@ export function renderRuntime(r, v) {
   }
   if (rv.growth) parts.push(h('p', { id: 'growth' }, 'Growth per execution: ', h('strong', null, rv.growth), label('measured')));
 
-  const withEvents = devicesFirst(((rt && rt.allocators) || []).filter((a) => a.timeline && a.timeline.length));
+  // The engine lists pools in natural order, devices first: the CLI and the page agree.
+  const withEvents = ((rt && rt.allocators) || []).filter((a) => a.timeline && a.timeline.length);
   if (withEvents.length) {
     const pick = h('select', { id: 'allocator-select' }, withEvents.map((a) => h('option', { value: a.name }, clean(a.name, 120))));
     pick.value = withEvents.some((a) => a.name === state.allocator) ? state.allocator : defaultAllocator(withEvents, r.error);
@@ -78,9 +80,11 @@ export function renderRuntime(r, v) {
       });
     };
     mount('runtime', box, draw);
+    const bands = rt.execution_bands ? bandsSection(rt.execution_bands, () => pick.value) : null;
     pick.addEventListener('change', () => {
       state.allocator = pick.value;
       box.dataset.width = '';
+      if (bands) bands.box.dataset.width = '';
       for (const d of state.mounts.runtime || []) d();
     });
     parts.push(
@@ -97,6 +101,7 @@ export function renderRuntime(r, v) {
       ),
       readout,
       box,
+      bands ? bands.parts : null,
     );
   }
   const groups = rv.live_groups || [];
@@ -144,12 +149,48 @@ export function renderRuntime(r, v) {
 }
 
 /**
- * Allocators in the order a reader counts devices: device pools before host pools,
- * each by name with numbers by value (TPU:2 before TPU:10).
+ * The buffers live during the selected module's last execution in the pool picked
+ * above, as stacked bands (`bandsChart`): pointing at a band, or walking to it with the
+ * arrow keys, shows its bytes, shape, op, who allocated it and when, in the axis's unit.
  */
-function devicesFirst(allocators) {
-  const host = (a) => (a.kind === 'host' ? 1 : 0);
-  return [...allocators].sort((a, b) => host(a) - host(b) || a.name.localeCompare(b.name, 'en', { numeric: true }));
+function bandsSection(eb, picked) {
+  const box = h('div', { class: 'chart-box', id: 'bands-chart' });
+  const readout = h('p', { class: 'chart-readout', id: 'bands-readout', 'aria-live': 'polite' }, 'Point at a band, or focus the chart and use the arrow keys.');
+  const note = h('p', { class: 'muted', id: 'bands-note' });
+  const range = h('span', { class: 'muted', id: 'bands-range' });
+  const reset = h('button', { type: 'button', id: 'bands-zoom-reset', title: 'Show the whole execution (key 0)' }, 'Reset zoom');
+  reset.addEventListener('click', () => {
+    const svg = box.querySelector('svg.bands');
+    if (svg) svg.reset();
+  });
+  mount('runtime', box, (width) => {
+    const device = eb.devices.find((d) => d.allocator === picked());
+    if (!device) {
+      text(note, `No buffer of ${clean(picked() || '', 120)} was live during ${clean(eb.execution, 200)}.`);
+      text(readout, '');
+      return h('p', { class: 'empty' }, 'No bands for this pool.');
+    }
+    const held = device.smaller_count ? `${device.smaller_count} smaller buffers, the runtime's reservation` : "the runtime's reservation, memory from before the events kept";
+    text(note, `${device.bands.length} buffers of ${clean(device.allocator, 120)} live during ${clean(eb.execution, 200)} (dashed lines: its start and end), each a band from its allocation to its free, stacked in allocation order. Blue: allocated before it (arguments, state); orange: allocated and freed in it; green: allocated in it and still live at its end. Grey, on top, is what no band holds (${held}), so the top edge is the bytes in use. The wheel zooms, a drag pans.`);
+    return bandsChart({
+      device,
+      window: eb,
+      width,
+      onBand: (band, unit, words) => fill(readout, band ? h('span', { class: 'mono' }, words) : ''),
+      onView: (t0, t1, unit, zoomed) => {
+        text(range, `showing ${unit.at(t0)} – ${unit.at(t1)}${zoomed ? '' : ', the execution and a tenth of its length either side'}`);
+        reset.disabled = !zoomed;
+      },
+    });
+  });
+  const parts = [
+    h('h3', null, 'Buffers live during the execution', label('measured')),
+    note,
+    h('div', { class: 'zoom', role: 'group', 'aria-label': 'Zoom the bands' }, reset, range),
+    readout,
+    box,
+  ];
+  return { box, parts };
 }
 
 /** The device an allocator's name numbers (`GPU_3_bfc`, `TPU:3`: 3). */

@@ -6,7 +6,7 @@ use super::{LineInfo, Plane, Walked, MAX_LINES_INDEXED};
 use crate::capture::{EventVisitor, LineBoundary, READ_CHUNK};
 use crate::error::Error;
 use crate::source::ByteSource;
-use crate::wire::fields::XPLANE_LINES;
+use crate::wire::fields::{XLINE_EVENTS, XPLANE_LINES};
 use crate::wire::{StreamReader, StreamValue};
 
 /// What reading one line header costs the second of two scanners, in bytes of events
@@ -233,6 +233,42 @@ impl Plane {
         visitor: &mut V,
     ) -> Result<(), Error> {
         self.visit_lines_where(src, |i| lines.contains(&i), visitor)
+    }
+
+    /// Calls `f` with the stats of each event whose field starts at one of `offsets`
+    /// ([`crate::capture::Event::file_offset`], as a walk of this plane met them), and
+    /// its place in `offsets`: a few events read again without walking their lines.
+    /// An offset that holds no event is passed over.
+    pub fn event_stats_at(
+        &self,
+        src: &dyn ByteSource,
+        offsets: &[u64],
+        mut f: impl FnMut(usize, u64, crate::capture::StatRef<'_>),
+    ) -> Result<(), Error> {
+        // Small reads: the events asked for are few and far apart.
+        const NEAR: usize = 4096;
+        let end = self.offset.saturating_add(self.len);
+        let mut reader = StreamReader::over(src, NEAR, self.offset, end);
+        let mut order: Vec<usize> = (0..offsets.len()).collect();
+        order.sort_by_key(|&i| offsets.get(i).copied());
+        for i in order {
+            let Some(&at) = offsets.get(i).filter(|&&at| at >= self.offset && at < end) else {
+                continue;
+            };
+            reader.seek(at);
+            let Some((XLINE_EVENTS, StreamValue::Bytes { offset, len })) =
+                reader.next_field(end)?
+            else {
+                continue;
+            };
+            let raw = reader.bytes(offset, len)?;
+            let event = super::Event::parse(raw).map_err(|e| Error::Corrupt {
+                offset,
+                what: e.describe(),
+            })?;
+            event.for_each_stat(|id, v| f(i, id, v));
+        }
+        Ok(())
     }
 
     /// Walks the indexed lines whose place in [`Plane::lines`] passes `wanted`, without

@@ -7,7 +7,8 @@ use serde::{Deserialize, Serialize};
 /// Runtime figures, all **measured** from allocator and execution events.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
 pub struct Runtime {
-    /// Every allocator seen, device pools first.
+    /// Every allocator seen: device pools, then host pools, each in natural order
+    /// (`TPU:2` before `TPU:10`).
     pub allocators: Vec<AllocatorSummary>,
     /// Module executions (launches), in time order; the latest ones when capped.
     pub executions: Vec<Execution>,
@@ -38,6 +39,107 @@ pub struct Runtime {
     pub kernels: u64,
     /// Device memory from the device plane (`memory_size`), when recorded.
     pub device_memory_bytes: Option<u64>,
+    /// The buffers live in each device pool during the selected module's last
+    /// execution, one band each (as PyTorch's memory_viz draws them); absent when no
+    /// allocator events cover it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub execution_bands: Option<ExecutionBands>,
+}
+
+/// The buffers live during one execution, per device pool (**measured**): each from
+/// its allocation to its free, paired by address.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
+pub struct ExecutionBands {
+    /// The execution, as `<module label> execution <n>`.
+    pub execution: String,
+    /// Its start, on the clock of [`Execution::start_ns`].
+    pub start_ns: f64,
+    /// Its end (on the host).
+    pub end_ns: f64,
+    /// Device pools in natural order (`TPU:0` before `TPU:1`), those with a buffer
+    /// live in the window.
+    pub devices: Vec<DeviceBands>,
+}
+
+/// One device pool's buffers live during the execution.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
+pub struct DeviceBands {
+    /// The allocator (`GPU_0_bfc`, `TPU:0`), as in [`AllocatorSummary::name`].
+    pub allocator: String,
+    /// The largest buffers by bytes × time live in the window (at most 256), in
+    /// allocation order.
+    pub bands: Vec<Band>,
+    /// Buffers live in the window that are not among `bands`.
+    pub smaller_count: u64,
+    /// Bytes in use not in a band — the smaller buffers, the runtime's reservation,
+    /// memory allocated before the history kept — at the window's start and after
+    /// each of the pool's events in it: (ns, bytes, of which the runtime's
+    /// reservation, `bytes_reserved`); down-sampled to 1000 points, the highest of
+    /// each run kept. Added to the bands live at that time, it is the pool's bytes in
+    /// use.
+    pub other_in_use: Vec<(f64, u64, u64)>,
+}
+
+/// One buffer: an allocation paired with its free (**measured**).
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
+pub struct Band {
+    /// When it was allocated (before the window's start for a buffer already live).
+    pub start_ns: f64,
+    /// When it was freed; none when still live at the end of the history.
+    pub end_ns: Option<f64>,
+    /// Its chunk's bytes.
+    pub bytes: u64,
+    /// Where it sits in the stack when allocated: the bytes of the bands allocated
+    /// before it and still live then.
+    pub base_bytes: u64,
+    /// Allocated before the window (`before`), allocated and freed in it
+    /// (`temporary`), or allocated in it and still live at its end (`kept`).
+    pub kind: BandKind,
+    /// Who allocated it: `<module label> execution <n>`, a transfer, or
+    /// `outside any launch or transfer`.
+    pub source: String,
+    /// Its shape, when the allocator event names it (`f32[5,1024]`, layout left out).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shape: Option<String>,
+    /// Its element type, when the event names it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dtype: Option<String>,
+    /// The op the event names (`tf_op`), when it names one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub op: Option<String>,
+    /// The allocator's region (`region_type`), when the event names one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub region: Option<String>,
+}
+
+/// When a band's buffer lived, relative to the execution's window.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum BandKind {
+    /// Allocated before the window and live at its start (arguments, state).
+    #[default]
+    Before,
+    /// Allocated and freed within the window.
+    Temporary,
+    /// Allocated within the window and live at its end (outputs).
+    Kept,
+}
+
+impl Runtime {
+    /// The device pool the report's figures are measured in: the device allocator
+    /// with the largest peak (the first, in the listed order, of those tied).
+    pub fn device_pool(&self) -> Option<&AllocatorSummary> {
+        self.allocators
+            .iter()
+            .filter(|a| a.kind == AllocatorKind::Device)
+            .reduce(|best, a| {
+                if a.peak_in_use_bytes > best.peak_in_use_bytes {
+                    a
+                } else {
+                    best
+                }
+            })
+    }
 }
 
 /// One allocator's figures over the capture (**measured**).
