@@ -262,7 +262,7 @@ fn attention_plan_too_big_needs_more_than_the_pool() {
         assert!(
             retry
                 .text
-                .contains("waited for memory 1 time in jit_train_step(5) execution 1")
+                .contains("1 AllocatorRetry event in jit_train_step(5) execution 1")
                 && retry.text.contains("longest 10.00 s")
                 && retry
                     .text
@@ -926,8 +926,10 @@ fn cli_reports_and_reads_the_error_text_from_stdin() {
         DiagnosisId::AllocatorRetry,
         DiagnosisId::MemFractionSet,
     ] {
-        let heading = format!("] {} ({id})", oomlens::report::present::title(id));
+        // The title, never the id, as the card's heading.
+        let heading = format!("] {}\n", oomlens::report::present::title(id));
         assert!(tail.contains(&heading), "{id} in {tail}");
+        assert!(!tail.contains(id.as_str()), "{id} in {tail}");
     }
     let last_line = text.trim_end().lines().last().unwrap_or("");
     assert!(last_line.starts_with("Check on your side:"), "{last_line}");

@@ -233,15 +233,16 @@ fn comparable(mut report: Value) -> Value {
         notes.retain(|n| !matches!(n["id"].as_str(), Some("capture_truncated")));
     }
     // A cut file's line on missing allocator events says that they may be in the part
-    // that was cut: the rebuilt prefix, whole, cannot.
+    // that was cut, and to copy the file again: the rebuilt prefix, whole, cannot.
     if let Some(Value::Array(lines)) = top.get_mut("diagnosis") {
         for line in lines
             .iter_mut()
             .filter(|l| l["id"] == "no_allocator_events")
         {
             if let Some(line) = line.as_object_mut() {
-                line.remove("text");
-                line.remove("cause");
+                for key in ["text", "cause", "fix", "fixes"] {
+                    line.remove(key);
+                }
             }
         }
     }

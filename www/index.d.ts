@@ -42,10 +42,13 @@ export interface Diagnosis {
   label: Label;
   text: string;
   cause: string;
+  /** The first of `fixes`, with its saving, cost and fit (kept for readers of one fix). */
   fix: string | null;
   saving_bytes: number | null;
   cost: string | null;
   fits_after: boolean | null;
+  /** Every fix, ranked (those with a saving first, largest first), each with its own figures. */
+  fixes: { text: string; saving_bytes: number | null; cost: string | null; fits_after: boolean | null }[];
   check: string | null;
 }
 
@@ -156,13 +159,11 @@ export interface View {
     title: string;
     label: Label;
     text: string;
-    cause: string;
-    fix: string | null;
-    saving: string | null;
-    cost: string | null;
-    then: string | null;
-    fits: boolean | null;
+    /** Null when the title or the text already says it. */
+    cause: string | null;
+    fixes: { text: string; saving: string | null; cost: string | null; then: string | null; fits: boolean | null }[];
     check: string | null;
+    items: string[];
   }[];
   nothing_stands_out: string | null;
   check: string | null;

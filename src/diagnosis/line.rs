@@ -3,7 +3,7 @@
 
 use crate::evidence::message::OomMessage;
 use crate::report::model::{
-    Diagnosis, DiagnosisId, DiagnosisItem, HostReport, Label, ModuleReport, Plan, Runtime,
+    Diagnosis, DiagnosisId, DiagnosisItem, Fix, HostReport, Label, ModuleReport, Plan, Runtime,
 };
 use crate::report::present;
 use crate::selection::Failure;
@@ -140,6 +140,7 @@ impl Line {
             saving_bytes: None,
             cost: None,
             fits_after: None,
+            fixes: Vec::new(),
             check: None,
             saving_bound: None,
             subject: None,
@@ -169,8 +170,35 @@ impl Line {
         line
     }
 
+    /// Several fixes in the rule's order (the first is the line's own fix), each with
+    /// its saving, its cost and whether the plan then fits; and how to check.
+    pub fn remedies(self, cx: &Context<'_>, remedies: Vec<Remedy>) -> Self {
+        let fixes = (remedies.into_iter())
+            .map(|Remedy { fix, saving, cost }| Fix {
+                text: fix,
+                saving_bytes: saving,
+                cost: (!cost.is_empty()).then(|| cost.to_owned()),
+                fits_after: saving.and_then(|s| cx.fits_after(s)),
+            })
+            .collect();
+        self.fixes(fixes).check()
+    }
+
     pub fn fix(mut self, fix: impl Into<String>) -> Self {
         self.0.fix = Some(fix.into());
+        self
+    }
+
+    /// Several fixes, ranked, each with its own saving and cost: the line's own fix,
+    /// saving, cost and fit become the first one's.
+    pub fn fixes(mut self, fixes: Vec<Fix>) -> Self {
+        if let Some(first) = fixes.first() {
+            self.0.fix = Some(first.text.clone());
+            self.0.saving_bytes = first.saving_bytes;
+            self.0.cost = first.cost.clone();
+            self.0.fits_after = first.fits_after;
+        }
+        self.0.fixes = fixes;
         self
     }
 
@@ -201,7 +229,19 @@ impl Line {
         self
     }
 
-    pub fn build(self) -> Diagnosis {
+    pub fn build(mut self) -> Diagnosis {
+        // A line given one fix lists it as its only one, so that `fixes` is the list to
+        // read on every line.
+        if self.0.fixes.is_empty() {
+            if let Some(text) = &self.0.fix {
+                self.0.fixes.push(Fix {
+                    text: text.clone(),
+                    saving_bytes: self.0.saving_bytes,
+                    cost: self.0.cost.clone(),
+                    fits_after: self.0.fits_after,
+                });
+            }
+        }
         self.0
     }
 

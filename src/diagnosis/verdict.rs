@@ -140,13 +140,7 @@ fn fits(report: &HostReport, m: &ModuleReport, capacity: HeadlineFigure) -> Head
 
 /// The highest peak in use of the capture's device pools (**measured**).
 fn pool_peak(report: &HostReport) -> Option<u64> {
-    let runtime = report.runtime.as_ref()?;
-    runtime
-        .allocators
-        .iter()
-        .filter(|a| a.kind == AllocatorKind::Device)
-        .map(|a| a.peak_in_use_bytes)
-        .max()
+    Some(report.runtime.as_ref()?.device_pool()?.peak_in_use_bytes)
 }
 
 /// Whether a measured peak is far enough from the plan's to need saying: more than a

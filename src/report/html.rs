@@ -13,7 +13,9 @@
 use std::fmt::Write;
 
 use super::model::{Label, Report, Role, Verdict};
-use super::view::{self, words, Card, MemoryChart, PlanView, RoleShare, RuntimeView, Table, View};
+use super::view::{
+    self, words, Card, FixView, MemoryChart, PlanView, RoleShare, RuntimeView, Table, View,
+};
 
 /// The longest run of characters shown from one string (a name, a source path, a
 /// sentence); a longer one is cut with `…`.
@@ -214,13 +216,15 @@ fn render_diagnosis(out: &mut String, v: &View) {
     out.push_str("</section>\n");
 }
 
+/// A card: the title once (the id only as a data attribute), the evidence, what it is
+/// made of, why, and the fixes as a numbered list, each with its saving and cost.
 fn render_card(out: &mut String, d: &Card) {
     line!(
         out,
-        "<div class=\"card\">\n<h3>{} {} <code class=\"muted\">({})</code></h3>",
+        "<div class=\"card\" data-id=\"{}\">\n<h3>{} {}</h3>",
+        d.id.as_str(),
         label(d.label),
-        esc(d.title, 400),
-        esc(d.id.as_str(), 80)
+        esc(d.title, 400)
     );
     line!(out, "<p>{}</p>", esc(&d.text, LONG));
     if !d.items.is_empty() {
@@ -230,16 +234,35 @@ fn render_card(out: &mut String, d: &Card) {
         }
         out.push_str("</ul>\n");
     }
-    if let Some(fix) = &d.fix {
+    if let Some(cause) = &d.cause {
         line!(
             out,
             "<p><strong>{}:</strong> {}</p>",
-            words::FIX,
-            esc(fix, LONG)
+            words::CAUSE,
+            esc(cause, LONG)
         );
     }
+    if !d.fixes.is_empty() {
+        let name = if d.fixes.len() == 1 {
+            words::FIX
+        } else {
+            words::FIXES
+        };
+        line!(
+            out,
+            "<p class=\"fixes-title\"><strong>{name}:</strong></p>\n<ol class=\"fixes\">"
+        );
+        for fix in &d.fixes {
+            render_fix(out, fix);
+        }
+        out.push_str("</ol>\n");
+    }
+    out.push_str("</div>\n");
+}
+
+fn render_fix(out: &mut String, f: &FixView) {
     let mut tail = Vec::new();
-    if let Some(s) = &d.saving {
+    if let Some(s) = &f.saving {
         tail.push(format!(
             "{} <strong>{}</strong> {}",
             words::SAVES,
@@ -247,17 +270,19 @@ fn render_card(out: &mut String, d: &Card) {
             label(Label::Estimated)
         ));
     }
-    if let Some(c) = &d.cost {
+    if let Some(c) = &f.cost {
         tail.push(format!("{}: {}", words::COST, esc(c, LONG)));
     }
-    if let Some(then) = d.then {
-        let class = if d.fits == Some(true) { "good" } else { "bad" };
+    if let Some(then) = f.then {
+        let class = if f.fits == Some(true) { "good" } else { "bad" };
         tail.push(format!("<span class=\"{class}\">{}</span>", esc(then, 100)));
     }
-    if !tail.is_empty() {
-        line!(out, "<p class=\"tail\">{}</p>", tail.join("; "));
-    }
-    out.push_str("</div>\n");
+    let tail = if tail.is_empty() {
+        String::new()
+    } else {
+        format!("<br><span class=\"tail\">{}</span>", tail.join("; "))
+    };
+    line!(out, "<li>{}{tail}</li>", esc(&f.text, LONG));
 }
 
 fn render_error(out: &mut String, v: &View) {
@@ -692,6 +717,8 @@ const STYLE: &str = r#"
 .oomlens .l-measured{color:var(--measured)}.oomlens .l-read{color:var(--read)}.oomlens .l-estimated{color:var(--estimated)}
 .oomlens .card{background:var(--panel);border:1px solid var(--line);border-radius:6px;padding:.6em .8em;margin:.6em 0}
 .oomlens .card p{margin:.3em 0}
+.oomlens .card ol.fixes{margin:.2em 0 .3em;padding-left:1.6em}.oomlens .card ol.fixes li{margin:.2em 0}
+.oomlens .card .tail{color:var(--muted);font-size:.92em}
 .oomlens table{border-collapse:collapse;margin:.3em 0}
 .oomlens th,.oomlens td{padding:.15em .6em;text-align:left;vertical-align:top;border-bottom:1px solid var(--line)}
 .oomlens .num{text-align:right;white-space:nowrap;font-variant-numeric:tabular-nums}

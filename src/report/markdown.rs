@@ -6,7 +6,9 @@ use std::fmt::Write;
 
 use super::clean;
 use super::model::Report;
-use super::view::{self, Card, ErrorView, PlanView, ProfilesView, RuntimeView, Table, View};
+use super::view::{
+    self, words, Card, ErrorView, FixView, PlanView, ProfilesView, RuntimeView, Table, View,
+};
 
 /// Escapes Markdown and HTML metacharacters in untrusted text.
 pub fn escape(s: &str, max: usize) -> String {
@@ -267,30 +269,51 @@ fn render_profiles(out: &mut String, p: &ProfilesView) {
     }
 }
 
+/// A card as a list item: **Title** (label), the evidence, then under it what it is made
+/// of, why, and the fix, or the fixes as a numbered list.
 fn render_card(out: &mut String, d: &Card) {
-    let _ = write!(
+    line!(
         out,
-        "- **{}** ({}, {}): {}",
+        "- **{}** ({}): {}",
         escape(d.title, 200),
-        escape(d.id.as_str(), 80),
         d.label.as_str(),
         escape(&d.text, 800)
     );
-    if let Some(fix) = &d.fix {
-        let _ = write!(out, " — *fix:* {}", escape(fix, 800));
-    }
-    if let Some(s) = &d.saving {
-        let _ = write!(out, " — saves {s} (estimated)");
-    }
-    if let Some(c) = &d.cost {
-        let _ = write!(out, "; cost: {}", escape(c, 400));
-    }
-    if let Some(then) = d.then {
-        let _ = write!(out, ", {then}");
-    }
-    out.push('\n');
     for item in &d.items {
         line!(out, "  - {}", escape(item, 400));
+    }
+    if let Some(cause) = &d.cause {
+        line!(out, "  - *{}:* {}", words::CAUSE, escape(cause, 800));
+    }
+    match d.fixes.as_slice() {
+        [] => {}
+        [fix] => line!(out, "  - *{}:* {}", words::FIX, fix_line(fix)),
+        fixes => {
+            line!(out, "  - *{}:*", words::FIXES);
+            for (i, fix) in fixes.iter().enumerate() {
+                line!(out, "    {}. {}", i + 1, fix_line(fix));
+            }
+        }
+    }
+}
+
+/// `text — saves ~X (estimated); cost: …; then fits`.
+fn fix_line(f: &FixView) -> String {
+    let mut tail = Vec::new();
+    if let Some(s) = &f.saving {
+        tail.push(format!("{} {s} (estimated)", words::SAVES));
+    }
+    if let Some(c) = &f.cost {
+        tail.push(format!("{}: {}", words::COST, escape(c, 400)));
+    }
+    if let Some(then) = f.then {
+        tail.push(then.to_owned());
+    }
+    let text = escape(&f.text, 800);
+    if tail.is_empty() {
+        text
+    } else {
+        format!("{text} — {}", tail.join("; "))
     }
 }
 

@@ -430,33 +430,38 @@ pub(super) fn write_row<'a>(
     line!(out, "{}", if trim { line.trim_end() } else { &line });
 }
 
+/// A card: `[label] Title`, the evidence, what it is made of, why, then the fix (`fix:
+/// …`, its saving and cost on the next line) or the fixes, one numbered line each.
 fn render_card(out: &mut String, d: &Card) {
-    line!(
-        out,
-        "  [{}] {} ({})",
-        d.label.as_str(),
-        d.title,
-        d.id.as_str()
-    );
+    line!(out, "  [{}] {}", d.label.as_str(), d.title);
     line!(out, "      {}", clean(&d.text, 800));
     for item in &d.items {
         line!(out, "        - {}", clean(item, 400));
     }
-    if let Some(fix) = &d.fix {
-        line!(out, "      {}: {}", words::FIX, clean(fix, 800));
+    if let Some(cause) = &d.cause {
+        line!(out, "      {}: {}", words::CAUSE, clean(cause, 800));
     }
-    let mut tail = Vec::new();
-    if let Some(s) = &d.saving {
-        tail.push(format!("{} {s} (estimated)", words::SAVES));
-    }
-    if let Some(c) = &d.cost {
-        tail.push(format!("{}: {c}", words::COST));
-    }
-    if let Some(then) = d.then {
-        tail.push(then.to_owned());
-    }
-    if !tail.is_empty() {
-        line!(out, "      {}", tail.join("; "));
+    match d.fixes.as_slice() {
+        [] => {}
+        [fix] => {
+            line!(out, "      {}: {}", words::FIX, clean(&fix.text, 800));
+            let tail = fix.tail();
+            if !tail.is_empty() {
+                line!(out, "      {tail}");
+            }
+        }
+        fixes => {
+            line!(out, "      {}:", words::FIXES);
+            for (i, fix) in fixes.iter().enumerate() {
+                let tail = fix.tail();
+                let tail = if tail.is_empty() {
+                    tail
+                } else {
+                    format!(" — {tail}")
+                };
+                line!(out, "        {}. {}{tail}", i + 1, clean(&fix.text, 800));
+            }
+        }
     }
 }
 

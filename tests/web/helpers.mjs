@@ -251,15 +251,21 @@ export async function viewOf(page, url, name) {
 
 /**
  * What the CLI's text report shows (`oomlens FILE`, one host): the verdict line, the
- * diagnosis lines (`[label] Title (id)`), the plan rows and the module table's rows.
+ * diagnosis cards (`[label] Title`: the id is not shown), the plan rows and the module
+ * table's rows.
  */
+/** The page's cards as the text report shows them: title and label (no id). */
+export function shownCards(cards) {
+  return cards.map(({ title, label }) => ({ title, label }));
+}
+
 export function textFacts(stdout) {
   const lines = stdout.split('\n');
   const verdict = lines.find((l) => l.startsWith('verdict: '));
   const cards = [];
   for (const l of lines) {
-    const m = /^  \[(measured|read|estimated)\] (.*) \(([a-z_]+)\)$/.exec(l);
-    if (m) cards.push({ id: m[3], title: m[2], label: m[1] });
+    const m = /^  \[(measured|read|estimated)\] (.*)$/.exec(l);
+    if (m) cards.push({ title: m[2], label: m[1] });
   }
   const planRows = [];
   let i = lines.indexOf('Plan (read):');

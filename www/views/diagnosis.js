@@ -1,5 +1,6 @@
-// The diagnosis tab: one card per diagnosis line (cause, fix, saving, cost, the check
-// on the user's side), the notes, and the error message box (views/inputs.js).
+// The diagnosis tab: one card per diagnosis line (the evidence, the cause, the fixes
+// each with its saving and cost, the check on the user's side), the notes, and the
+// error message box (views/inputs.js).
 
 import { h, fill } from '../dom.js';
 import { clean } from '../format.js';
@@ -7,27 +8,30 @@ import { $, state } from '../state.js';
 import { label, dl } from './common.js';
 import { errorMessage } from './inputs.js';
 
+/** One fix: what to do, then its saving, its cost and whether the step then fits. */
+function fixItem(f) {
+  const parts = [
+    f.saving != null && ['saves ', h('strong', null, clean(f.saving, 100)), ' ', label('estimated')],
+    f.cost != null && ['cost: ', h('span', { class: 'text' }, clean(f.cost, 1000))],
+    f.then != null && [h('span', { class: f.fits ? 'fits-yes' : 'fits-no' }, f.then), ' ', label('estimated')],
+  ].filter(Boolean);
+  const tail = parts.flatMap((p, i) => (i ? ['; ', p] : [p]));
+  return h('li', null, h('span', { class: 'text' }, clean(f.text, 4000)), tail.length ? h('span', { class: 'tail' }, tail) : null);
+}
+
 export function renderDiagnosis(v) {
+  // The title once, the evidence, why (when it adds to the evidence), then the fixes as
+  // a list: the id is the card's data attribute only.
   const cards = (v.diagnosis || []).map((d) => {
-    const rows = [
-      { name: 'Cause', value: d.cause },
-      d.fix != null && { name: 'Fix', value: d.fix },
-      d.saving != null && {
-        name: 'Saving',
-        value: d.saving,
-        extra: [label('estimated'), d.then != null ? [' — ', h('span', { class: d.fits ? 'fits-yes' : 'fits-no' }, d.then), label('estimated')] : null],
-      },
-      d.saving == null && d.then != null && { name: 'Then', value: '', extra: [h('span', { class: d.fits ? 'fits-yes' : 'fits-no' }, d.then), label('estimated')] },
-      d.cost != null && { name: 'Cost', value: d.cost },
-    ];
+    const fixes = d.fixes || [];
     return h(
       'article',
       { class: 'card', 'data-id': d.id },
       h('h3', null, h('span', { class: 'title' }, d.title), label(d.label)),
       h('p', { class: 'text' }, clean(d.text, 4000)),
       (d.items || []).length ? h('ul', { class: 'items' }, d.items.map((it) => h('li', { class: 'text' }, clean(it, 400)))) : null,
-      h('p', { class: 'id' }, clean(d.id, 80)),
-      dl(rows, 4000),
+      d.cause != null ? dl([{ name: 'Cause', value: d.cause }], 4000) : null,
+      fixes.length ? [h('h4', { class: 'fixes-title' }, fixes.length > 1 ? 'Fixes' : 'Fix'), h('ol', { class: 'fixes' }, fixes.map(fixItem))] : null,
       d.check != null ? h('div', { class: 'check' }, h('span', { class: 'muted' }, 'Check on your side'), h('pre', { class: 'snippet' }, h('code', null, clean(d.check, 1000)))) : null,
     );
   });

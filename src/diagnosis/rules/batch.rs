@@ -11,7 +11,7 @@ use crate::diagnosis::line::{Context, Line};
 use crate::diagnosis::oom;
 use crate::evidence::message::{OomKind, OomMessage};
 use crate::plan::shape::dims_of;
-use crate::report::model::{Diagnosis, DiagnosisId, Label};
+use crate::report::model::{Diagnosis, DiagnosisId, Fix, Label};
 use crate::units::size;
 
 /// An activation this large is a batch's share of the model, not the last small
@@ -46,12 +46,30 @@ pub fn likely_batch(cx: &Context<'_>, lines: &[Diagnosis]) -> Option<Line> {
         "the batch's activations together with the model exceed the GPU's memory; the same message appears when another process holds the GPU, which the message cannot show",
     );
     let half = (batch / 2).max(1);
-    Some(
-        line.fix(format!(
-            "halve the batch ({batch} → {half}) or the input size, use mixed precision (float16 activations), or recompute activations in the backward pass (tf.recompute_grad); if a much smaller batch also fails, something else holds the GPU (nvidia-smi lists the processes; tf.config.experimental.set_memory_growth(gpu, True) stops TensorFlow taking it all)"
-        ))
-        .cost("a smaller batch: more steps per epoch; mixed precision: some numerical care; recomputation: about a third more compute"),
-    )
+    let fix = |text: String, cost: Option<&str>| Fix {
+        text,
+        saving_bytes: None,
+        cost: cost.map(str::to_owned),
+        fits_after: None,
+    };
+    Some(line.fixes(vec![
+        fix(
+            format!("halve the batch ({batch} → {half}) or the input size"),
+            Some("more steps per epoch"),
+        ),
+        fix(
+            "use mixed precision (float16 activations)".into(),
+            Some("some numerical care (loss scaling)"),
+        ),
+        fix(
+            "recompute activations in the backward pass (tf.recompute_grad)".into(),
+            Some("about a third more compute"),
+        ),
+        fix(
+            "if a much smaller batch also fails, something else holds the GPU: nvidia-smi lists the processes; tf.config.experimental.set_memory_growth(gpu, True) stops TensorFlow taking it all".into(),
+            None,
+        ),
+    ]))
 }
 
 /// The failed tensor, when it is shaped like a batch's activation.

@@ -357,7 +357,7 @@ fn large_in_plan(cx: &Context<'_>) -> Option<Line> {
         "; the module also has a host callback (a jax.debug.print?) that materializes whole tensors"
     };
     let text = format!(
-        "one buffer takes over half the pool: {} {} is {} of {} (read, capacity measured){debug}",
+        "{} {} is {} of {} (read, capacity measured){debug}",
         big.name,
         big.shape,
         size(big.bytes),

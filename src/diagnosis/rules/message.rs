@@ -9,7 +9,7 @@ use crate::diagnosis::error_text::close;
 use crate::diagnosis::line::{pct, Context, Line, CHECK};
 use crate::diagnosis::oom;
 use crate::evidence::message::{MessageAllocation, OomKind, OomMessage};
-use crate::report::model::{DiagnosisId, Label};
+use crate::report::model::{DiagnosisId, Fix, Label};
 use crate::units::size;
 
 use super::plan::NOTEWORTHY;
@@ -47,18 +47,30 @@ pub fn arguments_dominate(cx: &Context<'_>) -> Option<Line> {
         text,
         "parameters and optimizer state replicated on every device, kept in 32 bits, or passed twice (old and new state)",
     );
-    Some(
-        line.fix(format!(
-            "1. shard parameters and optimizer state over the devices (FSDP: a mesh axis in in_shardings) instead of replicating them; \
-             2. keep them in bf16 (or the optimizer state in 8 bits): halving their width saves about {} (estimated); \
-             3. donate the state (donate_argnums) so that the new state reuses the old one's memory; \
-             4. a smaller batch, if the batch is among the arguments",
-            size(saving)
-        ))
-        .saving(Some(saving))
-        .cost("sharding adds collectives; 16-bit state needs care (f32 master weights, loss scaling)")
-        .fits_after(oom::excess(m).map(|e| saving >= e)),
-    )
+    let fits = oom::excess(m).map(|e| saving >= e);
+    Some(line.fixes(vec![
+        Fix {
+            text: "keep parameters and optimizer state in bf16 (or the optimizer state in 8 bits), which halves their width".into(),
+            saving_bytes: Some(saving),
+            cost: Some("16-bit state needs care (f32 master weights, loss scaling)".into()),
+            fits_after: fits,
+        },
+        fix(
+            "shard parameters and optimizer state over the devices (FSDP: a mesh axis in in_shardings) instead of replicating them".into(),
+            None,
+            "collectives between the devices",
+        ),
+        fix(
+            "donate the state (donate_argnums) so that the new state reuses the old one's memory".into(),
+            None,
+            "none at run time; the donated input arrays become unusable after the call",
+        ),
+        fix(
+            "a smaller batch, if the batch is among the arguments".into(),
+            None,
+            "more steps per epoch",
+        ),
+    ]))
 }
 
 /// The TPU runtime failed to place a program or buffer while more than the request was
@@ -160,7 +172,7 @@ fn bfc_fragmented(m: &OomMessage, request: u64) -> Option<String> {
             .map(|l| format!(", and its largest free block is {}", size(l)))
             .unwrap_or_default();
         return Some(format!(
-            "{} free inside the {} of regions {name} holds ({} in use, read), more than the {} requested{largest}: the pool is fragmented",
+            "{} free inside the {} of regions {name} holds ({} in use, read), more than the {} requested{largest}",
             size(region - in_use),
             size(region),
             size(in_use),
@@ -171,7 +183,7 @@ fn bfc_fragmented(m: &OomMessage, request: u64) -> Option<String> {
     let free = limit.saturating_sub(in_use);
     (largest < request && free >= request).then(|| {
         format!(
-            "{} free in {name} ({} limit − {} in use, read), more than the {} requested, but its largest free block is {}: the pool is fragmented",
+            "{} free in {name} ({} limit − {} in use, read), more than the {} requested, but its largest free block is {}",
             size(free),
             size(limit),
             size(in_use),
@@ -224,7 +236,7 @@ pub fn xla_remat(cx: &Context<'_>) -> Option<Line> {
                 .collect();
             let first = labels.first()?;
             format!(
-                "XLA already rematerialized: {} of the listed allocations are instructions it recomputed ({first}, read)",
+                "{} of the listed allocations are instructions XLA recomputed ({first}, read)",
                 labels.len()
             )
         }
@@ -295,42 +307,27 @@ pub fn aggregate_too_big(cx: &Context<'_>) -> Option<Line> {
     .iter()
     .filter_map(|rule| rule(cx))
     .collect();
-    let excess = oom::excess(m);
     if !causes.is_empty() {
         let savings: Option<u64> = causes
             .iter()
             .map(Line::saving_bytes)
             .try_fold(0u64, |sum, s| s.map(|s| sum.saturating_add(s)));
-        match (excess, savings) {
+        match (oom::excess(m), savings) {
             (Some(e), Some(s)) if s < e => {}
             _ => return None,
         }
     }
-    let fixes = ranked_fixes(m);
-    let best = fixes.iter().filter_map(|f| f.saving).max();
     let mut text = overflow(m);
     if !causes.is_empty() {
         text.push_str("; the causes above do not cover the overflow");
     }
-    let text = format!("{text}: the aggregate is too big");
-    let fix = fixes
-        .iter()
-        .enumerate()
-        .map(|(i, f)| format!("{}. {}", i + 1, f.text))
-        .collect::<Vec<_>>()
-        .join("; ");
     let line = Line::new(
         DiagnosisId::AggregateTooBig,
         Label::Read,
         text,
         "no single buffer or cause: the program's batch, state and activations together exceed the memory",
     );
-    Some(
-        line.fix(fix)
-            .saving(best)
-            .cost("each fix has its own: see it")
-            .fits_after(excess.zip(best).map(|(e, s)| s >= e)),
-    )
+    Some(line.fixes(ranked_fixes(m)))
 }
 
 /// `(limit, reached)` of a rematerialization warning that stayed above its limit (a
@@ -438,9 +435,18 @@ pub fn too_little_to_tell(
         text,
         "too little in the message: the program's need and the device's memory are not stated",
     );
-    Some(line.fix(format!(
-        "compare what the program needs ({CHECK}: argument + output + temp − alias) with what the device has (jax.local_devices()[0].memory_stats()['bytes_limit']): near or above it, the program is too big (a smaller batch, jax.checkpoint, sharding, bf16); far below it, something else holds memory (nvidia-smi, jax.live_arrays(), XLA_PYTHON_CLIENT_PREALLOCATE=false). Or give oomlens more: the whole log from the first error on, the XLA dump (XLA_FLAGS=--xla_dump_to=DIR), or a profiler capture (jax.profiler.trace)"
-    )))
+    let how = |text: String| Fix {
+        text,
+        saving_bytes: None,
+        cost: None,
+        fits_after: None,
+    };
+    Some(line.fixes(vec![
+        how(format!(
+            "compare what the program needs ({CHECK}: argument + output + temp − alias) with what the device has (jax.local_devices()[0].memory_stats()['bytes_limit']): near or above it, the program is too big (a smaller batch, jax.checkpoint, sharding, bf16); far below it, something else holds memory (nvidia-smi, jax.live_arrays(), XLA_PYTHON_CLIENT_PREALLOCATE=false)"
+        )),
+        how("give oomlens more: the whole log from the first error on, the XLA dump (XLA_FLAGS=--xla_dump_to=DIR), or a profiler capture (jax.profiler.trace)".into()),
+    ]))
 }
 
 /// The message's own statement of the overflow, for the aggregate line.
@@ -534,117 +540,146 @@ fn pool_state(m: &OomMessage) -> String {
     String::new()
 }
 
-/// A fix of the aggregate, with what the message supports and the saving it allows.
-struct Fix {
-    text: String,
-    saving: Option<u64>,
-    /// Its place among fixes without a saving (batch first, remat last).
-    order: usize,
+/// One fix of the aggregate, with its cost, and the saving the message supports.
+fn fix(text: String, saving: Option<u64>, cost: &str) -> Fix {
+    Fix {
+        text,
+        saving_bytes: saving,
+        cost: Some(cost.to_owned()),
+        fits_after: None,
+    }
 }
 
 /// The fixes of an aggregate too big, ranked: by the saving the message supports,
 /// largest first, then those it gives no figure for, in the usual order (batch,
-/// donation, dtype, sharding, host offload, remat).
+/// donation, dtype, sharding, host offload, remat); each says whether the overflow
+/// then fits, when the message states it.
 fn ranked_fixes(m: &OomMessage) -> Vec<Fix> {
-    let listed = &m.allocations;
-    let largest = listed.first().map(|a| {
-        let shape = if a.shape.is_empty() {
-            "".to_owned()
-        } else {
-            format!(" {}", a.shape)
-        };
-        format!("{}{shape}{}", size(a.size_bytes), oom::origin(a))
-    });
-    let mut fixes = Vec::new();
-    // Batch: activations and temporaries scale with it.
+    let mut fixes = vec![
+        batch_fix(m),
+        donation_fix(m),
+        dtype_fix(m),
+        shard_fix(m),
+        fix(
+            "offload what waits between uses to host memory (optimizer state, activations: memory kind pinned_host)".into(),
+            None,
+            "host-to-device transfers per step",
+        ),
+        remat_fix(m),
+    ];
+    // Stable: fixes without a figure keep the usual order, after those with one.
+    fixes.sort_by_key(|f| std::cmp::Reverse(f.saving_bytes));
+    let excess = oom::excess(m);
+    for f in &mut fixes {
+        f.fits_after = excess.zip(f.saving_bytes).map(|(e, s)| s >= e);
+    }
+    fixes
+}
+
+/// Batch: activations and temporaries scale with it.
+fn batch_fix(m: &OomMessage) -> Fix {
     let temp = m.temp_bytes.filter(|&t| t > 0);
-    fixes.push(Fix {
-        text: match temp {
-            Some(t) => format!(
-                "a smaller (micro-)batch with gradient accumulation: the temporaries take {}{} and scale with the batch; halving it saves about {} (estimated)",
-                size(t),
-                m.program_bytes
-                    .or(m.used_bytes)
-                    .map(|p| format!(" ({:.0}% of the program)", pct(t, p)))
-                    .unwrap_or_default(),
-                size(t / 2)
-            ),
-            None => "a smaller (micro-)batch with gradient accumulation: activations and temporaries scale with the batch".into(),
-        },
-        saving: temp.map(|t| t / 2),
-        order: 0,
-    });
-    // Donation: outputs that could reuse the arguments.
+    let text = match temp {
+        Some(t) => format!(
+            "a smaller (micro-)batch with gradient accumulation: the temporaries take {}{} and scale with the batch; the saving is for half the batch",
+            size(t),
+            m.program_bytes
+                .or(m.used_bytes)
+                .map(|p| format!(" ({:.0}% of the program)", pct(t, p)))
+                .unwrap_or_default(),
+        ),
+        None => "a smaller (micro-)batch with gradient accumulation: activations and temporaries scale with the batch".into(),
+    };
+    fix(
+        text,
+        temp.map(|t| t / 2),
+        "more steps per batch: half the batch, twice the steps",
+    )
+}
+
+/// Donation: outputs that could reuse the arguments.
+fn donation_fix(m: &OomMessage) -> Fix {
     let donatable = m
         .arguments_bytes
         .zip(m.output_bytes)
         .map(|(a, o)| a.min(o))
         .filter(|&d| d > 0);
-    fixes.push(Fix {
-        text: match donatable {
-            Some(d) => format!(
-                "donate the state (donate_argnums): the outputs ({}) can reuse the arguments ({}), up to {} (estimated)",
-                size(m.output_bytes.unwrap_or(0)),
-                size(m.arguments_bytes.unwrap_or(0)),
-                size(d)
-            ),
-            None => "donate the state (donate_argnums) so that the new state reuses the old one's memory".into(),
-        },
-        saving: donatable,
-        order: 1,
-    });
-    // Dtype: 32-bit allocations of the listing.
-    let wide: u64 = listed
-        .iter()
+    let text = match donatable {
+        Some(d) => format!(
+            "donate the state (donate_argnums): the outputs ({}) can reuse the arguments ({}), up to {} (estimated)",
+            size(m.output_bytes.unwrap_or(0)),
+            size(m.arguments_bytes.unwrap_or(0)),
+            size(d)
+        ),
+        None => "donate the state (donate_argnums) so that the new state reuses the old one's memory".into(),
+    };
+    fix(
+        text,
+        donatable,
+        "none at run time; the donated input arrays become unusable after the call",
+    )
+}
+
+/// Dtype: the 32-bit allocations of the listing.
+fn dtype_fix(m: &OomMessage) -> Fix {
+    let wide: u64 = (m.allocations.iter())
         .filter(|a| is_32_bit(a))
         .map(|a| a.size_bytes)
         .fold(0, u64::saturating_add);
-    fixes.push(Fix {
-        text: if wide > 0 {
+    let text = if wide > 0 {
+        format!(
+            "a 16-bit dtype (bf16) for activations and state: the listing holds {} in 32-bit types, which bf16 halves",
+            size(wide),
+        )
+    } else {
+        "a 16-bit dtype (bf16) for activations and state halves them".into()
+    };
+    fix(
+        text,
+        (wide > 0).then_some(wide / 2),
+        "precision: keep f32 master weights, and scale the loss if gradients underflow",
+    )
+}
+
+/// Sharding, pointing at the largest listed allocation when there is one.
+fn shard_fix(m: &OomMessage) -> Fix {
+    let text = match m.allocations.first() {
+        Some(a) => {
+            let shape = if a.shape.is_empty() {
+                String::new()
+            } else {
+                format!(" {}", a.shape)
+            };
             format!(
-                "a 16-bit dtype (bf16) for activations and state: the listing holds {} in 32-bit types; bf16 halves them, saving about {} (estimated)",
-                size(wide),
-                size(wide / 2)
+                "shard over more devices (the largest listed allocation: {}{shape}{}); check that nothing large is replicated",
+                size(a.size_bytes),
+                oom::origin(a)
             )
-        } else {
-            "a 16-bit dtype (bf16) for activations and state halves them".into()
-        },
-        saving: (wide > 0).then_some(wide / 2),
-        order: 2,
-    });
-    fixes.push(Fix {
-        text: match &largest {
-            Some(l) => format!("shard over more devices (the largest listed allocation: {l}); check that nothing large is replicated"),
-            None => "shard over more devices; check that nothing large is replicated".into(),
-        },
-        saving: None,
-        order: 3,
-    });
-    fixes.push(Fix {
-        text: "offload what waits between uses to host memory (optimizer state, activations: memory kind pinned_host)".into(),
-        saving: None,
-        order: 4,
-    });
-    let forward = listed
-        .iter()
+        }
+        None => "shard over more devices; check that nothing large is replicated".into(),
+    };
+    fix(
+        text,
+        None,
+        "collectives between the devices, and more devices",
+    )
+}
+
+/// Remat, with how many listed allocations are forward activations.
+fn remat_fix(m: &OomMessage) -> Fix {
+    let forward = (m.allocations.iter())
         .filter(|a| a.op_name.contains("jvp(") || is_remat(oom::instruction(&a.xla_label)))
         .count();
-    fixes.push(Fix {
-        text: if forward > 0 {
-            format!("jax.checkpoint (remat) on the repeated block: {forward} of the listed allocations are forward activations kept for the backward pass or already rematerialized by XLA")
-        } else {
-            "jax.checkpoint (remat) on the repeated block: activations kept for the backward pass are recomputed instead".into()
-        },
-        saving: None,
-        order: 5,
-    });
-    fixes.sort_by(|a, b| match (a.saving, b.saving) {
-        (Some(x), Some(y)) => y.cmp(&x).then(a.order.cmp(&b.order)),
-        (Some(_), None) => std::cmp::Ordering::Less,
-        (None, Some(_)) => std::cmp::Ordering::Greater,
-        (None, None) => a.order.cmp(&b.order),
-    });
-    fixes
+    let text = if forward > 0 {
+        format!("jax.checkpoint (remat) on the repeated block: {forward} of the listed allocations are forward activations kept for the backward pass or already rematerialized by XLA")
+    } else {
+        "jax.checkpoint (remat) on the repeated block: activations kept for the backward pass are recomputed instead".into()
+    };
+    fix(
+        text,
+        None,
+        "about one more forward pass of the block per step",
+    )
 }
 
 /// `f32[…]`, `s32[…]`, `u32[…]`: 32-bit elements (64-bit too: both halve, or better).

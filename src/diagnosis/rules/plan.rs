@@ -68,7 +68,7 @@ pub fn role_forward(cx: &Context<'_>) -> Option<Line> {
         return None;
     }
     let text = format!(
-        "mostly forward activations kept for backward: {} of the heap peak {} ({:.1}%, read){}",
+        "{} of the heap peak {} ({:.1}%, read){}",
         size(roles.forward),
         size(heap),
         pct(roles.forward, heap),
@@ -82,7 +82,7 @@ pub fn role_forward(cx: &Context<'_>) -> Option<Line> {
         text,
         "activations saved for the backward pass grow with batch × sequence; naive attention adds B·H·S·S per layer",
     );
-    Some(line.remedy(cx, forward_remedy(p, roles.forward)))
+    Some(line.remedies(cx, forward_remedies(p, roles.forward)))
 }
 
 /// The blocks a model repeats, as its forward activations show them: the iterations of
@@ -128,40 +128,45 @@ fn remat_saving(forward: u64, blocks: u64) -> u64 {
     forward.saturating_sub(forward.saturating_mul(2) / blocks.max(1))
 }
 
-/// Remat of the repeated block, estimated from how many blocks the plan repeats; with
-/// no repeated block (or two, where the backward pass of one holds as much as both
-/// kept), a smaller micro-batch is the fix that shrinks the activations.
-fn forward_remedy(p: &Plan, forward: u64) -> Remedy {
+/// Remat of the repeated block, estimated from how many blocks the plan repeats, then a
+/// smaller micro-batch; with no repeated block (or two, where the backward pass of one
+/// holds as much as both kept), a smaller micro-batch is the fix that shrinks the
+/// activations. Then a shorter sequence, when S×S attention buffers are kept.
+fn forward_remedies(p: &Plan, forward: u64) -> Vec<Remedy> {
     let heap = p.heap_peak_bytes.max(p.roles_at_peak.total());
     let blocks = repeated_blocks(p);
     let remat = blocks
         .map(|n| (n, remat_saving(forward, n)))
         .filter(|&(_, s)| s > 0);
-    let (mut fix, saving, cost) = match remat {
-        Some((n, saving)) => (
-            format!(
-                "wrap the repeated block ({n} of them at the peak) in jax.checkpoint (remat): the {} kept for backward go, and the backward pass recomputes one block at a time, holding about twice its share ({}) with its gradients, so the peak moves to the backward pass, saving about {} (estimated; at most {} if the backward pass held nothing more); or use a smaller micro-batch with gradient accumulation: the temporaries scale with the batch, halving it saves about {} (estimated)",
-                size(forward),
-                size(forward.saturating_mul(2) / n),
-                size(saving),
-                size(forward),
-                size(heap / 2)
-            ),
-            saving,
-            "about one more forward pass per step (~+30% step time)",
-        ),
-        None => (
-            format!(
-                "halve the micro-batch and accumulate gradients over two: the activations and temporaries scale with the batch, saving about {} (estimated); remat cannot be estimated here: {}",
-                size(heap / 2),
+    let mut remedies = match remat {
+        Some((n, saving)) => vec![
+            Remedy {
+                fix: format!(
+                    "wrap the repeated block ({n} of them at the peak) in jax.checkpoint (remat): the {} kept for backward go, and the backward pass recomputes one block at a time, holding about twice its share ({}) with its gradients, so the peak moves to the backward pass (the saving is at most {} if the backward pass held nothing more)",
+                    size(forward),
+                    size(forward.saturating_mul(2) / n),
+                    size(forward),
+                ),
+                saving: Some(saving),
+                cost: "about one more forward pass per step (~+30% step time)",
+            },
+            Remedy {
+                fix: "halve the micro-batch and accumulate gradients over two: the activations and temporaries scale with the batch".into(),
+                saving: Some(heap / 2),
+                cost: "twice as many steps per batch",
+            },
+        ],
+        None => vec![Remedy {
+            fix: format!(
+                "halve the micro-batch and accumulate gradients over two: the activations and temporaries scale with the batch; remat cannot be estimated here: {}",
                 match blocks {
                     Some(n) => format!("with {n} repeated blocks, the backward pass of one holds about as much as the forward keeps"),
                     None => "the plan shows no repeated block whose activations it could drop".to_owned(),
                 }
             ),
-            heap / 2,
-            "twice as many steps per batch",
-        ),
+            saving: Some(heap / 2),
+            cost: "twice as many steps per batch",
+        }],
     };
     let squares: u64 = p
         .live_at_peak
@@ -170,17 +175,16 @@ fn forward_remedy(p: &Plan, forward: u64) -> Remedy {
         .map(|x| x.bytes)
         .fold(0, u64::saturating_add);
     if squares > 0 {
-        fix.push_str(&format!(
-            "; {} are S×S attention buffers: halving the sequence shrinks them 4× ({} saved, estimated); with a fused attention kernel, check that these buffers leave the plan",
-            size(squares),
-            size(squares - squares / 4)
-        ));
+        remedies.push(Remedy {
+            fix: format!(
+                "halve the sequence: {} are S×S attention buffers, which it shrinks 4×; with a fused attention kernel, check that these buffers leave the plan",
+                size(squares),
+            ),
+            saving: Some(squares - squares / 4),
+            cost: "shorter sequences per example",
+        });
     }
-    Remedy {
-        fix,
-        saving: Some(saving),
-        cost,
-    }
+    remedies
 }
 
 /// Mostly backward: gradients and their temporaries.
@@ -192,7 +196,7 @@ pub fn role_backward(cx: &Context<'_>) -> Option<Line> {
         return None;
     }
     let text = format!(
-        "mostly backward: gradients and their temporaries take {} of the heap peak {} ({:.1}%, read)",
+        "{} of the heap peak {} ({:.1}%, read)",
         size(roles.backward),
         size(heap),
         pct(roles.backward, heap)
@@ -220,7 +224,7 @@ pub fn role_workspace(cx: &Context<'_>) -> Option<Line> {
         return None;
     }
     let text = format!(
-        "library workspace (GEMM/convolution scratch) takes {} of the heap peak ({:.1}%, read)",
+        "GEMM/convolution scratch takes {} of the heap peak ({:.1}%, read)",
         size(roles.workspace),
         pct(roles.workspace, heap)
     );
@@ -251,7 +255,7 @@ pub fn no_donation(cx: &Context<'_>) -> Option<Line> {
         return None;
     }
     let text = format!(
-        "no donated parameters: {} parameters and {} outputs are live together, 0 donated; {} of the outputs have a parameter's shape, so donating the state could save up to {} (estimated)",
+        "{} parameters and {} outputs are live together, 0 donated; {} of the outputs have a parameter's shape, so donating the state could save up to {} (estimated)",
         size(p.parameter_bytes),
         size(p.non_aliased_output_bytes),
         size(donatable),
@@ -280,7 +284,7 @@ pub fn xla_remat(cx: &Context<'_>) -> Option<Line> {
         return None;
     }
     let text = format!(
-        "XLA already rematerialized {} instructions (read)",
+        "{} instructions of the plan are copies its rematerialization made (read)",
         p.remat_instructions
     );
     let line = Line::new(
@@ -386,7 +390,7 @@ pub fn debug_callback(cx: &Context<'_>) -> Option<Line> {
         return None;
     }
     let text = format!(
-        "host callbacks in the module ({}): each forces its operands to be materialized and sent to the host",
+        "the module calls back to the host ({}): each forces its operands to be materialized and sent to the host",
         p.host_callbacks.join(", ")
     );
     let line = Line::new(
@@ -428,7 +432,7 @@ pub fn tpu_padding(cx: &Context<'_>) -> Option<Line> {
         })
         .unwrap_or_default();
     let text = format!(
-        "layout padding wastes {} of {} live at the peak ({:.1}%, read){}",
+        "{} of {} live at the peak is padding ({:.1}%, read){}",
         size(p.padding_bytes),
         size(padded),
         pct(p.padding_bytes, padded),

@@ -40,15 +40,16 @@ pub fn no_allocator_events(cx: &Context<'_>) -> Option<Line> {
             "so if it ran on a GPU or TPU they were in the part that was cut (on the CPU backend there are none)"
         };
         let text = format!(
-            "no allocator events were read: the capture is cut short in or before its host plane (/host:CPU), where the allocator records them, {whose} (see the note capture_truncated); runtime peaks, growth and live arrays are unavailable. Copy the file again, or capture again"
+            "the capture is cut short in or before its host plane (/host:CPU), where the allocator records them, {whose} (see the notes); runtime peaks, growth and live arrays are unavailable"
         );
         // An absence is read from what the capture holds, not measured.
-        return Some(Line::new(
+        let line = Line::new(
             DiagnosisId::NoAllocatorEvents,
             Label::Read,
             text,
             "the capture is cut in or before the plane that records the allocator",
-        ));
+        );
+        return Some(line.fix("copy the file again, or capture again"));
     }
     let why = if has_device {
         "the device allocator recorded no MemoryAllocation events: JAX was not using the BFC allocator \
@@ -56,14 +57,10 @@ pub fn no_allocator_events(cx: &Context<'_>) -> Option<Line> {
     } else {
         "the capture has no device plane: it ran on the CPU backend, whose allocator records no events"
     };
-    let text = format!(
-        "no allocator events: {why}; runtime peaks, growth and live arrays are unavailable. To record them, run on GPU/TPU with the default allocator and profile with jax.profiler.trace (host_tracer_level 2, the default)"
-    );
-    Some(Line::new(
-        DiagnosisId::NoAllocatorEvents,
-        Label::Read,
-        text,
-        why,
+    let text = format!("{why}; runtime peaks, growth and live arrays are unavailable");
+    let line = Line::new(DiagnosisId::NoAllocatorEvents, Label::Read, text, why);
+    Some(line.fix(
+        "to record them, run on GPU/TPU with the default allocator and profile with jax.profiler.trace (host_tracer_level 2, the default)",
     ))
 }
 
@@ -197,7 +194,7 @@ pub fn allocator_retry(cx: &Context<'_>) -> Option<Line> {
         list => format!(" in {}", list.join(", ")),
     };
     let text = format!(
-        "AllocatorRetry: the allocator waited for memory {} time{}{waited}, longest {:.2} s, total {:.2} s (measured){}",
+        "{} AllocatorRetry event{}{waited}, longest {:.2} s, total {:.2} s (measured){}",
         retry.count,
         if retry.count == 1 { "" } else { "s" },
         retry.longest_ns / 1e9,

@@ -142,7 +142,7 @@ pub fn tpu_padding(cx: &Context<'_>) -> Option<Line> {
         format!("the program's {}", size(whole))
     };
     let mut text = format!(
-        "layout padding wastes {} of {whole_text} ({:.1}%, read)",
+        "{} of {whole_text} is padding ({:.1}%, read)",
         size(waste),
         pct(waste, whole)
     );

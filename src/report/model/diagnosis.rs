@@ -21,14 +21,21 @@ pub struct Diagnosis {
     pub text: String,
     /// Why it happens.
     pub cause: String,
-    /// What to do, when something can be done.
+    /// What to do, when something can be done: the first of `fixes` (the one ranked
+    /// first), kept for readers of one fix per line.
     pub fix: Option<String>,
-    /// Estimated bytes the fix saves.
+    /// Estimated bytes the first fix saves (the largest saving of `fixes`: fixes with a
+    /// saving are ranked first, largest first).
     pub saving_bytes: Option<u64>,
-    /// What the fix costs (time, a recompile, …).
+    /// What the first fix costs (time, a recompile, …).
     pub cost: Option<String>,
-    /// Whether the plan would then fit the capacity, when a capacity is known.
+    /// Whether the plan would fit the capacity after the first fix, when a capacity is
+    /// known.
     pub fits_after: Option<bool>,
+    /// Every fix of the line, ranked, each with its own saving and cost where the rule
+    /// knows them; empty when nothing can be done. The first is `fix`.
+    #[serde(default)]
+    pub fixes: Vec<Fix>,
     /// How to check the estimate on the user's side.
     pub check: Option<String>,
     /// Why the saving is an upper bound, when it is one (the fix saves at most that
@@ -43,6 +50,19 @@ pub struct Diagnosis {
     /// loop): each with its figures, read from the plan.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub items: Vec<DiagnosisItem>,
+}
+
+/// One fix of a diagnosis line.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Fix {
+    /// What to do.
+    pub text: String,
+    /// Estimated bytes it saves, when the rule can tell (estimated).
+    pub saving_bytes: Option<u64>,
+    /// What it costs (time, precision, a recompile, …), when the rule can tell.
+    pub cost: Option<String>,
+    /// Whether the plan would then fit the capacity, when both are known (estimated).
+    pub fits_after: Option<bool>,
 }
 
 /// One thing a diagnosis line is made of (a stack of a scan loop).

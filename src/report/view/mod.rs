@@ -69,8 +69,13 @@ pub mod words {
     pub const NOTES: &str = "Notes";
     /// The diagnosis section's title.
     pub const DIAGNOSIS: &str = "Diagnosis";
-    /// Before a diagnosis line's fix.
+    /// Before why a diagnosis line happens.
+    pub const CAUSE: &str = "cause";
+    /// Before a diagnosis line's only fix.
     pub const FIX: &str = "fix";
+    /// Before a diagnosis line's fixes, when it has several (ranked: those with a
+    /// saving first, largest first).
+    pub const FIXES: &str = "fixes";
     /// `saves ~50.0 MiB (estimated)`.
     pub const SAVES: &str = "saves";
     /// Before a diagnosis line's cost.
@@ -456,7 +461,9 @@ pub struct NoteView {
     pub text: String,
 }
 
-/// A diagnosis line as a card: title, label, the finding, and what to do.
+/// A diagnosis line as a card: the title once, its label, the evidence, why (when that
+/// adds to the evidence), and the fixes as a list. The id is for anchors and data
+/// attributes, never for the card's text.
 #[derive(Debug, Clone, Serialize)]
 pub struct Card {
     /// The line's id.
@@ -465,25 +472,50 @@ pub struct Card {
     pub title: &'static str,
     /// Where its figures come from.
     pub label: Label,
-    /// The line itself, with its figures.
+    /// The evidence: the line itself, with its figures.
     pub text: String,
-    /// Why it happens.
-    pub cause: String,
-    /// What to do.
-    pub fix: Option<String>,
-    /// `~50.0 MiB` (estimated).
-    pub saving: Option<String>,
-    /// What the fix costs.
-    pub cost: Option<String>,
-    /// `then fits` / `still does not fit` (estimated).
-    pub then: Option<&'static str>,
-    /// Whether the step then fits, as `then` says it.
-    pub fits: Option<bool>,
+    /// Why it happens; none when the title or the evidence already says it.
+    pub cause: Option<String>,
+    /// What to do, ranked, each with its own saving and cost.
+    pub fixes: Vec<FixView>,
     /// How to check the estimate on the user's side.
     pub check: Option<String>,
     /// What the finding is made of, one line each (`f32[6,8,128,512] ×2 = 24.0 MiB,
     /// forward, kept for backward, at model.py:57 (jit(step)/…)`).
     pub items: Vec<String>,
+}
+
+/// One fix of a card.
+#[derive(Debug, Clone, Serialize)]
+pub struct FixView {
+    /// What to do.
+    pub text: String,
+    /// `~50.0 MiB` (estimated).
+    pub saving: Option<String>,
+    /// What it costs.
+    pub cost: Option<String>,
+    /// `then fits` / `still does not fit` (estimated).
+    pub then: Option<&'static str>,
+    /// Whether the step then fits, as `then` says it.
+    pub fits: Option<bool>,
+}
+
+impl FixView {
+    /// `saves ~50.0 MiB (estimated); cost: twice as many steps; then fits`, or empty:
+    /// what the text report writes after a fix.
+    pub fn tail(&self) -> String {
+        let mut parts = Vec::new();
+        if let Some(s) = &self.saving {
+            parts.push(format!("{} {s} (estimated)", words::SAVES));
+        }
+        if let Some(c) = &self.cost {
+            parts.push(format!("{}: {c}", words::COST));
+        }
+        if let Some(then) = self.then {
+            parts.push(then.to_owned());
+        }
+        parts.join("; ")
+    }
 }
 
 /// Lays out one host's report; `top` is how many live buffers to list.
@@ -647,17 +679,45 @@ fn card(d: &crate::report::model::Diagnosis) -> Card {
         title: present::title(d.id),
         label: d.label,
         text: d.text.clone(),
-        cause: d.cause.clone(),
-        fix: d.fix.clone(),
-        saving: d.saving_bytes.map(|s| format!("~{}", size(s))),
-        cost: d.cost.clone(),
-        then: d
-            .fits_after
-            .map(|f| if f { "then fits" } else { "still does not fit" }),
-        fits: d.fits_after,
+        cause: (!repeats(&d.cause, &[&d.title, &d.text])).then(|| d.cause.clone()),
+        fixes: d
+            .fixes
+            .iter()
+            .map(|f| FixView {
+                text: f.text.clone(),
+                saving: f.saving_bytes.map(|s| format!("~{}", size(s))),
+                cost: f.cost.clone(),
+                then: f
+                    .fits_after
+                    .map(|f| if f { "then fits" } else { "still does not fit" }),
+                fits: f.fits_after,
+            })
+            .collect(),
         check: d.check.clone(),
         items: d.items.iter().map(item).collect(),
     }
+}
+
+/// Whether `sentence` says nothing that one of `said` does not already say: empty, or
+/// found in it, letters and digits compared without case or punctuation.
+fn repeats(sentence: &str, said: &[&str]) -> bool {
+    fn words(s: &str) -> String {
+        let spaced: String = (s.chars())
+            .map(|c| {
+                if c.is_alphanumeric() {
+                    c.to_ascii_lowercase()
+                } else {
+                    ' '
+                }
+            })
+            .collect();
+        format!(
+            " {} ",
+            spaced.split_whitespace().collect::<Vec<_>>().join(" ")
+        )
+    }
+    let sentence = words(sentence);
+    sentence.trim().is_empty() || said.iter().any(|s| words(s).contains(&sentence))
 }
 
 fn item(i: &crate::report::model::DiagnosisItem) -> String {

@@ -133,3 +133,22 @@ fn executions_are_listed_latest_first_cut_and_marked() {
 fn executions_table(rt: &Runtime) -> Table {
     executions(rt, Some("jit_step(1)")).expect("an executions table")
 }
+
+#[test]
+fn a_cause_the_title_or_the_text_already_says_is_not_repeated() {
+    let title = "Mostly backward: gradients and their temporaries";
+    let text =
+        "the capture has no device plane: it ran on the CPU backend; runtime peaks are unavailable";
+    assert!(repeats("gradients and their temporaries", &[title, text]));
+    assert!(repeats(
+        "the capture has no device plane: it ran on the CPU backend",
+        &[title, text]
+    ));
+    assert!(repeats("", &[title]));
+    // Whole words only: "temporar" is not said by "temporaries".
+    assert!(!repeats("temporar", &[title]));
+    assert!(!repeats(
+        "old and new state are live together",
+        &[title, text]
+    ));
+}
