@@ -326,4 +326,41 @@ describe('oomlens page: the runtime timeline', { skip: skip || false }, () => {
     clean(log);
     await page.close();
   });
+  test('figures that could be read as one say which is which; lists add up to their total; no trend claimed from a series that goes up and down', { skip: absent(TPU, ATTENTION) }, async () => {
+    // Attention: the plan's peak (192 MiB) and the pool's measured peak (432 MiB) are
+    // both in the verdict, each labelled, with the note saying why they differ; its
+    // selected module's starts go 304 → 288 → 304 MiB: no growth figure.
+    const json = cliJson(ATTENTION);
+    const { page, log } = await openRuntime('__shared__/tracelens_jax08_attention_tw003.xplane.pb');
+    const figures = await page.$$eval('#headline-figures li', (lis) => lis.map((li) => [li.dataset.name, li.querySelector('strong').textContent, li.textContent]));
+    const named = Object.fromEntries(figures.map(([n, shown, all]) => [n, { shown, all }]));
+    assert.equal(named.peak.shown, json.headline.figures.find((f) => f.name === 'peak').shown);
+    assert.equal(named['peak in use'].shown, json.headline.figures.find((f) => f.name === 'peak_in_use').shown);
+    assert.match(named['peak in use'].all, /measured/);
+    assert.match(named.peak.all, /read/);
+    const note = await page.$eval('#headline-note', (p) => (p.hidden ? '' : p.textContent));
+    assert.equal(note, json.headline.note);
+    assert.match(note, /more at its peak/);
+    assert.equal(json.runtime.growth_per_execution_bytes, null);
+    assert.doesNotMatch(await page.textContent('#panel-runtime'), /growth per execution: [−+]\d/);
+    clean(log);
+    await page.close();
+    // TPU: what is live at the last start adds up to the bytes in use then, the
+    // runtime's reservation a row of its own, with no count of arrays it never had.
+    const tpu = cliJson(TPU);
+    const second = await openRuntime('__shared__/xprof_tpu_inference_2_clean.xplane.pb');
+    const rows = await second.page.$$eval('#live-groups tbody tr', (trs) => trs.map((tr) => [...tr.cells].map((c) => c.textContent)));
+    assert.equal(rows.length, tpu.runtime.live_at_last_execution.length);
+    const reserved = rows.find((r) => r[2].startsWith('reserved by the runtime'));
+    assert.ok(reserved, `a reserved row: ${JSON.stringify(rows)}`);
+    assert.equal(reserved[1], '—', 'no array count for memory not seen as arrays');
+    assert.ok(rows.every((r) => r[1] !== '0'), 'no "0 arrays"');
+    const sum = tpu.runtime.live_at_last_execution.reduce((t, g) => t + g.bytes, 0);
+    assert.equal(sum, tpu.runtime.in_use_at_selected_starts.at(-1), 'the groups add up to the bytes in use');
+    const title = await second.page.$$eval('#panel-runtime h3', (hs) => hs.map((x) => x.textContent).find((x) => x.startsWith('Live at the start')));
+    // The same title as the CLI's text report, which states the total the rows add up to.
+    assert.ok(cli(TPU).stdout.includes(`  ${title.charAt(0).toLowerCase()}${title.slice(1).replace(/(measured)$/, '').trim()}:`), title);
+    clean(second.log);
+    await second.page.close();
+  });
 });
