@@ -101,14 +101,23 @@ fn bands_lie_in_the_window_and_add_up_to_bytes_in_use() {
     }
 }
 
-#[test]
-fn devices_are_listed_in_natural_order() {
+/// The real four-device TPU capture, or none (saying so) where `../shared` is absent.
+fn shared_tpu_capture() -> Option<PathBuf> {
     let path = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../shared/captures/xprof_tpu_inference_2_clean.xplane.pb");
-    if !path.is_file() {
+    if path.is_file() {
+        Some(path)
+    } else {
         eprintln!("SKIP: ../shared/captures is absent");
-        return;
+        None
     }
+}
+
+#[test]
+fn devices_are_listed_in_natural_order() {
+    let Some(path) = shared_tpu_capture() else {
+        return;
+    };
     let rt = runtime(&path);
     let names: Vec<&str> = rt.allocators.iter().map(|a| a.name.as_str()).collect();
     assert_eq!(names, ["TPU:0", "TPU:1", "TPU:2", "TPU:3"]);
@@ -121,12 +130,9 @@ fn devices_are_listed_in_natural_order() {
 /// again at their events' places in the file, the layout left out of the shape.
 #[test]
 fn a_buffer_tells_the_shape_and_op_its_allocation_event_names() {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../shared/captures/xprof_tpu_inference_2_clean.xplane.pb");
-    if !path.is_file() {
-        eprintln!("SKIP: ../shared/captures is absent");
+    let Some(path) = shared_tpu_capture() else {
         return;
-    }
+    };
     let options = oomlens::Options {
         module: Some("jit__psum(9646411105960254074)".into()),
         ..Default::default()

@@ -10,8 +10,7 @@ use std::path::{Path, PathBuf};
 use oomlens::report::model::{Diagnosis, DiagnosisId, Report};
 use oomlens::report::{html, json, markdown, text};
 use oomlens::Options;
-use support::gpu_sim::{Flavor, MetadataLayout};
-use support::scenarios::*;
+use support::scenarios::named;
 
 fn fixtures() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures")
@@ -54,23 +53,7 @@ fn every_report() -> Vec<(String, Report)> {
         let report = oomlens::analyze_path(&path, &Options::default()).expect("the capture");
         out.push((path.display().to_string(), report));
     }
-    let scenarios = [
-        (
-            "attention_plan_too_big",
-            attention_plan_too_big(Flavor::Jax08, MetadataLayout::ProgramIdAsId),
-        ),
-        (
-            "gradients_kept",
-            gradients_kept(Flavor::Current, MetadataLayout::ProgramIdStat),
-        ),
-        ("no_donation", no_donation()),
-        ("eval_copy_left_on_device", eval_copy_left_on_device()),
-        (
-            "fraction_set_plan_bigger_than_device",
-            fraction_set_plan_bigger_than_device(),
-        ),
-        ("debug_print_large_tensor", debug_print_large_tensor()),
-    ];
+    let scenarios = named();
     for (name, s) in scenarios {
         let file = format!("{name}.xplane.pb");
         let report = oomlens::analyze_bytes(&s.bytes, &file, &Options::default())

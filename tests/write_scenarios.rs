@@ -6,8 +6,7 @@
 
 mod support;
 
-use support::gpu_sim::{Flavor, MetadataLayout};
-use support::scenarios::*;
+use support::scenarios::named;
 
 #[test]
 fn write_scenario_captures() {
@@ -17,23 +16,7 @@ fn write_scenario_captures() {
     };
     let dir = std::path::Path::new(&dir);
     std::fs::create_dir_all(dir).expect("the output folder");
-    let scenarios = [
-        (
-            "attention_plan_too_big",
-            attention_plan_too_big(Flavor::Jax08, MetadataLayout::ProgramIdAsId),
-        ),
-        (
-            "gradients_kept",
-            gradients_kept(Flavor::Current, MetadataLayout::ProgramIdStat),
-        ),
-        ("no_donation", no_donation()),
-        ("eval_copy_left_on_device", eval_copy_left_on_device()),
-        (
-            "fraction_set_plan_bigger_than_device",
-            fraction_set_plan_bigger_than_device(),
-        ),
-        ("debug_print_large_tensor", debug_print_large_tensor()),
-    ];
+    let scenarios = named();
     for (name, s) in scenarios {
         let path = dir.join(format!("{name}.xplane.pb"));
         std::fs::write(&path, &s.bytes).expect("write the capture");

@@ -817,3 +817,25 @@ pub fn debug_print_large_tensor() -> Scenario {
     sim.exit();
     finish(sim, MetadataLayout::ProgramIdAsId, 0)
 }
+
+/// The scenarios written out as captures (`write_scenarios`) and rendered whole by
+/// other tests, each with the name its file takes.
+pub fn named() -> [(&'static str, Scenario); 6] {
+    [
+        (
+            "attention_plan_too_big",
+            attention_plan_too_big(Flavor::Jax08, MetadataLayout::ProgramIdAsId),
+        ),
+        (
+            "gradients_kept",
+            gradients_kept(Flavor::Current, MetadataLayout::ProgramIdStat),
+        ),
+        ("no_donation", no_donation()),
+        ("eval_copy_left_on_device", eval_copy_left_on_device()),
+        (
+            "fraction_set_plan_bigger_than_device",
+            fraction_set_plan_bigger_than_device(),
+        ),
+        ("debug_print_large_tensor", debug_print_large_tensor()),
+    ]
+}
