@@ -41,7 +41,7 @@ fn the_tuning_corpus_is_read_and_triaged_as_annotated() {
     let score = corpus("tests/fixtures/errors");
     assert!(score.messages.len() >= 79);
     assert!(
-        score.figures_pct() >= 99.0,
+        score.figures_pct() >= 99.5,
         "figures {:.1}%: {:#?}",
         score.figures_pct(),
         score
@@ -71,7 +71,7 @@ fn the_first_held_out_corpus_stays_where_it_was_measured() {
     let score = corpus("tests/heldout/errors");
     assert!(score.messages.len() >= 36);
     assert!(
-        score.figures_pct() >= 88.0,
+        score.figures_pct() >= 100.0,
         "figures {:.1}%",
         score.figures_pct()
     );
@@ -89,12 +89,12 @@ fn the_second_held_out_corpus_stays_where_it_was_measured() {
     let score = corpus("tests/heldout2/errors");
     assert!(score.messages.len() >= 33);
     assert!(
-        score.figures_pct() >= 88.8,
+        score.figures_pct() >= 100.0,
         "figures {:.1}%",
         score.figures_pct()
     );
     assert!(
-        score.triage_pct() >= 75.7,
+        score.triage_pct() >= 78.7,
         "triage {:.1}%",
         score.triage_pct()
     );
@@ -107,12 +107,12 @@ fn the_third_held_out_corpus_stays_where_it_was_measured() {
     let score = corpus("tests/heldout3/errors");
     assert!(score.messages.len() >= 35);
     assert!(
-        score.figures_pct() >= 97.1,
+        score.figures_pct() >= 100.0,
         "figures {:.1}%",
         score.figures_pct()
     );
     assert!(
-        score.triage_pct() >= 80.0,
+        score.triage_pct() >= 82.8,
         "triage {:.1}%",
         score.triage_pct()
     );
@@ -126,12 +126,31 @@ fn the_fourth_held_out_corpus_stays_where_it_was_measured() {
     let score = corpus("tests/heldout4/errors");
     assert!(score.messages.len() >= 35);
     assert!(
-        score.figures_pct() >= 84.2,
+        score.figures_pct() >= 100.0,
         "figures {:.1}%",
         score.figures_pct()
     );
     assert!(
-        score.triage_pct() >= 71.4,
+        score.triage_pct() >= 77.1,
+        "triage {:.1}%",
+        score.triage_pct()
+    );
+}
+
+/// The fifth held-out corpus (collected 2026-12-05 by a session that never ran oomlens
+/// on it), measured once untuned (figures 86.2%, triage 62.9%), then a development set:
+/// no lower than last measured.
+#[test]
+fn the_fifth_held_out_corpus_stays_where_it_was_measured() {
+    let score = corpus("tests/heldout5/errors");
+    assert!(score.messages.len() >= 35);
+    assert!(
+        score.figures_pct() >= 86.2,
+        "figures {:.1}%",
+        score.figures_pct()
+    );
+    assert!(
+        score.triage_pct() >= 62.8,
         "triage {:.1}%",
         score.triage_pct()
     );
@@ -145,6 +164,7 @@ fn the_corpora_share_no_source() {
         "tests/heldout2/errors",
         "tests/heldout3/errors",
         "tests/heldout4/errors",
+        "tests/heldout5/errors",
     ];
     let mut seen: Vec<(&str, String)> = Vec::new();
     for dir in dirs {

@@ -301,10 +301,16 @@ fn warning(m: &OomMessage) -> Headline {
         .as_ref()
         .and_then(|r| Some((r.limit_bytes?, r.reduced_to_bytes?)))
     {
-        let (reached, limit) = (
-            read("reduced_to", reached, Label::Read),
-            read("limit", limit, Label::Read),
-        );
+        let reached = read("reduced_to", reached, Label::Read);
+        let Ok(limit) = u64::try_from(limit) else {
+            let text = format!(
+                "A warning, not a failure: XLA's rematerialization only reduced memory to {}; its limit was {}",
+                reached.shown,
+                crate::diagnosis::rules::message::remat_limit(limit)
+            );
+            return make(Verdict::Warning, text, vec![reached]);
+        };
+        let limit = read("limit", limit, Label::Read);
         let text = format!(
             "A warning, not a failure: XLA's rematerialization only reduced memory to {}, above its {} limit",
             reached.shown, limit.shown

@@ -72,6 +72,73 @@ pub fn likely_batch(cx: &Context<'_>, lines: &[Diagnosis]) -> Option<Line> {
     ]))
 }
 
+/// A two-dimensional tensor this large (1 GiB) is no batch's activation, nor an
+/// ordinary layer (VGG-16's largest weight, fc6, is 392 MiB): it is one weight,
+/// embedding or one-hot sized wrong.
+const OVERSIZED_MATRIX: u64 = 1 << 30;
+/// …over an axis this long (a flattened feature map, a vocabulary).
+const HUGE_AXIS: u64 = 16 << 10;
+
+/// The lead line for a TensorFlow tensor message whose tensor is a matrix of a GiB or more
+/// over a huge axis (`[173056,4096]` after a Flatten, `[25000,30522]` a one-hot over
+/// the vocabulary, an optimizer slot of such a weight): one layer sized wrong, whatever
+/// the batch. Only when no line before names a cause and the message states no
+/// capacity.
+pub fn likely_oversized_matrix(cx: &Context<'_>, lines: &[Diagnosis]) -> Option<Line> {
+    let m = cx
+        .message
+        .filter(|m| !m.advisory && m.kind == OomKind::Short)?;
+    if cx.module.is_some()
+        || lines.iter().any(|d| d.id.names_a_cause())
+        || oom::capacity(m).is_some()
+    {
+        return None;
+    }
+    let shape = m.requested_shape.as_deref()?;
+    let dims = dims_of(shape);
+    let elements = dims.iter().try_fold(1u64, |n, &d| n.checked_mul(d))?;
+    // Without its type, a tensor is read as float32, TensorFlow's default.
+    let (bytes, typed) = match m.requested_bytes_from_shape.or(m.requested_bytes) {
+        Some(b) => (b, true),
+        None => (elements.saturating_mul(4), false),
+    };
+    let huge_axis = dims.iter().copied().max().unwrap_or(0);
+    if dims.len() != 2 || bytes < OVERSIZED_MATRIX || huge_axis < HUGE_AXIS {
+        return None;
+    }
+    let typed = if typed { "" } else { ", if float32" };
+    let text = format!(
+        "TensorFlow could not allocate a {}{typed} matrix {shape} (read): a two-dimensional tensor this large, over an axis of {huge_axis}, is one weight, embedding or one-hot, not a batch's activation: one layer is sized wrong, whatever the batch (estimated)",
+        size(bytes),
+    );
+    let line = Line::new(
+        DiagnosisId::DominantBuffer,
+        Label::Estimated,
+        text,
+        "a layer whose size comes from a huge axis: a Dense layer on a flattened feature map, a one-hot over the vocabulary; its optimizer slots (Adam keeps two) take as much again each",
+    );
+    let fix = |text: &str, cost: &str| Fix {
+        text: text.into(),
+        saving_bytes: None,
+        cost: Some(cost.into()),
+        fits_after: None,
+    };
+    Some(line.fixes(vec![
+        fix(
+            "before a Dense layer, pool the feature map (GlobalAveragePooling2D) or shrink it with strided convolutions instead of flattening it",
+            "a different head; retraining it",
+        ),
+        fix(
+            "for labels or tokens over a vocabulary, look rows up (an Embedding layer, sparse_categorical_crossentropy on integer labels) instead of one-hot matrices",
+            "none in accuracy",
+        ),
+        fix(
+            "check the shape is the one intended (a transposed input, a wrong axis)",
+            "none",
+        ),
+    ]))
+}
+
 /// The failed tensor, when it is shaped like a batch's activation.
 struct Activation<'m> {
     shape: &'m str,

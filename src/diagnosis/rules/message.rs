@@ -214,7 +214,7 @@ pub fn xla_remat(cx: &Context<'_>) -> Option<Line> {
     let text = match &m.remat {
         Some(r) => {
             let (limit, reached) = (r.limit_bytes?, r.reduced_to_bytes?);
-            if reached <= limit {
+            if i128::from(reached) <= i128::from(limit) {
                 return None;
             }
             let from = r
@@ -224,7 +224,7 @@ pub fn xla_remat(cx: &Context<'_>) -> Option<Line> {
             format!(
                 "XLA's rematerialization gave up: it could only reduce memory to {}{from}, above its limit of {} (read)",
                 size(reached),
-                size(limit)
+                remat_limit(limit)
             )
         }
         None => {
@@ -290,7 +290,7 @@ pub fn debug_callback(cx: &Context<'_>) -> Option<Line> {
 pub fn aggregate_too_big(cx: &Context<'_>) -> Option<Line> {
     // A rematerialization warning alone also shows it: XLA could not bring the
     // program under the memory it was given.
-    let m = failure(cx).or(cx.message.filter(|m| remat_gave_up(m).is_some()))?;
+    let m = failure(cx).or(cx.message.filter(|m| remat_gave_up(m)))?;
     if cx.module.is_some() || !shows_program_too_big(m) {
         return None;
     }
@@ -330,12 +330,28 @@ pub fn aggregate_too_big(cx: &Context<'_>) -> Option<Line> {
     Some(line.fixes(ranked_fixes(m)))
 }
 
-/// `(limit, reached)` of a rematerialization warning that stayed above its limit (a
-/// limit of 0 is no memory size: XLA prints it when it has none).
-fn remat_gave_up(m: &OomMessage) -> Option<(u64, u64)> {
-    let r = m.remat.as_ref()?;
-    let (limit, reached) = (r.limit_bytes?, r.reduced_to_bytes?);
-    (limit > 0 && reached > limit).then_some((limit, reached))
+/// Whether a rematerialization warning stayed above its limit (a limit of 0 is no
+/// memory size: XLA prints it when it has none; a negative one is the memory less the
+/// arguments and outputs, which alone exceed it).
+fn remat_gave_up(m: &OomMessage) -> bool {
+    let Some(r) = m.remat.as_ref() else {
+        return false;
+    };
+    match (r.limit_bytes, r.reduced_to_bytes) {
+        (Some(limit), Some(reached)) => limit != 0 && i128::from(reached) > i128::from(limit),
+        _ => false,
+    }
+}
+
+/// A rematerialization limit as the report says it: a negative one says what it means.
+pub fn remat_limit(limit: i64) -> String {
+    match u64::try_from(limit) {
+        Ok(bytes) => size(bytes),
+        Err(_) => format!(
+            "−{} (below zero: the arguments and outputs alone exceed the memory)",
+            size(limit.unsigned_abs())
+        ),
+    }
 }
 
 /// Whether the message shows that the program itself is too big: its need over the
@@ -354,7 +370,7 @@ fn shows_program_too_big(m: &OomMessage) -> bool {
             m.kind,
             OomKind::TpuCompileHbm | OomKind::TpuEarlyAbort | OomKind::TpuTcSc
         )
-        || remat_gave_up(m).is_some()
+        || remat_gave_up(m)
     {
         return true;
     }

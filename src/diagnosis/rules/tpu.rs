@@ -22,6 +22,10 @@ pub const PADDING_EXPANSION: f64 = 1.5;
 /// Padding is worth a line from this share of the program's memory (as the plan rule's
 /// `PADDING_PCT`): less is not what made it run out.
 pub const PADDING_PCT: f64 = 10.0;
+/// When the message states no capacity, nothing says whether removing the padding would
+/// make the program fit: padding leads only from this share up (a quarter of the need;
+/// below it, the program is too big with or without it).
+const PADDING_PCT_NO_CAPACITY: f64 = 25.0;
 /// TPU tiles when the message prints none: the minor dimension is padded to a multiple of
 /// 128 and the second-minor to a multiple of 8 (32-bit types).
 const DEFAULT_TILE: (u64, u64) = (8, 128);
@@ -122,7 +126,11 @@ pub fn tpu_padding(cx: &Context<'_>) -> Option<Line> {
             false,
         ),
     };
-    if waste < NOTEWORTHY || pct(waste, whole) < PADDING_PCT {
+    let least = match oom::capacity(m) {
+        Some(_) => PADDING_PCT,
+        None => PADDING_PCT_NO_CAPACITY,
+    };
+    if waste < NOTEWORTHY || pct(waste, whole) < least {
         return None;
     }
     let padded: Vec<&MessageAllocation> = m

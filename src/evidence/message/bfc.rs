@@ -50,6 +50,12 @@ pub fn headline(body: &str) -> Option<Draft> {
     let m = &mut draft.msg;
     m.requested_bytes = units::size_exact_prefix(rest, false).map(|s| s.0);
     m.requested_op = after(body, "requested by op ").and_then(word);
+    // `3.41GiB (rounded to 3664773120)`: the allocator's size, kept apart until the scan
+    // knows whether XLA states the request exactly too.
+    let rounded = rest
+        .contains("(rounded to")
+        .then_some(m.requested_bytes)
+        .flatten();
     if let Some(name) = allocator_name(body) {
         // TensorFlow's pinned host allocators (`cuda_host_bfc`, `gpu_host_bfc`).
         if name.contains("host") {
@@ -59,6 +65,10 @@ pub fn headline(body: &str) -> Option<Draft> {
             name,
             ..AllocatorStats::default()
         });
+    }
+    if rounded.is_some() {
+        let allocator = m.allocator.get_or_insert_with(AllocatorStats::default);
+        allocator.rounded_request_bytes = rounded;
     }
     Some(draft)
 }

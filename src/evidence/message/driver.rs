@@ -54,6 +54,8 @@ pub fn headline(body: &str) -> Option<Draft> {
     }
     m.capacity_bytes = count_after(body, "total memory reported:").filter(|&t| t < NO_SIZE);
     m.device_ordinal = after(body, "device ordinal ").and_then(super::short::leading_u32);
+    draft.echo = body.contains("could not allocate pinned host memory");
+    draft.last_try_echoable = !draft.echo;
     Some(draft)
 }
 
@@ -108,20 +110,39 @@ pub fn device_memory(body: &str) -> Option<DeviceMemory> {
     (memory != DeviceMemory::default()).then_some(memory)
 }
 
-/// Whether two driver failures are tries of one request: the same memory, the later
-/// no larger (allocators retry smaller).
+/// Whether two driver failures are tries of one request, or the same failure again:
+/// the same memory (allocators retry smaller; workers, or pinned-host buffers one after
+/// another, fail alike).
 pub fn is_retry_of(first: &Draft, next: &Draft) -> bool {
     let (a, b) = (&first.msg, &next.msg);
     a.kind == OomKind::Driver
         && b.kind == OomKind::Driver
         && a.memory_space == b.memory_space
-        && match (a.requested_bytes, b.requested_bytes) {
-            (Some(first), Some(next)) => next <= first,
-            // A failure that states its size after one that did not (the error's
-            // summary quoted before the log line): the log line says more.
-            (None, Some(_)) => false,
-            _ => true,
-        }
+        // A failure that states its size after one that did not (the error's summary
+        // quoted before the log line): the log line says more.
+        && !(a.requested_bytes.is_none() && b.requested_bytes.is_some())
+}
+
+/// At most this many later tries are kept.
+const MAX_RETRIES: usize = 64;
+
+/// Records `next`, a later try of `first`'s request. TensorFlow's pinned-host allocator
+/// prints each failure twice (`failed to alloc N bytes on host`, then `could not
+/// allocate pinned host memory of size: N`): the echo is not another try.
+pub fn add_retry(first: &mut Draft, next: &Draft) {
+    let Some(size) = next.msg.requested_bytes else {
+        return;
+    };
+    let m = &mut first.msg;
+    let last = m.retried_requests_bytes.last().copied();
+    if next.echo && last.or(m.requested_bytes) == Some(size) && first.last_try_echoable {
+        first.last_try_echoable = false;
+        return;
+    }
+    first.last_try_echoable = !next.echo;
+    if m.retried_requests_bytes.len() < MAX_RETRIES {
+        m.retried_requests_bytes.push(size);
+    }
 }
 
 #[cfg(test)]

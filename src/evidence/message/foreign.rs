@@ -42,6 +42,15 @@ fn caching_allocator(body: &str) -> Draft {
     // Newer: `GPU 0 has a total capacity of 15.24 GiB of which 15.09 GiB is free.`
     m.capacity_bytes = size_after(body, "total capacity of ");
     m.free_bytes = after(body, "total capacity of ").and_then(|r| size_after(r, "of which "));
+    // `Process 1234 has 14.50 GiB memory in use.`, `Including non-PyTorch memory, this
+    // process has 7.58 GiB memory in use.`
+    m.process_used_bytes = after(body, "Process ")
+        .and_then(|r| size_after(r, " has "))
+        .or_else(|| size_after(body, "this process has "));
+    // `Of the allocated memory 6.50 GiB is allocated by PyTorch, and 95.12 MiB is
+    // reserved by PyTorch but unallocated.`
+    m.pytorch_allocated_bytes = size_after(body, "Of the allocated memory ");
+    m.pytorch_reserved_unallocated_bytes = size_after(body, "is allocated by PyTorch, and ");
     // Older: `(GPU 0; 7.79 GiB total capacity; 6.50 GiB already allocated; 3.12 MiB free;`
     if let Some(fields) = after(body, "(GPU ") {
         for field in fields.split(';').map(str::trim) {
@@ -72,6 +81,8 @@ fn dram_banks(body: &str) -> Draft {
         count_after(body, "bank size is only ").or_else(|| count_after(body, "bank size is "));
     // The device's DRAM: its banks together, as the message states them.
     m.capacity_bytes = banks.zip(bank).and_then(|(n, b)| n.checked_mul(b));
+    m.per_bank_request_bytes = count_after(body, "each bank needs to store ");
+    m.bank_bytes = bank;
     m.used_bytes = count_after(body, "(allocated: ");
     m.free_bytes = count_after(body, "free: ");
     m.reservable_bytes = count_after(body, "largest free block: ");

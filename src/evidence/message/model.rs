@@ -134,6 +134,36 @@ pub struct OomMessage {
     pub fragmentation_bytes: Option<u64>,
     /// GPU `preallocated temp fragmentation`.
     pub temp_fragmentation_bytes: Option<u64>,
+    /// What the program's outputs share with its arguments (donated or aliased): TPU
+    /// `shares X with arguments`, PyTorch/XLA's `Aliased Input size`.
+    pub aliased_bytes: Option<u64>,
+    /// The later failed requests of the same driver or allocator, in order: allocators
+    /// that retry at 90% of the last size print one line per try, and a failure may
+    /// repeat (several workers, several pinned-host buffers). The first try is
+    /// `requested_bytes`. At most 64 are kept.
+    pub retried_requests_bytes: Vec<u64>,
+    /// A request the BFC allocator warned about as *not a failure* (`… with
+    /// freed_by_count=0. The caller indicates that this is not a failure`), before the
+    /// failure the message is about: memory was already short then.
+    pub advisory_request_bytes: Option<u64>,
+    /// PyTorch's caching allocator at the failure: `X is allocated by PyTorch`.
+    pub pytorch_allocated_bytes: Option<u64>,
+    /// `Y is reserved by PyTorch but unallocated`: cached, free to PyTorch, not to others.
+    pub pytorch_reserved_unallocated_bytes: Option<u64>,
+    /// What the failing process holds on the device, its framework's memory and the
+    /// rest: `Process 1234 has X memory in use`, `Including non-PyTorch memory, this
+    /// process has X memory in use`.
+    pub process_used_bytes: Option<u64>,
+    /// A banked memory (Tenstorrent DRAM): what the buffer needs in each bank (`each
+    /// bank needs to store X B`).
+    pub per_bank_request_bytes: Option<u64>,
+    /// The size of one bank (`bank size is Y B`).
+    pub bank_bytes: Option<u64>,
+    /// The TPU runtime's nearest reservation in the way of a reserve at the bottom of
+    /// memory: where it sits (`The nearest obstacle is at X from the bottom`)…
+    pub obstacle_offset_bytes: Option<u64>,
+    /// …and its size (`with size Y`).
+    pub obstacle_bytes: Option<u64>,
     /// The allocations the message lists, in its order: TPU `Largest program allocations
     /// in hbm`, GPU `Peak buffers` (at most 512; see `omitted_allocations`).
     pub allocations: Vec<MessageAllocation>,
@@ -211,14 +241,19 @@ pub struct AllocatorStats {
     /// The size of the next region it would ask the device for:
     /// `curr_region_allocation_bytes_`.
     pub next_region_bytes: Option<u64>,
+    /// The failed request as the allocator rounded it up (`(rounded to N)`), when the
+    /// text also states it exactly (XLA's `Out of memory while trying to allocate N
+    /// bytes`, which is then `requested_bytes`).
+    pub rounded_request_bytes: Option<u64>,
 }
 
 /// `Can't reduce memory use below X (N bytes) by rematerialization; only reduced to Y (M
 /// bytes), down from Z (K bytes) originally`.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct RematWarning {
-    /// The memory limit rematerialization aimed for (X).
-    pub limit_bytes: Option<u64>,
+    /// The memory limit rematerialization aimed for (X). Negative when the program's
+    /// arguments and outputs alone already exceed the memory: no temporary fits at all.
+    pub limit_bytes: Option<i64>,
     /// What it reached (Y): the program's memory after rematerialization.
     pub reduced_to_bytes: Option<u64>,
     /// What the program needed before (Z); older XLA does not print it.

@@ -68,6 +68,11 @@ pub struct Draft {
     /// A block read for the failure it comes with, never a message on its own (a BFC
     /// `Stats:` block printed before TensorFlow's `OOM when allocating tensor` line).
     pub context_only: bool,
+    /// A line that repeats the failure of the line before it (TensorFlow's pinned-host
+    /// allocator prints each failure twice), not another try.
+    pub echo: bool,
+    /// Whether the last try recorded may still be echoed by the next line.
+    pub last_try_echoable: bool,
 }
 
 impl Draft {
@@ -176,6 +181,9 @@ pub struct Scanner {
     /// The device ordinal the last logical line named (`… for CUDA device ordinal 0:`
     /// before the line of the failure it introduces).
     last_ordinal: Option<u32>,
+    /// The request of the first BFC warning that was not a failure (`… with
+    /// freed_by_count=0`), when it came before any failure.
+    advisory_request: Option<u64>,
     /// Whether the last logical line said a program was being loaded (`Error loading
     /// program 'jit__forward':` before the runtime's `Attempting to allocate …`).
     last_loads_program: bool,
@@ -257,12 +265,13 @@ impl Scanner {
 
     fn start(&mut self, draft: Draft) {
         // An allocator retrying smaller prints a line per try: one failure, the first
-        // try's size.
-        if self
+        // try's size, the later tries kept in order.
+        if let Some(current) = self
             .current
-            .as_ref()
-            .is_some_and(|current| driver::is_retry_of(current, &draft))
+            .as_mut()
+            .filter(|current| driver::is_retry_of(current, &draft))
         {
+            driver::add_retry(current, &draft);
             return;
         }
         self.close_current();
@@ -329,6 +338,9 @@ impl Scanner {
     /// Keeps `msg` if it states at least as much as the best of its rank so far.
     fn offer(&mut self, failure: bool, msg: OomMessage) {
         let score = detail(&msg);
+        if !failure && msg.kind == OomKind::BfcRuntime && self.best.is_none() {
+            set(&mut self.advisory_request, msg.requested_bytes);
+        }
         if failure {
             // What `borrow` may take, without the listing (bounded memory).
             self.recent.push_back(OomMessage {
@@ -394,6 +406,15 @@ impl Scanner {
             set(&mut msg.free_bytes, self.device_memory.free);
         }
         msg.remat = self.remat.or(msg.remat);
+        if !msg.advisory {
+            msg.advisory_request_bytes = self.advisory_request;
+        }
+        // The rounded size is a figure of its own only beside the exact one.
+        if let Some(allocator) = msg.allocator.as_mut() {
+            if allocator.rounded_request_bytes == msg.requested_bytes {
+                allocator.rounded_request_bytes = None;
+            }
+        }
         derive_totals(&mut msg);
         Some(msg)
     }
@@ -485,11 +506,18 @@ fn left_open(body: &str) -> bool {
 /// Fills what `msg` lacks from `other` when both speak of the same request.
 fn borrow(msg: &mut OomMessage, other: &OomMessage) {
     let same_request = match (msg.requested_bytes, other.requested_bytes) {
-        (Some(a), Some(b)) => a == b,
+        (Some(a), Some(b)) => a == b || rounds_to(b, rounded(msg)) || rounds_to(a, rounded(other)),
         _ => true,
     };
     if !same_request {
         return;
+    }
+    // XLA's exact count beats the allocator's rounded one.
+    if let Some(exact) = other
+        .requested_bytes
+        .filter(|&e| rounds_to(e, rounded(msg)))
+    {
+        msg.requested_bytes = Some(exact);
     }
     set(&mut msg.error_code, other.error_code.clone());
     set(&mut msg.memory_space, other.memory_space.clone());
@@ -518,6 +546,17 @@ fn borrow(msg: &mut OomMessage, other: &OomMessage) {
     }
 }
 
+/// The request as the BFC allocator rounded it (`(rounded to N)`), if it said so.
+fn rounded(m: &OomMessage) -> Option<u64> {
+    m.allocator.as_ref()?.rounded_request_bytes
+}
+
+/// Whether the BFC allocator's `rounded` is `exact` rounded up to its 256-byte
+/// granularity (and not `exact` itself, which says nothing new).
+fn rounds_to(exact: u64, rounded: Option<u64>) -> bool {
+    rounded.is_some_and(|r| r > exact && r - exact < 256)
+}
+
 fn borrow_allocator(ours: &mut AllocatorStats, theirs: &AllocatorStats) {
     if ours.name.is_empty() {
         ours.name = theirs.name.clone();
@@ -539,6 +578,10 @@ fn borrow_allocator(ours: &mut AllocatorStats, theirs: &AllocatorStats) {
     );
     set(&mut ours.available_bytes, theirs.available_bytes);
     set(&mut ours.next_region_bytes, theirs.next_region_bytes);
+    set(
+        &mut ours.rounded_request_bytes,
+        theirs.rounded_request_bytes,
+    );
 }
 
 /// How much a message states: its figures, named details, listed allocations and
@@ -565,6 +608,14 @@ fn detail(m: &OomMessage) -> usize {
         m.reservable_bytes,
         m.compacted_reservable_bytes,
         m.requested_bytes_from_shape,
+        m.aliased_bytes,
+        m.pytorch_allocated_bytes,
+        m.pytorch_reserved_unallocated_bytes,
+        m.process_used_bytes,
+        m.per_bank_request_bytes,
+        m.bank_bytes,
+        m.obstacle_offset_bytes,
+        m.obstacle_bytes,
     ];
     let named = [
         &m.error_code,
@@ -583,10 +634,11 @@ fn detail(m: &OomMessage) -> usize {
         1 + figures.iter().flatten().count()
     });
     let remat = m.remat.as_ref().map_or(0, |r| {
-        [r.limit_bytes, r.reduced_to_bytes, r.original_bytes]
-            .iter()
-            .flatten()
-            .count()
+        usize::from(r.limit_bytes.is_some())
+            + [r.reduced_to_bytes, r.original_bytes]
+                .iter()
+                .flatten()
+                .count()
     });
     figures.iter().flatten().count()
         + named.iter().filter(|n| n.is_some()).count()

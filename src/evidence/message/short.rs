@@ -94,6 +94,9 @@ fn tensorflow_tensor(draft: &mut Draft, body: &str) {
     let shape = after(body, "with shape").or_else(|| after(body, "of shape"));
     m.requested_shape = shape.and_then(|s| {
         let s = s.trim_start();
+        if s.starts_with("dim {") {
+            return Some(bounded(proto_shape(s)));
+        }
         let end = s.find(']')?;
         s.strip_prefix('[')
             .map(|_| bounded(s.get(..=end).unwrap_or(s)))
@@ -103,11 +106,25 @@ fn tensorflow_tensor(draft: &mut Draft, body: &str) {
         .requested_shape
         .as_deref()
         .zip(m.requested_dtype.as_deref())
-        .and_then(|(shape, dtype)| tensor_bytes(shape, dtype));
-    m.device_ordinal = after(body, "/device:GPU:")
-        .or_else(|| after(body, "/device:TPU:"))
+        .and_then(|(shape, dtype)| tensor_bytes(&listed_dims(shape)?, dtype));
+    // The device path, read with its spaces taken out (`on/job: localhost/replica:
+    // 0/task: 0/device: GPU: 0` as a forum reflowed it).
+    let device: String = after(body, "/device:")
+        .or_else(|| after(body, "/device: "))
         .or_else(|| after(body, "/gpu:"))
-        .and_then(leading_u32);
+        .unwrap_or("")
+        .chars()
+        .filter(|c| *c != ' ')
+        .take(16)
+        .collect();
+    let ordinal = ["GPU:", "TPU:", "CPU:"]
+        .iter()
+        .find_map(|k| device.strip_prefix(k))
+        .or_else(|| after(body, "/gpu:").map(|_| device.as_str()));
+    m.device_ordinal = ordinal.and_then(leading_u32);
+    if device.starts_with("CPU:") || after(body, "by allocator cpu").is_some() {
+        m.memory_space = Some("host".into());
+    }
     if let Some(name) = after(body, "by allocator ").and_then(word) {
         let name = name
             .trim_end_matches([',', '.', '"', '\'', '`'])
@@ -117,6 +134,42 @@ fn tensorflow_tensor(draft: &mut Draft, body: &str) {
             ..AllocatorStats::default()
         });
     }
+}
+
+/// A shape printed as its protocol buffer (TensorFlow 0.x: `shapedim { size: 10000 } dim
+/// { size: 14 }`): up to what follows it.
+fn proto_shape(s: &str) -> &str {
+    let mut end = 0;
+    while let Some(rest) = s.get(end..) {
+        let skipped = rest.len() - rest.trim_start().len();
+        let Some(close) = rest
+            .trim_start()
+            .strip_prefix("dim {")
+            .and_then(|dim| dim.find('}'))
+        else {
+            break;
+        };
+        end += skipped + "dim {".len() + close + 1;
+    }
+    s.get(..end).unwrap_or(s)
+}
+
+/// A shape as `[a,b,c]`, whether printed so or as protocol-buffer dims.
+fn listed_dims(shape: &str) -> Option<String> {
+    if shape.starts_with('[') {
+        return Some(shape.to_string());
+    }
+    let dims: Vec<&str> = shape
+        .split("size:")
+        .skip(1)
+        .map(|d| {
+            d.trim_start()
+                .split(|c: char| !c.is_ascii_digit())
+                .next()
+                .unwrap_or("")
+        })
+        .collect();
+    Some(format!("[{}]", dims.join(",")))
 }
 
 /// TensorFlow's `[Op:Mul]` names the operation that failed.
@@ -175,10 +228,25 @@ pub fn error_code(body: &str) -> Option<String> {
 pub fn remat(body: &str) -> Option<RematWarning> {
     let rest = after(body, "Can't reduce memory use below ")?;
     Some(RematWarning {
-        limit_bytes: units::size_exact_prefix(rest, false).map(|s| s.0),
+        limit_bytes: signed_size(rest),
         reduced_to_bytes: size_after(rest, "only reduced to "),
         original_bytes: size_after(rest, "down from "),
     })
+}
+
+/// A size that may be negative (`-20.61GiB (-22125470549 bytes)`): XLA's remat limit
+/// is the memory less the arguments and outputs, below zero when they alone exceed it.
+fn signed_size(text: &str) -> Option<i64> {
+    let trimmed = text.trim_start();
+    match trimmed.strip_prefix('-') {
+        // The exact count in parentheses carries the sign again: read it unsigned.
+        Some(magnitude) => {
+            let unsigned = magnitude.replacen("(-", "(", 1);
+            let bytes = units::size_exact_prefix(&unsigned, false)?.0;
+            i64::try_from(bytes).ok().map(|b| -b)
+        }
+        None => i64::try_from(units::size_exact_prefix(trimmed, false)?.0).ok(),
+    }
 }
 
 #[cfg(test)]
@@ -217,5 +285,8 @@ mod tests {
         assert_eq!(r.limit_bytes, Some(14_583_876_403));
         assert_eq!(r.reduced_to_bytes, Some(16_339_342_336));
         assert_eq!(r.original_bytes, None);
+        let r = remat("Can't reduce memory use below -20.61GiB (-22125470549 bytes) by rematerialization; only reduced to 28.35GiB (30443270400 bytes), down from 28.35GiB (30443270400 bytes) originally").unwrap();
+        assert_eq!(r.limit_bytes, Some(-22_125_470_549));
+        assert_eq!(r.reduced_to_bytes, Some(30_443_270_400));
     }
 }

@@ -12,8 +12,9 @@ use super::short;
 use super::units;
 
 /// Lines that start a TPU block or a block's field, for the scanner's record-start test.
-const KEYS: [&str; 14] = [
+const KEYS: [&str; 15] = [
     "Total ",
+    "Post Compilation Analysis:",
     "Program ",
     "Largest program allocations",
     "Output size",
@@ -136,6 +137,11 @@ fn runtime_failure(draft: &mut Draft, body: &str) {
     // `If fragmentation is eliminated, the maximum reservable bytes would be 905.37M, so
     // compaction wouldn't help.`
     m.compacted_reservable_bytes = size_after(body, "maximum reservable bytes would be ");
+    // `The nearest obstacle is at 905.37M from the bottom with size 1.25M.`
+    if let Some(rest) = after(body, "nearest obstacle is at ") {
+        m.obstacle_offset_bytes = units::size_exact_prefix(rest, false).map(|s| s.0);
+        m.obstacle_bytes = size_after(rest, " with size ");
+    }
     could_not_allocate(m, body);
     if is_program_load(body) {
         m.requested_op = Some(short::PROGRAM_LOAD_OP.into());
@@ -175,9 +181,21 @@ fn could_not_allocate(m: &mut super::model::OomMessage, body: &str) {
 /// Whether a line without a headline starts a TPU block (a paste that begins there).
 pub fn opens(body: &str) -> bool {
     total_usage(body).is_some()
+        || total_line_alone(body)
         || program_requirement(body).is_some()
         || body.starts_with("Largest program allocations in ")
         || listing::tpu_entry_start(body).is_some()
+}
+
+/// A line of the `Total` block with nothing else on it (`program          97.92G`), so a
+/// paste that starts inside the block still opens it.
+fn total_line_alone(body: &str) -> bool {
+    let Some((label, value)) = body.split_once(char::is_whitespace) else {
+        return false;
+    };
+    let value = value.trim();
+    ["program", "arguments", "reserved"].contains(&label)
+        && units::size_prefix(value, false).is_some_and(|(_, len)| len == value.len())
 }
 
 /// `Total hbm usage >= 41.74G:`: the memory space and the size.
@@ -227,6 +245,15 @@ pub fn block_line(draft: &mut Draft, body: &str) -> bool {
 
 /// A line that opens a TPU block (the current message takes it if it can).
 fn block_start(draft: &mut Draft, body: &str) -> bool {
+    // A paste that starts inside the `Total` block: only a message with nothing yet.
+    let nothing = super::model::OomMessage {
+        kind: draft.msg.kind,
+        ..Default::default()
+    };
+    let fresh = draft.msg == nothing;
+    if fresh && total_line_alone(body) {
+        return open(draft, Block::TpuTotal) && total_field(draft, body);
+    }
     if let Some((space, size)) = total_usage(body) {
         return open(draft, Block::TpuTotal) && {
             set(&mut draft.msg.total_bytes, size);
@@ -270,8 +297,13 @@ fn other_block_start(draft: &mut Draft, body: &str) -> bool {
                 &mut draft.msg.output_bytes,
                 units::size_prefix(rest, false).map(|s| s.0),
             );
+            // `Output size 64.32M (99.9% utilization); shares 64.25M with arguments.`
+            set(&mut draft.msg.aliased_bytes, size_after(rest, "; shares "));
             true
         };
+    }
+    if let Some(rest) = body.strip_prefix("Post Compilation Analysis:") {
+        return post_compilation(draft, rest.trim_start());
     }
     if let Some(rest) = body.strip_prefix("HBM capacity") {
         return open(draft, Block::TpuRuntime) && {
@@ -289,6 +321,32 @@ fn other_block_start(draft: &mut Draft, body: &str) -> bool {
         return open(draft, Block::TpuHeap);
     }
     false
+}
+
+/// PyTorch/XLA's `Post Compilation Analysis:` lines printed after a failure: the
+/// graph's inputs, outputs, inputs aliased with outputs, and intermediates (the same
+/// message, whatever its kind).
+fn post_compilation(draft: &mut Draft, field: &str) -> bool {
+    const FIELDS: [&str; 4] = [
+        "Graph input size:",
+        "Graph output size:",
+        "Aliased Input size:",
+        "Intermediate tensor size:",
+    ];
+    let Some(i) = FIELDS.iter().position(|k| field.starts_with(k)) else {
+        // The banner and the other lines of the analysis belong to it all the same.
+        return true;
+    };
+    let figure = size_after(field, FIELDS[i]);
+    let m = &mut draft.msg;
+    let slot = match i {
+        0 => &mut m.arguments_bytes,
+        1 => &mut m.output_bytes,
+        2 => &mut m.aliased_bytes,
+        _ => &mut m.temp_bytes,
+    };
+    set(slot, figure);
+    true
 }
 
 fn open(draft: &mut Draft, block: Block) -> bool {

@@ -77,6 +77,61 @@ fn message_rows(m: &OomMessage) -> Vec<Row> {
     );
     add("fragmentation", m.fragmentation_bytes, "");
     add("temp fragmentation", m.temp_fragmentation_bytes, "");
+    add(
+        "aliased",
+        m.aliased_bytes,
+        "outputs sharing their arguments' buffers",
+    );
+    add(
+        "warned before",
+        m.advisory_request_bytes,
+        "a request the allocator called not a failure, before this one",
+    );
+    add("PyTorch allocated", m.pytorch_allocated_bytes, "");
+    add(
+        "PyTorch cached",
+        m.pytorch_reserved_unallocated_bytes,
+        "reserved by PyTorch but unallocated",
+    );
+    add(
+        "process in use",
+        m.process_used_bytes,
+        "the failing process's memory on the device",
+    );
+    add(
+        "per bank",
+        m.per_bank_request_bytes,
+        "the request's share of each bank",
+    );
+    add("bank size", m.bank_bytes, "");
+    add(
+        "nearest obstacle at",
+        m.obstacle_offset_bytes,
+        "from the bottom of memory",
+    );
+    add("obstacle size", m.obstacle_bytes, "");
+    if !m.retried_requests_bytes.is_empty() {
+        let shown: Vec<String> = m
+            .retried_requests_bytes
+            .iter()
+            .take(4)
+            .map(|&b| size(b))
+            .collect();
+        let more = if m.retried_requests_bytes.len() > 4 {
+            ", …"
+        } else {
+            ""
+        };
+        rows.push(row(
+            "later tries",
+            format!(
+                "{}{more} ({} in all)",
+                shown.join(", "),
+                m.retried_requests_bytes.len()
+            ),
+            "the same request again, each failed",
+        ));
+    }
     let mut named = |name: &str, value: Option<&String>| {
         if let Some(v) = value.filter(|v| !v.is_empty()) {
             rows.push(row(name, v.clone(), ""));
@@ -143,7 +198,9 @@ fn remat_line(r: &RematWarning) -> String {
         .unwrap_or_default();
     format!(
         "rematerialization: could not reduce memory below {}; only reduced to {}{from}",
-        show(r.limit_bytes),
+        r.limit_bytes
+            .map(crate::diagnosis::rules::message::remat_limit)
+            .unwrap_or_else(|| "?".into()),
         show(r.reduced_to_bytes)
     )
 }
