@@ -6,7 +6,7 @@
 
 use crate::diagnosis::line::{pct, Context, Line, Remedy};
 use crate::diagnosis::oom;
-use crate::evidence::message::OomMessage;
+use crate::evidence::message::{OomKind, OomMessage};
 use crate::plan::shape::dims_of;
 use crate::report::model::{Category, DiagnosisId, Label, LiveBuffer, Plan, Role};
 use crate::report::present;
@@ -381,7 +381,9 @@ fn large_in_plan(cx: &Context<'_>) -> Option<Line> {
 /// is `tpu_padding`'s), or a failed request that large: a configuration error.
 fn large_in_message(cx: &Context<'_>) -> Option<Line> {
     let m = cx.message?;
-    if is_scoped(m) {
+    // A BFC warning's request is a library's optional scratch, not a tensor of the
+    // model (`advisory::allocator_warning`).
+    if is_scoped(m) || (m.advisory && m.kind == OomKind::BfcRuntime) {
         return None;
     }
     let capacity = oom::capacity(m)?;

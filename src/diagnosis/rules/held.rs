@@ -70,8 +70,39 @@ fn in_message(cx: &Context<'_>) -> Option<Line> {
         OomKind::TpuRuntime if m.requested_op.as_deref() == Some(PROGRAM_LOAD_OP) => {
             program_load(m)
         }
+        _ if m.pytorch_allocated_bytes.is_some() => outside_pytorch(m),
         _ => small_pool(m),
     }
+}
+
+/// What PyTorch's caching allocator holds at the failure: allocated and cached.
+pub fn pytorch_holds(m: &OomMessage) -> Option<u64> {
+    let allocated = m.pytorch_allocated_bytes?;
+    Some(allocated.saturating_add(m.pytorch_reserved_unallocated_bytes.unwrap_or(0)))
+}
+
+/// PyTorch's message says what its allocator holds: the device's memory less what is
+/// free and less that is held by others (another process, or this process outside
+/// PyTorch). When others hold a quarter of the device or more, and more than PyTorch,
+/// they are what filled it.
+fn outside_pytorch(m: &OomMessage) -> Option<Line> {
+    let (capacity, free, ours) = (oom::capacity(m)?, m.free_bytes?, pytorch_holds(m)?);
+    let others = capacity.saturating_sub(free).saturating_sub(ours);
+    if pct(others, capacity) < SMALL_SHARE || others <= ours {
+        return None;
+    }
+    let text = format!(
+        "{} of the device's {} is held outside PyTorch's allocator (read: {} in all, {} free, {} held by PyTorch): another process, or this process outside PyTorch",
+        size(others),
+        size(capacity),
+        size(capacity),
+        size(free),
+        size(ours)
+    );
+    Some(line(
+        text,
+        "memory held by something other than this program's tensors: another process on the device, or another framework or library in this process",
+    ))
 }
 
 /// XLA could not place one of the program's constants when it loaded it: memory was

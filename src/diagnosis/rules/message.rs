@@ -133,14 +133,21 @@ pub fn other_live_arrays(cx: &Context<'_>) -> Option<Line> {
 pub fn fragmentation(cx: &Context<'_>) -> Option<Line> {
     let m = failure(cx)?;
     let request = m.requested_bytes?;
-    let text = bfc_fragmented(m, request).or_else(|| tpu_fragmented(m, request))?;
+    let text = bfc_fragmented(m, request)
+        .or_else(|| banks_fragmented(m))
+        .or_else(|| tpu_fragmented(m, request))?;
     let line = Line::new(
         DiagnosisId::Fragmentation,
         Label::Read,
         text,
         "free memory split into pieces smaller than the request, by arrays of different lifetimes",
     );
-    let (fix, cost) = if m.kind == OomKind::TpuRuntime {
+    let (fix, cost) = if m.per_bank_request_bytes.is_some() {
+        (
+            "allocate the large buffers first and free those that outlive their use (deallocate) before it; if it worked with an earlier version of the compiler, its buffer placement regressed (bisect it)",
+            "none at run time",
+        )
+    } else if m.kind == OomKind::TpuRuntime {
         (
             "free arrays that outlive a step before the large program runs (del x; x.delete()), load large arrays first and small ones after, or restart between phases that leave long-lived arrays scattered; a slightly smaller program (batch) fits the largest free piece",
             "none at run time",
@@ -188,6 +195,21 @@ fn bfc_fragmented(m: &OomMessage, request: u64) -> Option<String> {
             size(limit),
             size(in_use),
             size(request),
+            size(largest)
+        )
+    })
+}
+
+/// A banked memory (Tenstorrent's DRAM or L1): the free bytes and the largest free block
+/// it prints are each bank's, so the request to compare is each bank's share.
+fn banks_fragmented(m: &OomMessage) -> Option<String> {
+    let need = m.per_bank_request_bytes?;
+    let (free, largest) = (m.free_bytes?, m.reservable_bytes?);
+    (largest < need && need <= free).then(|| {
+        format!(
+            "{} free in each bank (read), more than the {} each bank needs, but the largest free block is {}: the free memory is in pieces",
+            size(free),
+            size(need),
             size(largest)
         )
     })
@@ -394,6 +416,12 @@ fn shows_program_too_big(m: &OomMessage) -> bool {
             }
         }
     }
+    // PyTorch's allocator holds nearly the whole device: its own tensors fill it.
+    if let (Some(held), Some(cap)) = (held::pytorch_holds(m), oom::capacity(m)) {
+        if cap >= held::SMALL_POOL && held as f64 >= FULL_POOL * cap as f64 {
+            return true;
+        }
+    }
     m.kind == OomKind::TpuRuntime
         && m.requested_bytes.zip(m.free_bytes).is_some_and(|(r, f)| {
             r > f && pct(f, r) >= MOSTLY_FREE && m.reservable_bytes.is_none_or(|x| x >= f)
@@ -496,6 +524,14 @@ fn overflow(m: &OomMessage) -> String {
                         pct(in_use, limit)
                     ));
                 }
+            }
+            if let (Some(held), Some(cap)) = (held::pytorch_holds(m), oom::capacity(m)) {
+                t.push_str(&format!(
+                    ", {} of {} held by PyTorch's allocator ({:.0}%)",
+                    size(held),
+                    size(cap),
+                    pct(held, cap)
+                ));
             }
             t.push(')');
             t.push_str(&pool_state(m));

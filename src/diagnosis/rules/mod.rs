@@ -7,6 +7,7 @@
 //! means adding one function, one entry here, one title in `report::present`, and one
 //! test.
 
+pub mod advisory;
 pub mod batch;
 pub mod buffer;
 pub mod held;
@@ -34,6 +35,7 @@ pub const RULES: &[Rule] = &[
     // memory held by something else than a small program, one buffer or a size no
     // device has.
     Rule::One(scoped::scoped_memory),
+    Rule::One(advisory::allocator_warning),
     Rule::One(message::fragmentation),
     Rule::One(held::held_elsewhere),
     Rule::One(buffer::one_buffer),

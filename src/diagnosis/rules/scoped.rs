@@ -11,7 +11,16 @@ use crate::units::size;
 
 /// The memory spaces that belong to one kernel on one core.
 pub fn is_scoped(m: &OomMessage) -> bool {
-    m.kind == OomKind::ScopedMemory || space(m).is_some()
+    m.kind == OomKind::ScopedMemory || space(m).is_some() || only_scoped_listed(m)
+}
+
+/// A listing pasted without its headline (so without its memory space) whose every
+/// allocation is a kernel's scoped one (`Allocation type: scoped`): a kernel's scratch
+/// memory ran out, not the program's HBM.
+fn only_scoped_listed(m: &OomMessage) -> bool {
+    m.memory_space.is_none()
+        && !m.allocations.is_empty()
+        && m.allocations.iter().all(|a| a.allocation_type == "scoped")
 }
 
 fn space(m: &OomMessage) -> Option<&'static str> {

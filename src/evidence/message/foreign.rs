@@ -86,7 +86,96 @@ fn dram_banks(body: &str) -> Draft {
     m.used_bytes = count_after(body, "(allocated: ");
     m.free_bytes = count_after(body, "free: ");
     m.reservable_bytes = count_after(body, "largest free block: ");
+    draft.banks = banks;
+    draft.template = template_slots(body);
+    // The values may have been joined onto the message's line (it was left open).
+    if let Some((last, _)) = body.rmatch_indices("{}").next() {
+        let tail: Vec<&str> = body
+            .get(last + 2..)
+            .unwrap_or("")
+            .split_whitespace()
+            .collect();
+        let slots = draft.template.len();
+        let fits = |window: &[&str]| {
+            window
+                .iter()
+                .zip(&draft.template)
+                .all(|(value, slot)| *slot == Slot::Other || value.parse::<u64>().is_ok())
+        };
+        if let Some(start) = (0..tail.len().saturating_sub(slots) + 1)
+            .find(|&k| tail.get(k..k + slots).is_some_and(fits))
+        {
+            for value in tail.iter().skip(start).take(slots) {
+                template_value(&mut draft, value);
+            }
+        }
+    }
     draft
+}
+
+/// What a `{}` of an unformatted message stands for (tt-metal has thrown its message with
+/// the placeholders left in, the values printed one per line after it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Slot {
+    Request,
+    Banks,
+    PerBank,
+    BankSize,
+    Used,
+    Free,
+    Largest,
+    Other,
+}
+
+/// The slots of the `{}` placeholders in `body`, in order, by the words before each.
+fn template_slots(body: &str) -> Vec<Slot> {
+    const WORDS: [(&str, Slot); 8] = [
+        ("allocate ", Slot::Request),
+        (" across ", Slot::Banks),
+        ("store ", Slot::PerBank),
+        ("bank size is only ", Slot::BankSize),
+        ("bank size is ", Slot::BankSize),
+        ("(allocated: ", Slot::Used),
+        ("largest free block: ", Slot::Largest),
+        ("free: ", Slot::Free),
+    ];
+    body.match_indices("{}")
+        .take(16)
+        .map(|(at, _)| {
+            let before = body.get(..at).unwrap_or("");
+            WORDS
+                .iter()
+                .find(|(w, _)| before.ends_with(w))
+                .map_or(Slot::Other, |&(_, slot)| slot)
+        })
+        .collect()
+}
+
+/// Takes `body` as the value of the draft's next placeholder, when it is a lone value
+/// and one is waiting.
+pub fn template_value(draft: &mut Draft, body: &str) -> bool {
+    if draft.template.is_empty() || body.contains(char::is_whitespace) {
+        return false;
+    }
+    let slot = draft.template.remove(0);
+    let value: Option<u64> = body.parse().ok();
+    let m = &mut draft.msg;
+    match slot {
+        Slot::Request => set(&mut m.requested_bytes, value),
+        Slot::Banks => set(&mut draft.banks, value),
+        Slot::PerBank => set(&mut m.per_bank_request_bytes, value),
+        Slot::BankSize => set(&mut m.bank_bytes, value),
+        Slot::Used => set(&mut m.used_bytes, value),
+        Slot::Free => set(&mut m.free_bytes, value),
+        Slot::Largest => set(&mut m.reservable_bytes, value),
+        Slot::Other => {}
+    }
+    let capacity = draft
+        .banks
+        .zip(m.bank_bytes)
+        .and_then(|(n, b)| n.checked_mul(b));
+    set(&mut m.capacity_bytes, capacity);
+    true
 }
 
 fn leading_u64(text: &str) -> Option<u64> {
@@ -123,6 +212,18 @@ mod tests {
         assert_eq!(m.used_bytes, Some(2_263_928_320));
         assert_eq!(m.free_bytes, Some(2_009_461_696));
         assert_eq!(m.reservable_bytes, Some(2_002_774_720));
+        assert_eq!(m.per_bank_request_bytes, Some(5_561_647_104));
+        assert_eq!(m.bank_bytes, Some(4_273_390_016));
         assert!(headline("an unrelated line").is_none());
+    }
+
+    #[test]
+    fn reads_what_pytorch_and_the_process_hold() {
+        let d = headline("torch.OutOfMemoryError: HIP out of memory. Tried to allocate 80.00 MiB. GPU 0 has a total capacity of 15.98 GiB of which 84.00 MiB is free. Of the allocated memory 15.44 GiB is allocated by PyTorch, and 263.50 MiB is reserved by PyTorch but unallocated.").unwrap();
+        let m = &d.msg;
+        assert_eq!(m.pytorch_allocated_bytes, Some(16_578_573_763));
+        assert_eq!(m.pytorch_reserved_unallocated_bytes, Some(276_299_776));
+        let d = headline("CUDA out of memory. Tried to allocate 2.00 MiB. GPU 0 has a total capacity of 23.64 GiB of which 5.06 MiB is free. Process 4116 has 23.63 GiB memory in use.").unwrap();
+        assert_eq!(d.msg.process_used_bytes, Some(25_372_519_301));
     }
 }

@@ -38,6 +38,15 @@ pub fn tpu_entry_start(body: &str) -> Option<u64> {
     units::size_exact_prefix(rest, false).map(|(bytes, _)| bytes)
 }
 
+/// `Size: 50.23M` alone on its line: a TPU entry whose `1. ` a forum's Markdown took for
+/// a list's number and dropped. Only a TPU listing's own (GPU entries have a `Size:`
+/// field too).
+pub fn unnumbered_tpu_entry_start(body: &str) -> Option<u64> {
+    let rest = body.strip_prefix("Size:")?;
+    let (bytes, len) = units::size_exact_prefix(rest, false)?;
+    rest.get(len..)?.trim().is_empty().then_some(bytes)
+}
+
 /// `Buffer 3:`: a GPU entry's first line.
 pub fn gpu_entry_start(body: &str) -> bool {
     body.strip_prefix("Buffer ")
@@ -151,6 +160,11 @@ mod tests {
     fn recognises_entry_starts() {
         assert_eq!(tpu_entry_start("1. Size: 32.00G"), Some(34_359_738_368));
         assert_eq!(tpu_entry_start("Size: 32.00G"), None);
+        assert_eq!(
+            unnumbered_tpu_entry_start("Size: 32.00G"),
+            Some(34_359_738_368)
+        );
+        assert_eq!(unnumbered_tpu_entry_start("Size: 32.00G (x)"), None);
         assert!(gpu_entry_start("Buffer 12:"));
         assert!(!gpu_entry_start("Buffer x:"));
         assert!(is_separator("=========================="));

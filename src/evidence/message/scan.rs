@@ -73,6 +73,11 @@ pub struct Draft {
     pub echo: bool,
     /// Whether the last try recorded may still be echoed by the next line.
     pub last_try_echoable: bool,
+    /// The placeholders of a message thrown unformatted (`{}`), whose values follow one
+    /// per line.
+    pub template: Vec<foreign::Slot>,
+    /// A banked memory's number of banks, once read.
+    pub banks: Option<u64>,
 }
 
 impl Draft {
@@ -209,7 +214,9 @@ impl Scanner {
         }
         self.flush();
         self.pending.push_str(line.body);
-        self.pending_joinable = trigger || joinable(line.body);
+        // A message thrown with its `{}` placeholders unfilled prints the values on lines
+        // of their own: they are not a wrapped tail (`foreign::template_value`).
+        self.pending_joinable = (trigger || joinable(line.body)) && !line.body.contains("{}");
         self.pending_spaced_end = line.spaced_end;
     }
 
@@ -284,7 +291,8 @@ impl Scanner {
         let Some(draft) = self.current.as_mut() else {
             return false;
         };
-        let taken = tpu::block_line(draft, body)
+        let taken = foreign::template_value(draft, body)
+            || tpu::block_line(draft, body)
             || gpu::block_line(draft, body)
             || bfc::block_line(draft, body);
         if !taken {
@@ -384,7 +392,9 @@ impl Scanner {
                 }
             }
         }
-        if let (false, Some(pool)) = (msg.advisory, self.device_pool) {
+        // The pool a BFC warning speaks of is the one announced, as a failure's is.
+        let pools_apply = !msg.advisory || msg.kind == OomKind::BfcRuntime;
+        if let (true, Some(pool)) = (pools_apply, self.device_pool) {
             let same_device = match (msg.device_ordinal, pool.ordinal) {
                 (Some(a), Some(b)) => a == b,
                 _ => true,
@@ -406,9 +416,7 @@ impl Scanner {
             set(&mut msg.free_bytes, self.device_memory.free);
         }
         msg.remat = self.remat.or(msg.remat);
-        if !msg.advisory {
-            msg.advisory_request_bytes = self.advisory_request;
-        }
+        msg.advisory_request_bytes = self.advisory_request;
         // The rounded size is a figure of its own only beside the exact one.
         if let Some(allocator) = msg.allocator.as_mut() {
             if allocator.rounded_request_bytes == msg.requested_bytes {
@@ -659,6 +667,49 @@ mod tests {
         ));
         assert!(left_open(r#"Operator: op_name="jit(f)/cut"#));
         assert!(!left_open("Shape: f32[4096,256]"));
+    }
+
+    fn parsed(text: &str) -> OomMessage {
+        super::super::parse(text).unwrap()
+    }
+
+    #[test]
+    fn keeps_every_later_try_but_not_an_echo() {
+        // Retries at 90%, then the same size again.
+        let m = parsed("failed to allocate 2.00G (2147483648 bytes) from device: CUDA_ERROR_OUT_OF_MEMORY: out of memory\nfailed to allocate 1.80G (1932735232 bytes) from device: CUDA_ERROR_OUT_OF_MEMORY: out of memory\nfailed to allocate 4.00G (4294967296 bytes) from device: CUDA_ERROR_OUT_OF_MEMORY: out of memory\n");
+        assert_eq!(m.requested_bytes, Some(2_147_483_648));
+        assert_eq!(m.retried_requests_bytes, [1_932_735_232, 4_294_967_296]);
+        // TensorFlow's pinned-host allocator says each failure twice.
+        let m = parsed("could not allocate pinned host memory of size: 221074944\nfailed to alloc 1073741824 bytes on host: CUDA_ERROR_OUT_OF_MEMORY: out of memory\ncould not allocate pinned host memory of size: 1073741824\nfailed to alloc 1073741824 bytes on host: CUDA_ERROR_OUT_OF_MEMORY: out of memory\ncould not allocate pinned host memory of size: 1073741824\n");
+        assert_eq!(m.requested_bytes, Some(221_074_944));
+        assert_eq!(m.retried_requests_bytes, [1_073_741_824, 1_073_741_824]);
+    }
+
+    #[test]
+    fn the_exact_request_beats_the_rounded_one() {
+        let m = parsed("Allocator (GPU_0_bfc) ran out of memory trying to allocate 38.52GiB (rounded to 41360702720)requested by op \nExecution of replica 0 failed: RESOURCE_EXHAUSTED: Out of memory while trying to allocate 41360702624 bytes.\n");
+        assert_eq!(m.requested_bytes, Some(41_360_702_624));
+        let rounded = m.allocator.and_then(|a| a.rounded_request_bytes);
+        assert_eq!(rounded, Some(41_360_702_720));
+        // Alone, the rounded count is the request, and no figure of its own.
+        let m = parsed("Allocator (GPU_0_bfc) ran out of memory trying to allocate 3.41GiB (rounded to 3664773120)requested by op Mul\n");
+        assert_eq!(m.requested_bytes, Some(3_664_773_120));
+        assert_eq!(m.allocator.and_then(|a| a.rounded_request_bytes), None);
+    }
+
+    #[test]
+    fn a_warning_before_the_failure_is_kept() {
+        let m = parsed("Allocator (GPU_0_bfc) ran out of memory trying to allocate 3.38GiB with freed_by_count=0. The caller indicates that this is not a failure, but may mean that there could be performance gains if more memory were available.\nOOM when allocating tensor with shape[8,256,256,96] and type float on /job:localhost/replica:0/task:0/device:GPU:0 by allocator GPU_0_bfc\n");
+        assert!(!m.advisory);
+        assert_eq!(m.advisory_request_bytes, Some(3_629_247_365));
+        assert_eq!(m.requested_shape.as_deref(), Some("[8,256,256,96]"));
+    }
+
+    #[test]
+    fn an_unformatted_message_takes_the_values_printed_after_it() {
+        let m = parsed("Out of Memory: Not enough space to allocate {} B {} buffer across {} banks, where each bank needs to store {} B\n148897792\nDRAM\n8\n18612224\nbacktrace:\n");
+        assert_eq!(m.requested_bytes, Some(148_897_792));
+        assert_eq!(m.per_bank_request_bytes, Some(18_612_224));
     }
 
     #[test]

@@ -185,6 +185,7 @@ pub fn opens(body: &str) -> bool {
         || program_requirement(body).is_some()
         || body.starts_with("Largest program allocations in ")
         || listing::tpu_entry_start(body).is_some()
+        || listing::unnumbered_tpu_entry_start(body).is_some()
 }
 
 /// A line of the `Total` block with nothing else on it (`program          97.92G`), so a
@@ -276,7 +277,13 @@ fn block_start(draft: &mut Draft, body: &str) -> bool {
             true
         };
     }
-    if let Some(size) = listing::tpu_entry_start(body) {
+    let tpu_listing = family_of_draft_is_tpu(draft);
+    let entry = listing::tpu_entry_start(body).or_else(|| {
+        tpu_listing
+            .then(|| listing::unnumbered_tpu_entry_start(body))
+            .flatten()
+    });
+    if let Some(size) = entry {
         let ours = draft.adopt(Family::Tpu);
         if ours && matches!(draft.block, Block::TpuListing | Block::None) {
             draft.block = Block::TpuListing;
@@ -347,6 +354,15 @@ fn post_compilation(draft: &mut Draft, field: &str) -> bool {
     };
     set(slot, figure);
     true
+}
+
+/// Whether the draft is a TPU message already (a headless paste is adopted before its
+/// first line is read).
+fn family_of_draft_is_tpu(draft: &Draft) -> bool {
+    matches!(
+        draft.msg.kind,
+        OomKind::TpuCompileHbm | OomKind::TpuEarlyAbort | OomKind::TpuTcSc | OomKind::TpuRuntime
+    )
 }
 
 fn open(draft: &mut Draft, block: Block) -> bool {

@@ -1,0 +1,55 @@
+//! The BFC allocator's warning that is not a failure: `Allocator (GPU_0_bfc) ran out of
+//! memory trying to allocate 2.25GiB with freed_by_count=0. The caller indicates that
+//! this is not a failure, but may mean that there could be performance gains if more
+//! memory were available.` The caller that can do without is a library probing for
+//! scratch space (cuDNN's autotuner trying a convolution algorithm's workspace): the
+//! request is no tensor of the model, and it failed because the GPU is nearly full.
+
+use crate::diagnosis::line::{Context, Line};
+use crate::evidence::message::OomKind;
+use crate::report::model::{DiagnosisId, Fix, Label};
+use crate::units::size;
+
+/// The lead line when the text holds only such a warning (no failure, no
+/// rematerialization warning).
+pub fn allocator_warning(cx: &Context<'_>) -> Option<Line> {
+    let m = cx
+        .message
+        .filter(|m| m.advisory && m.kind == OomKind::BfcRuntime && m.remat.is_none())?;
+    if cx.module.is_some() {
+        return None;
+    }
+    let request = m
+        .requested_bytes
+        .map(|r| format!(" {}", size(r)))
+        .unwrap_or_default();
+    let of = crate::diagnosis::oom::capacity(m)
+        .map(|c| format!(" of a {} pool", size(c)))
+        .unwrap_or_default();
+    let text = format!(
+        "Not a failure: the allocator could not give{request}{of} (read) to a caller that can do without, usually a library probing for scratch space (cuDNN's autotuner trying a faster convolution algorithm): the GPU is nearly full with the model at this batch; training goes on, perhaps slower (estimated)"
+    );
+    let line = Line::new(
+        DiagnosisId::AggregateTooBig,
+        Label::Estimated,
+        text,
+        "the model's weights, optimizer state and the batch's activations fill the GPU, leaving no room for a library's optional workspace",
+    );
+    let fix = |text: &str, cost: Option<&str>| Fix {
+        text: text.into(),
+        saving_bytes: None,
+        cost: cost.map(str::to_owned),
+        fits_after: None,
+    };
+    Some(line.fixes(vec![
+        fix("nothing, if training runs and its speed is acceptable: the warning only says a faster algorithm could not get its workspace", None),
+        fix(
+            "to make room: a smaller batch or input size, mixed precision (float16 activations), or a smaller model",
+            Some("more steps per epoch, or some accuracy"),
+        ),
+        fix(
+            "if the warning is followed by a real out-of-memory error, paste that error: it says what failed",
+            None,
+        ),
+    ]))
+}
