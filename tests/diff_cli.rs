@@ -64,6 +64,11 @@ fn diff_prints_text_markdown_and_json() {
     let v: serde_json::Value = serde_json::from_str(&stdout(&json)).expect("the JSON parses");
     assert_eq!(v["schema"], "oomlens-diff/1");
     assert_eq!(v["diagnosis"]["resolved"][0], "role_forward");
+    // Ids are the JSON's: the text and Markdown name each line by its title only.
+    for id in ["role_forward", "role_backward", "no_donation"] {
+        assert!(!t.contains(id), "{id} in the text: {t}");
+        assert!(!stdout(&md).contains(id), "{id} in the Markdown");
+    }
     let expected = oomlens::report::diff_json::render(
         &oomlens::diff::compare_paths(&b, &a, &oomlens::diff::DiffOptions::default()).unwrap(),
     );

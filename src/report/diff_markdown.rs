@@ -61,9 +61,8 @@ fn render_host(out: &mut String, v: &DiffView) {
                 .unwrap_or_default();
             line!(
                 out,
-                "- **{}**{subject} ({}): {}",
+                "- **{}**{subject}: {}",
                 escape(s.title, 200),
-                escape(s.id.as_str(), 80),
                 escape(&s.text, 600)
             );
         }
@@ -74,13 +73,7 @@ fn render_host(out: &mut String, v: &DiffView) {
         line!(out, "{n}\n");
     }
     for l in &v.diagnosis {
-        line!(
-            out,
-            "- {}: **{}** ({})",
-            l.status,
-            escape(l.title, 200),
-            escape(l.id.as_str(), 80)
-        );
+        line!(out, "- {}: **{}**", l.status, escape(l.title, 200));
     }
     if v.diagnosis.iter().any(|l| l.status == "gone") {
         line!(

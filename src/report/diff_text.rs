@@ -65,13 +65,7 @@ fn render_host(out: &mut String, v: &DiffView) {
                 .as_deref()
                 .map(|x| format!(" {}", clean(x, 200)))
                 .unwrap_or_default();
-            line!(
-                out,
-                "  {}{subject} ({}): {}",
-                s.title,
-                s.id.as_str(),
-                s.text
-            );
+            line!(out, "  {}{subject}: {}", s.title, s.text);
         }
     }
     line!(out, "\nDiagnosis:");
@@ -79,7 +73,7 @@ fn render_host(out: &mut String, v: &DiffView) {
         line!(out, "  {n}");
     }
     for l in &v.diagnosis {
-        line!(out, "  {:<10} {} ({})", l.status, l.title, l.id.as_str());
+        line!(out, "  {:<10} {}", l.status, l.title);
     }
     if v.diagnosis.iter().any(|l| l.status == "gone") {
         line!(

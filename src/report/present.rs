@@ -135,21 +135,6 @@ pub fn message_kind(kind: OomKind) -> &'static str {
     }
 }
 
-/// The format's name as the JSON writes it (`tpu_compile_hbm`).
-pub fn message_kind_id(kind: OomKind) -> &'static str {
-    match kind {
-        OomKind::TpuCompileHbm => "tpu_compile_hbm",
-        OomKind::TpuTcSc => "tpu_tc_sc",
-        OomKind::TpuEarlyAbort => "tpu_early_abort",
-        OomKind::GpuBufferAssignment => "gpu_buffer_assignment",
-        OomKind::BfcRuntime => "bfc_runtime",
-        OomKind::TpuRuntime => "tpu_runtime",
-        OomKind::ScopedMemory => "scoped_memory",
-        OomKind::Driver => "driver",
-        OomKind::Short => "short",
-    }
-}
-
 /// What an input is, in words.
 pub fn input_kind(kind: InputKind) -> &'static str {
     match kind {

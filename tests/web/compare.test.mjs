@@ -103,6 +103,7 @@ describe('oomlens page: comparing two runs', { skip: skip || false }, () => {
         bufferColumns: [...document.querySelectorAll('#compare-buffers thead th')].map((th) => th.textContent),
         more: (document.querySelector('#compare-buffers')?.closest('.table-wrap')?.nextElementSibling || {}).textContent || null,
         sum: $('compare-sum') ? $('compare-sum').querySelector('.text').textContent : null,
+        lineTexts: [...document.querySelectorAll('#compare-resolved li, #compare-new li, #compare-remaining li')].map((li) => ({ id: li.dataset.id, text: li.textContent })),
         resolved: list('compare-resolved'),
         new: list('compare-new'),
         remaining: list('compare-remaining'),
@@ -137,6 +138,8 @@ describe('oomlens page: comparing two runs', { skip: skip || false }, () => {
     assert.equal(facts.sum, v.sum);
     // The diagnosis lines, as the CLI's JSON has them.
     assert.deepEqual(facts.resolved, diff.diagnosis.resolved);
+    // A line is named by its title; its id is only the data attribute.
+    for (const l of facts.lineTexts) assert.ok(!l.text.includes(l.id), `${l.id} shown in "${l.text}"`);
     assert.deepEqual(facts.new, diff.diagnosis.new);
     assert.deepEqual(facts.remaining, diff.diagnosis.remaining);
     assert.deepEqual(facts.savings.map((s) => s.id), diff.predicted_vs_actual.map((p) => p.id));

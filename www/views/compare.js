@@ -53,7 +53,7 @@ function linesSection(v) {
     if (!lines.length) continue;
     parts.push(
       h('h3', null, STATUS_WORDS[st]),
-      h('ul', { class: `lines status-${st}`, id: `compare-${st}` }, lines.map((l) => h('li', { 'data-id': l.id, 'data-status': st }, h('span', { class: 'title' }, l.title), ' ', h('span', { class: 'id' }, `(${l.id})`)))),
+      h('ul', { class: `lines status-${st}`, id: `compare-${st}` }, lines.map((l) => h('li', { 'data-id': l.id, 'data-status': st }, h('span', { class: 'title' }, l.title)))),
     );
   }
   return parts;

@@ -13,9 +13,8 @@ pub(super) fn error(e: &ErrorReport) -> ErrorView {
     let warning = if m.advisory { ", a warning only" } else { "" };
     ErrorView {
         title: format!(
-            "The error message (read): {} ({}){from}{warning}",
+            "The error message (read): {}{from}{warning}",
             present::message_kind(m.kind),
-            present::message_kind_id(m.kind)
         ),
         label: Label::Read,
         rows: message_rows(m),
