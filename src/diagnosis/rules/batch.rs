@@ -31,11 +31,11 @@ pub fn likely_batch(cx: &Context<'_>, lines: &[Diagnosis]) -> Option<Line> {
     let activation = Activation::of(m)?;
     let batch = activation.dims[0];
     let size_text = match activation.bytes {
-        Some(b) => format!("{} ", size(b)),
-        None => String::new(),
+        Some(b) => format!("a {} ", size(b)),
+        None => "an ".to_owned(),
     };
     let text = format!(
-        "TensorFlow could not allocate a {size_text}activation {} (read) and the message states nothing else: a tensor of {} dimensions whose first, {batch}, is most likely the batch, so the usual cause is the model at this batch and input size needing more than the GPU has (estimated)",
+        "TensorFlow could not allocate {size_text}activation {} (read) and the message states nothing else: a tensor of {} dimensions whose first, {batch}, is most likely the batch, so the usual cause is the model at this batch and input size needing more than the GPU has (estimated)",
         activation.shape,
         activation.dims.len(),
     );
@@ -95,7 +95,7 @@ pub fn likely_oversized_matrix(cx: &Context<'_>, lines: &[Diagnosis]) -> Option<
         return None;
     }
     let shape = m.requested_shape.as_deref()?;
-    let dims = dims_of(shape);
+    let dims = tensor_dims(shape);
     let elements = dims.iter().try_fold(1u64, |n, &d| n.checked_mul(d))?;
     // Without its type, a tensor is read as float32, TensorFlow's default.
     let (bytes, typed) = match m.requested_bytes_from_shape.or(m.requested_bytes) {
@@ -139,6 +139,23 @@ pub fn likely_oversized_matrix(cx: &Context<'_>, lines: &[Diagnosis]) -> Option<
     ]))
 }
 
+/// A TensorFlow shape's dimensions, printed `[10000,14,14,64]` or, by TensorFlow 0.x, as
+/// its protocol buffer (`dim { size: 10000 } dim { size: 14 } …`).
+fn tensor_dims(shape: &str) -> Vec<u64> {
+    if shape.starts_with('[') {
+        return dims_of(shape);
+    }
+    shape
+        .split("size:")
+        .skip(1)
+        .filter_map(|d| {
+            let d = d.trim_start();
+            let digits = d.len() - d.trim_start_matches(|c: char| c.is_ascii_digit()).len();
+            d.get(..digits)?.parse().ok()
+        })
+        .collect()
+}
+
 /// The failed tensor, when it is shaped like a batch's activation.
 struct Activation<'m> {
     shape: &'m str,
@@ -153,7 +170,7 @@ impl<'m> Activation<'m> {
             return None;
         }
         let shape = m.requested_shape.as_deref()?;
-        let dims = dims_of(shape);
+        let dims = tensor_dims(shape);
         if dims.len() < 3 || dims.contains(&0) {
             return None;
         }
