@@ -16,6 +16,23 @@ fn corpus(dir: &str) -> Score {
     score(&Path::new(env!("CARGO_MANIFEST_DIR")).join(dir))
 }
 
+/// A held-out corpus keeps at least `messages` messages, and its figures and triage at
+/// least where they were last measured.
+fn stays_at_least(dir: &str, messages: usize, figures: f64, triage: f64) {
+    let score = corpus(dir);
+    assert!(score.messages.len() >= messages, "{dir}");
+    assert!(
+        score.figures_pct() >= figures,
+        "{dir}: figures {:.1}%",
+        score.figures_pct()
+    );
+    assert!(
+        score.triage_pct() >= triage,
+        "{dir}: triage {:.1}%",
+        score.triage_pct()
+    );
+}
+
 /// Messages of the tuning corpus whose annotated cause the message alone cannot show
 /// (the annotator knew it from the thread, or from prose oomlens does not read), or
 /// where the rules take a stand the annotation does not: each with why.
@@ -68,54 +85,21 @@ fn the_tuning_corpus_is_read_and_triaged_as_annotated() {
 /// The first held-out corpus, since its misses were read: no lower than last measured.
 #[test]
 fn the_first_held_out_corpus_stays_where_it_was_measured() {
-    let score = corpus("tests/heldout/errors");
-    assert!(score.messages.len() >= 36);
-    assert!(
-        score.figures_pct() >= 100.0,
-        "figures {:.1}%",
-        score.figures_pct()
-    );
-    assert!(
-        score.triage_pct() >= 82.5,
-        "triage {:.1}%",
-        score.triage_pct()
-    );
+    stays_at_least("tests/heldout/errors", 36, 100.0, 82.5);
 }
 
 /// The second held-out corpus, measured once, then a development set: no lower than
 /// last measured.
 #[test]
 fn the_second_held_out_corpus_stays_where_it_was_measured() {
-    let score = corpus("tests/heldout2/errors");
-    assert!(score.messages.len() >= 33);
-    assert!(
-        score.figures_pct() >= 100.0,
-        "figures {:.1}%",
-        score.figures_pct()
-    );
-    assert!(
-        score.triage_pct() >= 84.8,
-        "triage {:.1}%",
-        score.triage_pct()
-    );
+    stays_at_least("tests/heldout2/errors", 33, 100.0, 84.8);
 }
 
 /// The third held-out corpus (collected 2026-12-04), measured once untuned (figures
 /// 86.5%, triage 57.1%), then a development set: no lower than last measured.
 #[test]
 fn the_third_held_out_corpus_stays_where_it_was_measured() {
-    let score = corpus("tests/heldout3/errors");
-    assert!(score.messages.len() >= 35);
-    assert!(
-        score.figures_pct() >= 100.0,
-        "figures {:.1}%",
-        score.figures_pct()
-    );
-    assert!(
-        score.triage_pct() >= 82.8,
-        "triage {:.1}%",
-        score.triage_pct()
-    );
+    stays_at_least("tests/heldout3/errors", 35, 100.0, 82.8);
 }
 
 /// The fourth held-out corpus (collected 2026-12-05 by a session that never ran oomlens
@@ -123,18 +107,7 @@ fn the_third_held_out_corpus_stays_where_it_was_measured() {
 /// no lower than last measured.
 #[test]
 fn the_fourth_held_out_corpus_stays_where_it_was_measured() {
-    let score = corpus("tests/heldout4/errors");
-    assert!(score.messages.len() >= 35);
-    assert!(
-        score.figures_pct() >= 100.0,
-        "figures {:.1}%",
-        score.figures_pct()
-    );
-    assert!(
-        score.triage_pct() >= 77.1,
-        "triage {:.1}%",
-        score.triage_pct()
-    );
+    stays_at_least("tests/heldout4/errors", 35, 100.0, 77.1);
 }
 
 /// The fifth held-out corpus (collected 2026-12-05 by a session that never ran oomlens
@@ -142,18 +115,7 @@ fn the_fourth_held_out_corpus_stays_where_it_was_measured() {
 /// no lower than last measured.
 #[test]
 fn the_fifth_held_out_corpus_stays_where_it_was_measured() {
-    let score = corpus("tests/heldout5/errors");
-    assert!(score.messages.len() >= 35);
-    assert!(
-        score.figures_pct() >= 99.3,
-        "figures {:.1}%",
-        score.figures_pct()
-    );
-    assert!(
-        score.triage_pct() >= 77.1,
-        "triage {:.1}%",
-        score.triage_pct()
-    );
+    stays_at_least("tests/heldout5/errors", 35, 99.3, 77.1);
 }
 
 #[test]

@@ -124,6 +124,16 @@ pub struct Remedy {
     pub cost: &'static str,
 }
 
+/// A fix that is advice only: no saving the evidence can put a figure on, no fit.
+pub fn advice(text: impl Into<String>, cost: Option<&str>) -> Fix {
+    Fix {
+        text: text.into(),
+        saving_bytes: None,
+        cost: cost.map(str::to_owned),
+        fits_after: None,
+    }
+}
+
 /// A diagnosis line being built: the finding, then what a rule adds to it.
 pub struct Line(Diagnosis);
 

@@ -5,9 +5,9 @@
 //! scratch space (cuDNN's autotuner trying a convolution algorithm's workspace): the
 //! request is no tensor of the model, and it failed because the GPU is nearly full.
 
-use crate::diagnosis::line::{Context, Line};
+use crate::diagnosis::line::{advice, Context, Line};
 use crate::evidence::message::OomKind;
-use crate::report::model::{DiagnosisId, Fix, Label};
+use crate::report::model::{DiagnosisId, Label};
 use crate::units::size;
 
 /// The lead line when the text holds only such a warning (no failure, no
@@ -35,12 +35,7 @@ pub fn allocator_warning(cx: &Context<'_>) -> Option<Line> {
         text,
         "the model's weights, optimizer state and the batch's activations fill the GPU, leaving no room for a library's optional workspace",
     );
-    let fix = |text: &str, cost: Option<&str>| Fix {
-        text: text.into(),
-        saving_bytes: None,
-        cost: cost.map(str::to_owned),
-        fits_after: None,
-    };
+    let fix = advice;
     Some(line.fixes(vec![
         fix("nothing, if training runs and its speed is acceptable: the warning only says a faster algorithm could not get its workspace", None),
         fix(

@@ -7,11 +7,11 @@
 //! held by another process) apart; a small or weight-shaped tensor stays "too little to
 //! tell".
 
-use crate::diagnosis::line::{Context, Line};
+use crate::diagnosis::line::{advice, Context, Line};
 use crate::diagnosis::oom;
 use crate::evidence::message::{OomKind, OomMessage};
 use crate::plan::shape::dims_of;
-use crate::report::model::{Diagnosis, DiagnosisId, Fix, Label};
+use crate::report::model::{Diagnosis, DiagnosisId, Label};
 use crate::units::size;
 
 /// An activation this large is a batch's share of the model, not the last small
@@ -46,12 +46,7 @@ pub fn likely_batch(cx: &Context<'_>, lines: &[Diagnosis]) -> Option<Line> {
         "the batch's activations together with the model exceed the GPU's memory; the same message appears when another process holds the GPU, which the message cannot show",
     );
     let half = (batch / 2).max(1);
-    let fix = |text: String, cost: Option<&str>| Fix {
-        text,
-        saving_bytes: None,
-        cost: cost.map(str::to_owned),
-        fits_after: None,
-    };
+    let fix = advice;
     Some(line.fixes(vec![
         fix(
             format!("halve the batch ({batch} → {half}) or the input size"),
@@ -117,12 +112,7 @@ pub fn likely_oversized_matrix(cx: &Context<'_>, lines: &[Diagnosis]) -> Option<
         text,
         "a layer whose size comes from a huge axis: a Dense layer on a flattened feature map, a one-hot over the vocabulary; its optimizer slots (Adam keeps two) take as much again each",
     );
-    let fix = |text: &str, cost: &str| Fix {
-        text: text.into(),
-        saving_bytes: None,
-        cost: Some(cost.into()),
-        fits_after: None,
-    };
+    let fix = |text: &str, cost: &str| advice(text, Some(cost));
     Some(line.fixes(vec![
         fix(
             "before a Dense layer, pool the feature map (GlobalAveragePooling2D) or shrink it with strided convolutions instead of flattening it",

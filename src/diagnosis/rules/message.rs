@@ -6,7 +6,7 @@
 //! to tell, with how to find out.
 
 use crate::diagnosis::error_text::close;
-use crate::diagnosis::line::{pct, Context, Line, CHECK};
+use crate::diagnosis::line::{advice, pct, Context, Line, CHECK};
 use crate::diagnosis::oom;
 use crate::evidence::message::{MessageAllocation, OomKind, OomMessage};
 use crate::report::model::{DiagnosisId, Fix, Label};
@@ -479,12 +479,7 @@ pub fn too_little_to_tell(
         text,
         "too little in the message: the program's need and the device's memory are not stated",
     );
-    let how = |text: String| Fix {
-        text,
-        saving_bytes: None,
-        cost: None,
-        fits_after: None,
-    };
+    let how = |text: String| advice(text, None);
     Some(line.fixes(vec![
         how(format!(
             "compare what the program needs ({CHECK}: argument + output + temp − alias) with what the device has (jax.local_devices()[0].memory_stats()['bytes_limit']): near or above it, the program is too big (a smaller batch, jax.checkpoint, sharding, bf16); far below it, something else holds memory (nvidia-smi, jax.live_arrays(), XLA_PYTHON_CLIENT_PREALLOCATE=false)"

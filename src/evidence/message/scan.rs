@@ -147,7 +147,7 @@ impl Draft {
     }
 }
 
-fn family_of(kind: OomKind) -> Option<Family> {
+pub fn family_of(kind: OomKind) -> Option<Family> {
     match kind {
         OomKind::TpuCompileHbm | OomKind::TpuTcSc | OomKind::TpuEarlyAbort => Some(Family::Tpu),
         OomKind::TpuRuntime => Some(Family::Tpu),

@@ -277,7 +277,8 @@ fn block_start(draft: &mut Draft, body: &str) -> bool {
             true
         };
     }
-    let tpu_listing = family_of_draft_is_tpu(draft);
+    // A headless paste is adopted as a TPU message before its first line is read.
+    let tpu_listing = super::scan::family_of(draft.msg.kind) == Some(Family::Tpu);
     let entry = listing::tpu_entry_start(body).or_else(|| {
         tpu_listing
             .then(|| listing::unnumbered_tpu_entry_start(body))
@@ -354,15 +355,6 @@ fn post_compilation(draft: &mut Draft, field: &str) -> bool {
     };
     set(slot, figure);
     true
-}
-
-/// Whether the draft is a TPU message already (a headless paste is adopted before its
-/// first line is read).
-fn family_of_draft_is_tpu(draft: &Draft) -> bool {
-    matches!(
-        draft.msg.kind,
-        OomKind::TpuCompileHbm | OomKind::TpuEarlyAbort | OomKind::TpuTcSc | OomKind::TpuRuntime
-    )
 }
 
 fn open(draft: &mut Draft, block: Block) -> bool {
