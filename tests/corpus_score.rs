@@ -112,10 +112,21 @@ fn the_fourth_held_out_corpus_stays_where_it_was_measured() {
 
 /// The fifth held-out corpus (collected 2026-12-05 by a session that never ran oomlens
 /// on it), measured once untuned (figures 86.2%, triage 62.9%), then a development set:
-/// no lower than last measured.
+/// no lower than last measured. Its triage was 77.1% until IREE's HAL failures stopped
+/// being read as the GPU driver's outside a pool: 32- (a size-less `hipErrorOutOfMemory`
+/// in `queue.alloca`) is now too little to tell, where its thread found memory held
+/// across iterations.
 #[test]
 fn the_fifth_held_out_corpus_stays_where_it_was_measured() {
-    stays_at_least("tests/heldout5/errors", 35, 99.3, 77.1);
+    stays_at_least("tests/heldout5/errors", 35, 99.3, 74.2);
+}
+
+/// The sixth held-out corpus (collected 2026-12-05 by a session that never ran oomlens
+/// on it), measured once untuned (figures 77.0%, triage 40.0%), then a development set:
+/// no lower than last measured.
+#[test]
+fn the_sixth_held_out_corpus_stays_where_it_was_measured() {
+    stays_at_least("tests/heldout6/errors", 30, 89.5, 63.3);
 }
 
 #[test]
@@ -127,6 +138,7 @@ fn the_corpora_share_no_source() {
         "tests/heldout3/errors",
         "tests/heldout4/errors",
         "tests/heldout5/errors",
+        "tests/heldout6/errors",
     ];
     let mut seen: Vec<(&str, String)> = Vec::new();
     for dir in dirs {

@@ -375,3 +375,89 @@ fn a_layer_sized_wrong_and_minor_padding() {
     assert_eq!(r.diagnosis[0].id, DiagnosisId::AggregateTooBig);
     assert!(!r.diagnosis.iter().any(|d| d.id == DiagnosisId::TpuPadding));
 }
+
+/// AWS Neuron: the runtime's failure printed at every layer is one message, its core's
+/// utilization read (aws-neuron-sdk#1014: 15.855 GB of tensors on the core), and a
+/// NeuronCore's memory is its process's, so the program's own tensors fill it; the NKI
+/// compiler's SBUF failure is one kernel's tiles over a partition (aws-neuron-sdk#1060:
+/// 198024 B per partition of 196608 B).
+#[test]
+fn neuron_runtime_and_nki_failures() {
+    let r = report_of(&[held_out("heldout6", "21-")]);
+    let m = &r.error.as_ref().unwrap().message;
+    assert_eq!(m.requested_bytes, Some(180_355_072));
+    assert_eq!(m.device_ordinal, Some(0));
+    assert!(m
+        .usage
+        .iter()
+        .any(|u| u.name == "tensors" && u.bytes > 15 << 30));
+    assert_eq!(r.diagnosis[0].id, DiagnosisId::AggregateTooBig);
+    assert!(r.diagnosis[0]
+        .text
+        .contains("already in use on the NeuronCore"));
+    let fixes: Vec<&str> = r.diagnosis[0]
+        .fixes
+        .iter()
+        .map(|f| f.text.as_str())
+        .collect();
+    assert!(fixes[0].contains("NeuronCores"), "{fixes:?}");
+
+    let r = report_of(&[held_out("heldout6", "19-")]);
+    assert_eq!(r.headline.verdict, Verdict::DoesNotFit);
+    assert!(
+        r.headline.text.contains("SBUF in each partition"),
+        "{}",
+        r.headline.text
+    );
+    assert_eq!(r.diagnosis[0].id, DiagnosisId::ScopedMemory);
+    assert!(r.diagnosis[0].fixes[0].text.contains("NKI tiles"));
+}
+
+/// A banked memory's `allocated`, `free` and largest block are one bank's: a bank that
+/// holds so much that its share of the request is more than its free memory is full of
+/// the program's own buffers (tt-xla#5535: 957 MiB of 1021 MiB allocated, 85 MiB more
+/// needed, 64 MiB free), never read against the device's total as a small program.
+#[test]
+fn a_full_bank_is_the_programs_own() {
+    assert_eq!(
+        lead("heldout6", "27-"),
+        (Verdict::RanOut, DiagnosisId::AggregateTooBig)
+    );
+    assert_eq!(
+        lead("heldout6", "28-"),
+        (Verdict::RanOut, DiagnosisId::Fragmentation)
+    );
+}
+
+/// A TensorFlow tensor of a GiB or more ending in two equal long axes is one tensor
+/// quadratic in a length: attention scores `[32,4,4096,4096]`
+/// (keras-attention-augmented-convs#5), a 4890-pixel image's feature map
+/// `[5,64,4890,4890]` (tensorflow#54340); a batch's ordinary activation
+/// (`[52,64,480,300]`, tensorflow#28393) stays the batch's.
+#[test]
+fn a_square_tensor_is_one_buffer_not_the_batch() {
+    for prefix in ["11-", "12-"] {
+        let r = report_of(&[held_out("heldout6", prefix)]);
+        assert_eq!(r.diagnosis[0].id, DiagnosisId::DominantBuffer, "{prefix}");
+        assert!(r.diagnosis[0].text.contains("quadratic"), "{prefix}");
+    }
+    assert_eq!(
+        lead("heldout6", "10-"),
+        (Verdict::RanOut, DiagnosisId::AggregateTooBig)
+    );
+}
+
+/// IREE: the size of the failed `hal.device.queue.alloca` is its traced call's last
+/// operand, the allocator statistics printed before are kept, and a failure of IREE's
+/// HAL is the program's request, not memory outside a pool (iree#18767).
+#[test]
+fn an_iree_alloca_failure_is_the_programs_request() {
+    let r = report_of(&[held_out("heldout6", "23-")]);
+    let m = &r.error.as_ref().unwrap().message;
+    assert_eq!(m.requested_bytes, Some(4_294_964_224));
+    assert!(m
+        .usage
+        .iter()
+        .any(|u| u.name == "DEVICE_LOCAL peak" && u.bytes == 466_140_272));
+    assert_ne!(r.diagnosis[0].id, DiagnosisId::HeldElsewhere);
+}

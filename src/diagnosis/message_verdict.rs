@@ -268,22 +268,27 @@ fn scoped(m: &OomMessage) -> Headline {
         Some("shared") | None => "shared memory".to_owned(),
         Some(space) => space.to_ascii_uppercase(),
     };
-    let need = m.used_bytes.or(m.requested_bytes);
-    match (need, oom::capacity(m)) {
+    let (need, capacity, partitioned) = crate::diagnosis::rules::scoped::kernel_figures(m);
+    let each = if partitioned {
+        " in each partition"
+    } else {
+        ""
+    };
+    match (need, capacity) {
         (Some(n), Some(c)) => {
             let (n, c) = (
                 read("needs", n, Label::Read),
                 read("capacity", c, Label::Read),
             );
             let text = format!(
-                "Does not fit: a kernel needs {} of {memory}, a core has {}",
+                "Does not fit: a kernel needs {} of {memory}{each}, a core has {}",
                 n.shown, c.shown
             );
             make(Verdict::DoesNotFit, text, vec![n, c])
         }
         (Some(n), None) => {
             let n = read("needs", n, Label::Read);
-            let text = format!("Does not fit: a kernel needs {} of {memory}", n.shown);
+            let text = format!("Does not fit: a kernel needs {} of {memory}{each}", n.shown);
             make(Verdict::DoesNotFit, text, vec![n])
         }
         (None, _) => make(

@@ -33,15 +33,23 @@ pub fn of_space(m: &OomMessage) -> String {
 
 /// What the program needs in that memory: TPU `Used X`, the early abort's `Requires X`,
 /// GPU `total allocation`, or TensorCore plus SparseCore. Not the TPU runtime's
-/// `Currently allocated`, which is what was live before the request.
+/// `Currently allocated`, nor a banked memory's `allocated:` (one bank's, see
+/// [`banked`]), which are what was live before the request.
 pub fn needs(m: &OomMessage) -> Option<u64> {
-    if m.kind == OomKind::TpuRuntime {
+    if m.kind == OomKind::TpuRuntime || banked(m) {
         return None;
     }
     match (m.tensorcore_bytes, m.sparsecore_bytes) {
         (Some(tc), Some(sc)) => Some(tc.saturating_add(sc)),
         _ => m.used_bytes,
     }
+}
+
+/// A memory made of banks (Tenstorrent's DRAM or L1): the message's `allocated`,
+/// `free` and `largest free block` are each bank's, to be set against each bank's share
+/// of the request and the bank's size, never against the device's total.
+pub fn banked(m: &OomMessage) -> bool {
+    m.per_bank_request_bytes.is_some() && m.bank_bytes.is_some()
 }
 
 /// By how much the need exceeds the memory: the message's own `Exceeded … by Z`, else

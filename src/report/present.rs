@@ -131,6 +131,7 @@ pub fn message_kind(kind: OomKind) -> &'static str {
         OomKind::TpuRuntime => "TPU runtime",
         OomKind::ScopedMemory => "a kernel's scoped memory",
         OomKind::Driver => "the GPU driver",
+        OomKind::NeuronRuntime => "AWS Neuron runtime",
         OomKind::Short => "one-line message",
     }
 }

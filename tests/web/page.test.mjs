@@ -258,7 +258,10 @@ describe('oomlens page', { skip: skip || false }, () => {
     assert.equal(await waitForRun(page, runs), 'done');
     const shown = await page.$eval('#error-result', (e) => e.textContent);
     assert.ok(json.error, 'the CLI parsed the error');
-    assert.ok(shown.includes(json.error.kind), shown);
+    // The format is named in words; its id is the JSON's only.
+    assert.equal(json.error.kind, 'short');
+    assert.ok(shown.includes('one-line message'), shown);
+    assert.ok(!shown.includes('(short)'), shown);
     if (json.error.matched) assert.ok(shown.includes(json.error.matched), shown);
     assert.deepEqual((await pageFacts(page)).diagnosis, json.diagnosis.map((d) => d.id));
     await page.screenshot({ path: join(RESULTS, 'error-text.png'), fullPage: true });

@@ -129,6 +129,66 @@ pub fn likely_oversized_matrix(cx: &Context<'_>, lines: &[Diagnosis]) -> Option<
     ]))
 }
 
+/// Two trailing axes this long and equal make a square that grows with the square of a
+/// length (a sequence of 2 Ki tokens, an image of 2 Ki pixels a side).
+const SQUARE_AXIS: u64 = 2 << 10;
+
+/// The lead line for a TensorFlow tensor message whose tensor of a GiB or more ends in
+/// two equal, long axes (`[32,4,4096,4096]`, `[5,64,4890,4890]`): attention scores or
+/// pairwise distances over a long sequence, or the feature map of a huge image. One
+/// tensor quadratic in a length is the problem, not the batch: halving the batch still
+/// leaves it. Only when no line before names a cause and the message states no capacity.
+pub fn likely_square(cx: &Context<'_>, lines: &[Diagnosis]) -> Option<Line> {
+    let m = cx.message.filter(|m| !m.advisory)?;
+    if cx.module.is_some() || lines.iter().any(|d| d.id.names_a_cause()) {
+        return None;
+    }
+    let activation = Activation::of(m)?;
+    let [.., rows, cols] = activation.dims[..] else {
+        return None;
+    };
+    let bytes = activation.bytes.unwrap_or_else(|| {
+        let elements = activation
+            .dims
+            .iter()
+            .fold(1u64, |n, &d| n.saturating_mul(d));
+        elements.saturating_mul(4)
+    });
+    if rows != cols || rows < SQUARE_AXIS || bytes < OVERSIZED_MATRIX {
+        return None;
+    }
+    let typed = if activation.bytes.is_some() {
+        ""
+    } else {
+        ", if float32"
+    };
+    let text = format!(
+        "TensorFlow could not allocate a {}{typed} tensor {} (read) that ends in {rows} × {rows}: one tensor quadratic in a length (attention scores or pairwise distances over {rows} positions, or the feature map of an image {rows} pixels a side), which halving the batch only halves (estimated)",
+        size(bytes),
+        activation.shape,
+    );
+    let line = Line::new(
+        DiagnosisId::DominantBuffer,
+        Label::Estimated,
+        text,
+        "a tensor that grows with the square of the sequence length or the image side: doubling that length takes four times the memory",
+    );
+    Some(line.fixes(vec![
+        advice(
+            "for attention: a memory-efficient attention that never holds the whole score matrix (flash attention, chunked or blockwise attention), or a shorter or windowed sequence",
+            Some("a different kernel; windowed attention sees less context"),
+        ),
+        advice(
+            "for images: resize, crop or tile the inputs, or downsample early (a strided first convolution)",
+            Some("less resolution per pass"),
+        ),
+        advice(
+            "for pairwise distances: compute them in blocks and reduce each block (top-k, sums) before the next",
+            Some("more code"),
+        ),
+    ]))
+}
+
 /// A TensorFlow shape's dimensions, printed `[10000,14,14,64]` or, by TensorFlow 0.x, as
 /// its protocol buffer (`dim { size: 10000 } dim { size: 14 } …`).
 fn tensor_dims(shape: &str) -> Vec<u64> {

@@ -387,12 +387,24 @@ fn shows_program_too_big(m: &OomMessage) -> bool {
             return true;
         }
     }
+    // Each bank already holds so much that its share of the request does not fit even
+    // in one piece of the bank's free memory: the program's own buffers fill the banks.
+    if let (Some(share), Some(bank), Some(allocated)) =
+        (m.per_bank_request_bytes, m.bank_bytes, m.used_bytes)
+    {
+        if allocated.saturating_add(share) > bank && m.free_bytes.is_none_or(|f| f < share) {
+            return true;
+        }
+    }
     if m.exceeded_by_bytes.is_some()
         || matches!(
             m.kind,
             OomKind::TpuCompileHbm | OomKind::TpuEarlyAbort | OomKind::TpuTcSc
         )
         || remat_gave_up(m)
+        // A NeuronCore's memory belongs to one process: what fills it is this program's
+        // own tensors (the models it loaded, their inputs and outputs).
+        || m.kind == OomKind::NeuronRuntime
     {
         return true;
     }
@@ -507,8 +519,24 @@ fn overflow(m: &OomMessage) -> String {
         }
         (_, _, Some(request)) => {
             let mut t = format!("a request of {} failed (read", size(request));
-            if let Some(f) = m.free_bytes {
-                t.push_str(&format!(", {} free", size(f)));
+            match (m.per_bank_request_bytes, m.bank_bytes, m.used_bytes) {
+                (Some(share), Some(bank), Some(allocated)) => t.push_str(&format!(
+                    "; each bank needs {} more, and {} of its {} were already allocated",
+                    size(share),
+                    size(allocated),
+                    size(bank)
+                )),
+                _ => {
+                    if let Some(f) = m.free_bytes {
+                        t.push_str(&format!(", {} free", size(f)));
+                    }
+                    if let (OomKind::NeuronRuntime, Some(used)) = (m.kind, m.used_bytes) {
+                        t.push_str(&format!(
+                            ", {} already in use on the NeuronCore",
+                            size(used)
+                        ));
+                    }
+                }
             }
             if let Some(a) = &m.allocator {
                 if let (Some(limit), Some(in_use)) = (a.limit_bytes, a.in_use_bytes) {
@@ -602,6 +630,9 @@ fn fix(text: String, saving: Option<u64>, cost: &str) -> Fix {
 /// donation, dtype, sharding, host offload, remat); each says whether the overflow
 /// then fits, when the message states it.
 fn ranked_fixes(m: &OomMessage) -> Vec<Fix> {
+    if m.kind == OomKind::NeuronRuntime {
+        return neuron_fixes(m);
+    }
     let mut fixes = vec![
         batch_fix(m),
         donation_fix(m),
@@ -621,6 +652,23 @@ fn ranked_fixes(m: &OomMessage) -> Vec<Fix> {
         f.fits_after = excess.zip(f.saving_bytes).map(|(e, s)| s >= e);
     }
     fixes
+}
+
+/// A NeuronCore full of the program's own tensors: spread them, or load less per core.
+fn neuron_fixes(m: &OomMessage) -> Vec<Fix> {
+    vec![
+        fix(
+            "shard the model over more NeuronCores (tensor parallelism: tp_degree in transformers-neuronx, TP in neuronx-distributed or optimum-neuron's num_cores)".into(),
+            None,
+            "more cores per model: fewer model copies per instance",
+        ),
+        fix(
+            "load fewer models or model copies per NeuronCore (one pipeline's parts on separate cores), and trace with a smaller batch or sequence length".into(),
+            None,
+            "lower throughput per core",
+        ),
+        dtype_fix(m),
+    ]
 }
 
 /// Batch: activations and temporaries scale with it.

@@ -29,28 +29,48 @@ fn space(m: &OomMessage) -> Option<&'static str> {
         "smem" => Some("SMEM"),
         "cmem" => Some("CMEM"),
         "shared" => Some("shared memory"),
+        "sbuf" => Some("SBUF"),
         _ => None,
+    }
+}
+
+/// What one kernel needs of its memory and what a core has, as the message states them;
+/// the last is true when both are per partition (Neuron's SBUF is split into
+/// partitions, each instruction's tiles laid across them).
+pub fn kernel_figures(m: &OomMessage) -> (Option<u64>, Option<u64>, bool) {
+    match (m.per_bank_request_bytes, m.bank_bytes) {
+        (Some(need), partition) if m.used_bytes.or(m.requested_bytes).is_none() => {
+            (Some(need), partition, true)
+        }
+        _ => (m.used_bytes.or(m.requested_bytes), oom::capacity(m), false),
     }
 }
 
 pub fn scoped_memory(cx: &Context<'_>) -> Option<Line> {
     let m = cx.message.filter(|m| !m.advisory && is_scoped(m))?;
     let memory = space(m).unwrap_or("scoped memory");
-    let need = m.used_bytes.or(m.requested_bytes);
-    let mut text = match (need, oom::capacity(m)) {
+    let (need, capacity, partitioned) = kernel_figures(m);
+    let each = if partitioned {
+        " in each partition"
+    } else {
+        ""
+    };
+    let mut text = match (need, capacity) {
         (Some(n), Some(c)) => format!(
-            "a kernel needs {} of {memory} where a core has {} (read)",
+            "a kernel needs {} of {memory}{each} where a core has {} (read)",
             size(n),
             size(c)
         ),
-        (Some(n), None) => format!("a kernel needs {} of {memory} (read)", size(n)),
+        (Some(n), None) => format!("a kernel needs {} of {memory}{each} (read)", size(n)),
         (None, _) => format!("a kernel needs more {memory} than a core has (read)"),
     };
     if let Some(e) = m.exceeded_by_bytes {
         text.push_str(&format!(", over by {}", size(e)));
     }
     text.push_str(": its block sizes, not the model, do not fit");
-    let fix = if memory == "shared memory" {
+    let fix = if memory == "SBUF" {
+        "use smaller NKI tiles: fewer bytes per partition for each instruction (a smaller free dimension of the tiles it reads and writes), or split the instruction over more tiles; allocate tiles so that their addresses stay inside the SBUF (a smaller base address or fewer physical tiles in nki.compiler.sbuf.mod_alloc)"
+    } else if memory == "shared memory" {
         "use smaller blocks (a Pallas BlockSpec's block_shape; Triton's BLOCK_M/BLOCK_N/BLOCK_K) or fewer pipeline stages (num_stages), so that one block's tiles fit the GPU's shared memory per block; a GPU with more shared memory (sm_80 and later) takes larger ones"
     } else {
         "use smaller blocks in the kernel (a Pallas BlockSpec's block_shape, or the library kernel's block sizes), so that its tiles and their double buffers fit; or raise the scoped limit where the chip has room: pltpu.CompilerParams(vmem_limit_bytes=…) on the pallas_call, or LIBTPU_INIT_ARGS=--xla_tpu_scoped_vmem_limit_kib=… for XLA's own fusions"

@@ -55,7 +55,9 @@ pub fn clean<'b>(raw: &str, buf: &'b mut String) -> Cleaned<'b> {
     let mut logged = false;
     // A worker prefix may wrap a log record and the other way round: peel both.
     for _ in 0..3 {
-        let log = log_prefix_len(rest).max(level_prefix_len(rest));
+        let log = log_prefix_len(rest)
+            .max(level_prefix_len(rest))
+            .max(neuron_prefix_len(rest));
         let ray = if log == 0 { ray_prefix_len(rest) } else { 0 };
         if log + ray == 0 {
             break;
@@ -200,6 +202,46 @@ fn level_prefix_len(line: &str) -> usize {
         .iter()
         .find(|l| rest.starts_with(*l))
         .map_or(0, |l| time + l.len())
+}
+
+/// AWS Neuron's runtime log prefix: a date with the month's name, the time, `pid:tid`,
+/// the level and `MODULE:function` (`2024-Oct-15 18:01:17.728750  3882:3882  ERROR
+/// TDRV:dmem_alloc_internal   `).
+fn neuron_prefix_len(line: &str) -> usize {
+    let b = line.as_bytes();
+    let digits =
+        |from: usize, n: usize| (from..from + n).all(|i| b.get(i).is_some_and(u8::is_ascii_digit));
+    let letters = (5..8).all(|i| b.get(i).is_some_and(u8::is_ascii_alphabetic));
+    let date = digits(0, 4)
+        && b.get(4) == Some(&b'-')
+        && letters
+        && b.get(8) == Some(&b'-')
+        && digits(9, 2)
+        && b.get(11) == Some(&b' ');
+    if !date {
+        return 0;
+    }
+    let time = time_of_day_len(line.get(12..).unwrap_or(""));
+    if time == 0 {
+        return 0;
+    }
+    // Then three fields, each followed by spaces: `pid:tid`, the level, `MODULE:function`.
+    let mut at = 12 + time;
+    for field in 0..3 {
+        let rest = line.get(at..).unwrap_or("");
+        let rest_trimmed = rest.trim_start();
+        let token = rest_trimmed.split([' ', '\t']).next().unwrap_or("");
+        let fits = match field {
+            1 => !token.is_empty() && token.bytes().all(|c| c.is_ascii_uppercase()),
+            _ => token.contains(':'),
+        };
+        if !fits {
+            return 0;
+        }
+        at += rest.len() - rest_trimmed.len() + token.len();
+    }
+    let rest = line.get(at..).unwrap_or("");
+    at + rest.len() - rest.trim_start().len()
 }
 
 /// `14:58:53.921 ` (or `14:58:53 `) at the start of a line.
@@ -347,6 +389,8 @@ mod tests {
             "Error: Invalid TF_Status: 8"
         );
         assert_eq!(body("E: [not a log] line"), "E: [not a log] line");
+        let neuron = "2024-Oct-15 18:01:18.343121  3882:3882  ERROR  TDRV:dml_dump                                Wrote nrt memory alloc debug info";
+        assert_eq!(body(neuron), "Wrote nrt memory alloc debug info");
     }
 
     #[test]

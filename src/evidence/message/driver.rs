@@ -10,7 +10,7 @@
 //! the request (the scanner keeps it, see `scan`).
 
 use super::fields::{after, count_after};
-use super::model::OomKind;
+use super::model::{add_usage, OomKind, UsageItem};
 use super::scan::Draft;
 use super::units;
 
@@ -54,9 +54,57 @@ pub fn headline(body: &str) -> Option<Draft> {
     }
     m.capacity_bytes = count_after(body, "total memory reported:").filter(|&t| t < NO_SIZE);
     m.device_ordinal = after(body, "device ordinal ").and_then(super::short::leading_u32);
+    // IREE's HAL takes the program's own buffers straight from the driver (no pool in
+    // between): its failure is the program's request, not memory outside a pool.
+    if body.contains("native function hal.") {
+        m.kind = OomKind::Short;
+    }
     draft.echo = body.contains("could not allocate pinned host memory");
     draft.last_try_echoable = !draft.echo;
     Some(draft)
+}
+
+/// The size an IREE VM trace line asks of `hal.device.queue.alloca` (its last operand:
+/// `…, %i39(3075), %i292(4294964224))`): the request that a later `while invoking native
+/// function hal.device.queue.alloca` failure is about.
+pub fn iree_alloca_size(body: &str) -> Option<u64> {
+    let call = after(body, "hal.device.queue.alloca(")?;
+    // The call's arguments end at the bracket that closes its own (more may be joined
+    // after it).
+    let mut depth = 1usize;
+    let end = call.char_indices().find_map(|(i, c)| {
+        match c {
+            '(' => depth += 1,
+            ')' => depth -= 1,
+            _ => {}
+        }
+        (depth == 0).then_some(i)
+    })?;
+    let last = call.get(..end)?.strip_suffix(')')?;
+    units::integer(last.rsplit('(').next()?)
+}
+
+/// IREE's allocator statistics, one line per heap (`DEVICE_LOCAL:    466140272B peak /
+/// 1216B allocated /   1216B freed /   0B live`), as usage items named `HEAP figure`.
+/// Empty when `body` holds none.
+pub fn iree_heap_usage(body: &str) -> Vec<UsageItem> {
+    let mut usage = Vec::new();
+    for heap in ["HOST_LOCAL", "DEVICE_LOCAL"] {
+        let Some(rest) = after(body, &format!("{heap}:")) else {
+            continue;
+        };
+        // Four figures separated by `/`; the line ends after the fourth.
+        for part in rest.split('/').take(4) {
+            let Some((bytes, len)) = units::size_prefix(part, false) else {
+                break;
+            };
+            let Some(what) = part.get(len..).and_then(super::fields::word) else {
+                break;
+            };
+            add_usage(&mut usage, &format!("{heap} {what}"), bytes);
+        }
+    }
+    usage
 }
 
 /// A device's pool as the framework announces it before any failure: TensorFlow's
@@ -148,6 +196,26 @@ pub fn add_retry(first: &mut Draft, next: &Draft) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn reads_the_size_of_an_iree_alloca() {
+        let call = "[module.tf2onnx$async+0000395A]    %r9 = vm.call @hal.device.queue.alloca(%r8(!hal.device/0x0x55d5a0d56930), %i266(4294967295), %r5(null), %i192(0), %i39(3075), %i292(4294964224))";
+        assert_eq!(iree_alloca_size(call), Some(4_294_964_224));
+        let joined = format!("{call} --- [[ iree_hal_allocator_t memory statistics ]]");
+        assert_eq!(iree_alloca_size(&joined), Some(4_294_964_224));
+        let stats = "HOST_LOCAL:         1536B peak /            0B allocated /            0B freed /            0B live DEVICE_LOCAL:    466140272B peak /         1216B allocated /         1216B freed /            0B live";
+        let usage = iree_heap_usage(stats);
+        assert_eq!(usage.len(), 8);
+        assert_eq!(
+            (usage[4].name.as_str(), usage[4].bytes),
+            ("DEVICE_LOCAL peak", 466_140_272)
+        );
+        assert_eq!(usage[7].name, "DEVICE_LOCAL live");
+        assert_eq!(
+            iree_alloca_size("vm.call @hal.device.queue.alloca(%r8(x)"),
+            None
+        );
+    }
 
     #[test]
     fn reads_driver_failures() {

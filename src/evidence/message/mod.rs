@@ -5,8 +5,8 @@
 //! XLA:TPU compile-time check with its usage summary and largest allocations, the
 //! TensorCore/SparseCore split, the early abort, the TPU runtime's failures, XLA:GPU's
 //! buffer-assignment report, the BFC allocator's log and dump, one-line messages (PyTorch's
-//! caching allocator and Tenstorrent's DRAM banks among them), and XLA's rematerialization
-//! warning.
+//! caching allocator and Tenstorrent's DRAM banks among them), AWS Neuron's runtime, and
+//! XLA's rematerialization warning.
 //!
 //! The text around the message does not matter: tracebacks, log prefixes, `> ` quoting,
 //! Markdown emphasis and code fences, terminal colours, Windows line ends, and lines a
@@ -27,13 +27,14 @@ mod foreign;
 mod gpu;
 mod listing;
 mod model;
+mod neuron;
 mod scan;
 mod scoped;
 mod short;
 mod tpu;
 mod units;
 
-pub use model::{AllocatorStats, MessageAllocation, OomKind, OomMessage, RematWarning};
+pub use model::{AllocatorStats, MessageAllocation, OomKind, OomMessage, RematWarning, UsageItem};
 pub use short::{CONSTANT_OP, PROGRAM_LOAD_OP};
 
 /// No out-of-memory message in the text.

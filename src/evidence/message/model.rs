@@ -40,6 +40,10 @@ pub enum OomKind {
     /// `failed call to cuDevicePrimaryCtxRetain: CUDA_ERROR_OUT_OF_MEMORY; total memory
     /// reported: N`, a library's `… failed: out of memory`.
     Driver,
+    /// AWS Neuron's runtime failing to place a tensor in a NeuronCore's memory: `Failed
+    /// to alloc DEVICE memory: N`, `Failed to allocate X (usage: tensors) on ND 0:NC 0,
+    /// current utilization: * total: Y`, `Failed to allocate N bytes on DEVICE for tensor`.
+    NeuronRuntime,
     /// A one-line message: a bare `RESOURCE_EXHAUSTED`, `Out of memory while trying to
     /// allocate N bytes.` without its buffer assignment, `Out of memory allocating N
     /// bytes.`, `Failed to allocate request for …`, TensorFlow's `OOM when allocating
@@ -164,6 +168,11 @@ pub struct OomMessage {
     pub obstacle_offset_bytes: Option<u64>,
     /// …and its size (`with size Y`).
     pub obstacle_bytes: Option<u64>,
+    /// The runtime's own account of the memory when it failed, item by item, as it
+    /// prints it: Neuron's `current utilization` (`tensors`, `runtime`, `dma rings`; its
+    /// `total` is `used_bytes`), IREE's allocator statistics per heap (`DEVICE_LOCAL
+    /// peak`, `DEVICE_LOCAL live`, …). At most 32 are kept.
+    pub usage: Vec<UsageItem>,
     /// The allocations the message lists, in its order: TPU `Largest program allocations
     /// in hbm`, GPU `Peak buffers` (at most 512; see `omitted_allocations`).
     pub allocations: Vec<MessageAllocation>,
@@ -181,6 +190,28 @@ pub struct OomMessage {
     /// `=====` line, a listing header without entries, a buffer-assignment summary without
     /// its `total allocation` line, or a BFC dump without its `Stats:` block.
     pub truncated: bool,
+}
+
+/// One item of a runtime's account of its memory.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct UsageItem {
+    /// The item as the runtime names it (`tensors`, `DEVICE_LOCAL live`).
+    pub name: String,
+    /// Its size, as printed.
+    pub bytes: u64,
+}
+
+/// At most this many usage items are kept.
+pub const MAX_USAGE: usize = 32;
+
+/// Adds an item to `usage` unless it is full or already holds one of that name.
+pub fn add_usage(usage: &mut Vec<UsageItem>, name: &str, bytes: u64) {
+    if usage.len() < MAX_USAGE && !usage.iter().any(|u| u.name == name) {
+        usage.push(UsageItem {
+            name: super::fields::bounded(name),
+            bytes,
+        });
+    }
 }
 
 /// One allocation of a TPU listing or one GPU peak buffer.

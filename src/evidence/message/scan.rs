@@ -11,8 +11,10 @@
 
 use std::collections::VecDeque;
 
-use super::model::{AllocatorStats, MessageAllocation, OomKind, OomMessage, RematWarning};
-use super::{bfc, clean, driver, fields, foreign, gpu, listing, scoped, short, tpu};
+use super::model::{
+    AllocatorStats, MessageAllocation, OomKind, OomMessage, RematWarning, UsageItem,
+};
+use super::{bfc, clean, driver, fields, foreign, gpu, listing, neuron, scoped, short, tpu};
 
 /// Physical lines joined into one logical line at most (a wrapped label or headline).
 const MAX_JOINS: usize = 8;
@@ -153,7 +155,7 @@ pub fn family_of(kind: OomKind) -> Option<Family> {
         OomKind::TpuRuntime => Some(Family::Tpu),
         OomKind::GpuBufferAssignment => Some(Family::Gpu),
         OomKind::BfcRuntime => Some(Family::Bfc),
-        OomKind::ScopedMemory | OomKind::Driver | OomKind::Short => None,
+        OomKind::ScopedMemory | OomKind::Driver | OomKind::NeuronRuntime | OomKind::Short => None,
     }
 }
 
@@ -189,6 +191,10 @@ pub struct Scanner {
     /// The request of the first BFC warning that was not a failure (`… with
     /// freed_by_count=0`), when it came before any failure.
     advisory_request: Option<u64>,
+    /// The size of the last IREE `hal.device.queue.alloca` call traced, and the last
+    /// allocator statistics IREE printed.
+    last_alloca: Option<u64>,
+    iree_usage: Vec<UsageItem>,
     /// Whether the last logical line said a program was being loaded (`Error loading
     /// program 'jit__forward':` before the runtime's `Attempting to allocate …`).
     last_loads_program: bool,
@@ -256,6 +262,14 @@ impl Scanner {
             if draft.msg.kind == OomKind::Driver {
                 set(&mut draft.msg.device_ordinal, self.last_ordinal);
             }
+            if body.contains("native function hal.") {
+                if body.contains("hal.device.queue.alloca") {
+                    set(&mut draft.msg.requested_bytes, self.last_alloca);
+                }
+                if draft.msg.usage.is_empty() {
+                    draft.msg.usage = std::mem::take(&mut self.iree_usage);
+                }
+            }
             if draft.msg.kind == OomKind::TpuRuntime && self.last_loads_program {
                 set(
                     &mut draft.msg.requested_op,
@@ -268,6 +282,13 @@ impl Scanner {
         }
         self.last_ordinal = fields::after(body, "device ordinal ").and_then(short::leading_u32);
         self.last_loads_program = tpu::is_program_load(body);
+        if let Some(size) = driver::iree_alloca_size(body) {
+            self.last_alloca = Some(size);
+        }
+        let usage = driver::iree_heap_usage(body);
+        if !usage.is_empty() {
+            self.iree_usage = usage;
+        }
     }
 
     fn start(&mut self, draft: Draft) {
@@ -279,6 +300,14 @@ impl Scanner {
             .filter(|current| driver::is_retry_of(current, &draft))
         {
             driver::add_retry(current, &draft);
+            return;
+        }
+        if let Some(current) = self
+            .current
+            .as_mut()
+            .filter(|current| neuron::is_same_failure(current, &draft))
+        {
+            neuron::merge(current, &draft);
             return;
         }
         self.close_current();
@@ -294,7 +323,9 @@ impl Scanner {
         let taken = foreign::template_value(draft, body)
             || tpu::block_line(draft, body)
             || gpu::block_line(draft, body)
-            || bfc::block_line(draft, body);
+            || bfc::block_line(draft, body)
+            || neuron::block_line(draft, body)
+            || scoped::block_line(draft, body);
         if !taken {
             draft.block = Block::None;
         }
@@ -468,6 +499,7 @@ fn headline(body: &str) -> Option<Draft> {
         .or_else(|| scoped::headline(body))
         .or_else(|| driver::headline(body))
         .or_else(|| foreign::headline(body))
+        .or_else(|| neuron::headline(body))
         .or_else(|| short::headline(body))
 }
 

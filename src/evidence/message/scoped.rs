@@ -2,21 +2,31 @@
 //! size 31.07M and limit 16.00M exceeded scoped vmem limit by 15.07M`, Pallas on GPU's
 //! `Shared memory size limit exceeded: requested 4194304, available: 101376`, Triton's
 //! `out of resource: shared memory, Required: 65536, Hardware limit: 49152`, and XLA:GPU's
-//! `Shared memory requested exceeds device resources`. The block sizes of one kernel,
-//! not the model, are what does not fit. (XLA:TPU's compile-time check in memory space
+//! `Shared memory requested exceeds device resources`, and the Neuron NKI compiler's
+//! `Instruction … couldn't be allocated in SB` (with `Total Accessed Bytes per partition
+//! by instruction: N` and `Total SB Partition Size: M` on the lines after) or `Allocated
+//! memory out of bound {tile}@SB<…>`. The block sizes of one kernel, not the model, are
+//! what does not fit. (XLA:TPU's compile-time check in memory space
 //! `vmem` or `smem` is read by `tpu` and triaged the same way.)
 
 use super::fields::{after, count_after, size_after, word};
 use super::model::OomKind;
-use super::scan::Draft;
+use super::scan::{set, Draft};
 
 /// Phrases of a scoped-memory failure (the scan's triggers include them).
-pub const TRIGGERS: [&str; 4] = [
+pub const TRIGGERS: [&str; 6] = [
     "Scoped allocation with size",
     "Shared memory size limit exceeded",
     "out of resource: shared memory",
     "Shared memory requested exceeds",
+    "couldn't be allocated in SB",
+    "Allocated memory out of bound",
 ];
+
+/// NKI's figures for one instruction: what it touches in each SBUF partition, and a
+/// partition's size. SBUF is split into partitions as a DRAM is into banks.
+const SBUF_ACCESSED: &str = "Total Accessed Bytes per partition by instruction:";
+const SBUF_PARTITION: &str = "Total SB Partition Size:";
 
 /// A scoped-memory failure, or `None` when `body` is not one.
 pub fn headline(body: &str) -> Option<Draft> {
@@ -25,7 +35,11 @@ pub fn headline(body: &str) -> Option<Draft> {
     }
     let mut draft = Draft::new(OomKind::ScopedMemory, true);
     let m = &mut draft.msg;
-    if let Some(rest) = after(body, "Scoped allocation with size ") {
+    if body.contains("couldn't be allocated in SB") || body.contains("@SB<") {
+        m.memory_space = Some("sbuf".into());
+        // The figures' lines may have been joined onto the headline.
+        sbuf_figures(&mut draft, body);
+    } else if let Some(rest) = after(body, "Scoped allocation with size ") {
         m.requested_bytes = size_after(body, "Scoped allocation with size ");
         m.capacity_bytes = size_after(rest, "and limit ");
         m.exceeded_by_bytes =
@@ -46,6 +60,26 @@ pub fn headline(body: &str) -> Option<Draft> {
         m.capacity_bytes = hardware.or_else(|| count_after(body, "available:"));
     }
     Some(draft)
+}
+
+fn sbuf_figures(draft: &mut Draft, body: &str) {
+    let m = &mut draft.msg;
+    set(
+        &mut m.per_bank_request_bytes,
+        count_after(body, SBUF_ACCESSED),
+    );
+    set(&mut m.bank_bytes, count_after(body, SBUF_PARTITION));
+}
+
+/// A figure of an SBUF failure on a line of its own.
+pub fn block_line(draft: &mut Draft, body: &str) -> bool {
+    if draft.msg.memory_space.as_deref() != Some("sbuf")
+        || !(body.starts_with(SBUF_ACCESSED) || body.starts_with(SBUF_PARTITION))
+    {
+        return false;
+    }
+    sbuf_figures(draft, body);
+    true
 }
 
 #[cfg(test)]
@@ -69,6 +103,12 @@ mod tests {
         assert_eq!(
             (d.msg.requested_bytes, d.msg.capacity_bytes),
             (Some(110_592), Some(101_376))
+        );
+        let d = headline("[GCA035]  Instruction: I-21-0 with opcode: TensorTensor couldn't be allocated in SB Memory Location Accessed: res.48_i0: 888 Bytes per Partition and total of: 113664 Bytes in SB Total Accessed Bytes per partition by instruction: 198024 Total SB Partition Size: 196608").unwrap();
+        assert_eq!(d.msg.memory_space.as_deref(), Some("sbuf"));
+        assert_eq!(
+            (d.msg.per_bank_request_bytes, d.msg.bank_bytes),
+            (Some(198_024), Some(196_608))
         );
         let d = headline("RESOURCE_EXHAUSTED: Shared memory size limit exceeded: requested 4194304, available: 101376").unwrap();
         assert_eq!(

@@ -47,6 +47,7 @@ pub fn has_trigger(body: &str) -> bool {
         || super::scoped::TRIGGERS.iter().any(|t| body.contains(t))
         || super::driver::TRIGGERS.iter().any(|t| body.contains(t))
         || super::foreign::TRIGGERS.iter().any(|t| body.contains(t))
+        || super::neuron::TRIGGERS.iter().any(|t| body.contains(t))
 }
 
 /// A one-line message (the last resort after the TPU and BFC headlines).

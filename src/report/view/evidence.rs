@@ -41,17 +41,32 @@ fn message_rows(m: &OomMessage) -> Vec<Row> {
         m.used_bytes,
         if m.kind == crate::evidence::message::OomKind::TpuRuntime {
             "already allocated when it failed"
+        } else if m.per_bank_request_bytes.is_some() {
+            "allocated in each bank when it failed"
         } else {
             "what the program needs there"
         },
     );
     add("capacity", m.capacity_bytes, "the memory's size");
     add("exceeded by", m.exceeded_by_bytes, "");
-    add("free", m.free_bytes, "free when it failed");
+    let bank = m.per_bank_request_bytes.is_some();
+    add(
+        "free",
+        m.free_bytes,
+        if bank {
+            "free in each bank when it failed"
+        } else {
+            "free when it failed"
+        },
+    );
     add(
         "reservable",
         m.reservable_bytes,
-        "the most it could take in one piece",
+        if bank {
+            "each bank's largest free block"
+        } else {
+            "the most it could take in one piece"
+        },
     );
     add(
         "reservable if compacted",
@@ -129,6 +144,13 @@ fn message_rows(m: &OomMessage) -> Vec<Row> {
                 m.retried_requests_bytes.len()
             ),
             "the same request again, each failed",
+        ));
+    }
+    for item in &m.usage {
+        rows.push(row(
+            &item.name,
+            size(item.bytes),
+            "in the runtime's own account",
         ));
     }
     let mut named = |name: &str, value: Option<&String>| {
