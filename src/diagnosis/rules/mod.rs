@@ -12,6 +12,7 @@ pub mod batch;
 pub mod buffer;
 pub mod held;
 pub mod message;
+pub mod message_fixes;
 pub mod plan;
 pub mod profiles;
 pub mod runtime;

@@ -29,123 +29,12 @@ pub(super) fn error(e: &ErrorReport) -> ErrorView {
 
 /// The figures and names the message states, one row each, in a fixed order.
 fn message_rows(m: &OomMessage) -> Vec<Row> {
-    let mut rows = Vec::new();
-    let mut add = |name: &str, value: Option<u64>, note: &str| {
-        if let Some(value) = value {
-            rows.push(row(name, size(value), note));
-        }
-    };
-    add("requested", m.requested_bytes, "the allocation that failed");
-    add(
-        "used",
-        m.used_bytes,
-        if m.kind == crate::evidence::message::OomKind::TpuRuntime {
-            "already allocated when it failed"
-        } else if m.per_bank_request_bytes.is_some() {
-            "allocated in each bank when it failed"
-        } else {
-            "what the program needs there"
-        },
-    );
-    add("capacity", m.capacity_bytes, "the memory's size");
-    add("exceeded by", m.exceeded_by_bytes, "");
-    let bank = m.per_bank_request_bytes.is_some();
-    add(
-        "free",
-        m.free_bytes,
-        if bank {
-            "free in each bank when it failed"
-        } else {
-            "free when it failed"
-        },
-    );
-    add(
-        "reservable",
-        m.reservable_bytes,
-        if bank {
-            "each bank's largest free block"
-        } else {
-            "the most it could take in one piece"
-        },
-    );
-    add(
-        "reservable if compacted",
-        m.compacted_reservable_bytes,
-        "the most it could take with the free memory compacted",
-    );
-    add(
-        "total",
-        m.total_bytes,
-        "reserved + program + arguments, at least",
-    );
-    add("reserved", m.reserved_bytes, "kept by the runtime");
-    add("program", m.program_bytes, "");
-    add("arguments", m.arguments_bytes, "parameters");
-    add("outputs", m.output_bytes, "");
-    add("constants", m.constant_bytes, "");
-    add("temporary", m.temp_bytes, "");
-    add(
-        "padding",
-        m.padding_bytes,
-        "of the temporaries: padded − unpadded",
-    );
-    add("fragmentation", m.fragmentation_bytes, "");
-    add("temp fragmentation", m.temp_fragmentation_bytes, "");
-    add(
-        "aliased",
-        m.aliased_bytes,
-        "outputs sharing their arguments' buffers",
-    );
-    add(
-        "warned before",
-        m.advisory_request_bytes,
-        "a request the allocator called not a failure, before this one",
-    );
-    add("PyTorch allocated", m.pytorch_allocated_bytes, "");
-    add(
-        "PyTorch cached",
-        m.pytorch_reserved_unallocated_bytes,
-        "reserved by PyTorch but unallocated",
-    );
-    add(
-        "process in use",
-        m.process_used_bytes,
-        "the failing process's memory on the device",
-    );
-    add(
-        "per bank",
-        m.per_bank_request_bytes,
-        "the request's share of each bank",
-    );
-    add("bank size", m.bank_bytes, "");
-    add(
-        "nearest obstacle at",
-        m.obstacle_offset_bytes,
-        "from the bottom of memory",
-    );
-    add("obstacle size", m.obstacle_bytes, "");
-    if !m.retried_requests_bytes.is_empty() {
-        let shown: Vec<String> = m
-            .retried_requests_bytes
-            .iter()
-            .take(4)
-            .map(|&b| size(b))
-            .collect();
-        let more = if m.retried_requests_bytes.len() > 4 {
-            ", …"
-        } else {
-            ""
-        };
-        rows.push(row(
-            "later tries",
-            format!(
-                "{}{more} ({} in all)",
-                shown.join(", "),
-                m.retried_requests_bytes.len()
-            ),
-            "the same request again, each failed",
-        ));
-    }
+    let mut rows: Vec<Row> = state_figures(m)
+        .into_iter()
+        .chain(program_figures(m))
+        .filter_map(|(name, value, note)| value.map(|v| row(name, size(v), note)))
+        .collect();
+    rows.extend(retries_row(m));
     for item in &m.usage {
         rows.push(row(
             &item.name,
@@ -153,20 +42,132 @@ fn message_rows(m: &OomMessage) -> Vec<Row> {
             "in the runtime's own account",
         ));
     }
-    let mut named = |name: &str, value: Option<&String>| {
+    let named = [
+        ("requested shape", m.requested_shape.as_ref()),
+        ("requested type", m.requested_dtype.as_ref()),
+        ("requested by op", m.requested_op.as_ref()),
+        ("memory space", m.memory_space.as_ref()),
+        ("error code", m.error_code.as_ref()),
+    ];
+    for (name, value) in named {
         if let Some(v) = value.filter(|v| !v.is_empty()) {
             rows.push(row(name, v.clone(), ""));
         }
-    };
-    named("requested shape", m.requested_shape.as_ref());
-    named("requested type", m.requested_dtype.as_ref());
-    named("requested by op", m.requested_op.as_ref());
-    named("memory space", m.memory_space.as_ref());
-    named("error code", m.error_code.as_ref());
+    }
     if let Some(d) = m.device_ordinal {
         rows.push(row("device", d.to_string(), "ordinal"));
     }
     rows
+}
+
+/// A size the message may state: its row's name, the size, and a note.
+type Figure = (&'static str, Option<u64>, &'static str);
+
+/// The memory's state at the failure: the request against what was used and free.
+fn state_figures(m: &OomMessage) -> Vec<Figure> {
+    // A banked memory's figures are each bank's; the TPU runtime's `used` was live
+    // before the request.
+    let bank = m.per_bank_request_bytes.is_some();
+    let used = if m.kind == crate::evidence::message::OomKind::TpuRuntime {
+        "already allocated when it failed"
+    } else if bank {
+        "allocated in each bank when it failed"
+    } else {
+        "what the program needs there"
+    };
+    let (free, reservable) = if bank {
+        (
+            "free in each bank when it failed",
+            "each bank's largest free block",
+        )
+    } else {
+        ("free when it failed", "the most it could take in one piece")
+    };
+    vec![
+        ("requested", m.requested_bytes, "the allocation that failed"),
+        ("used", m.used_bytes, used),
+        ("capacity", m.capacity_bytes, "the memory's size"),
+        ("exceeded by", m.exceeded_by_bytes, ""),
+        ("free", m.free_bytes, free),
+        ("reservable", m.reservable_bytes, reservable),
+        (
+            "reservable if compacted",
+            m.compacted_reservable_bytes,
+            "the most it could take with the free memory compacted",
+        ),
+    ]
+}
+
+/// The program's parts, and what the allocators beside XLA's state.
+fn program_figures(m: &OomMessage) -> Vec<Figure> {
+    vec![
+        (
+            "total",
+            m.total_bytes,
+            "reserved + program + arguments, at least",
+        ),
+        ("reserved", m.reserved_bytes, "kept by the runtime"),
+        ("program", m.program_bytes, ""),
+        ("arguments", m.arguments_bytes, "parameters"),
+        ("outputs", m.output_bytes, ""),
+        ("constants", m.constant_bytes, ""),
+        ("temporary", m.temp_bytes, ""),
+        (
+            "padding",
+            m.padding_bytes,
+            "of the temporaries: padded − unpadded",
+        ),
+        ("fragmentation", m.fragmentation_bytes, ""),
+        ("temp fragmentation", m.temp_fragmentation_bytes, ""),
+        (
+            "aliased",
+            m.aliased_bytes,
+            "outputs sharing their arguments' buffers",
+        ),
+        (
+            "warned before",
+            m.advisory_request_bytes,
+            "a request the allocator called not a failure, before this one",
+        ),
+        ("PyTorch allocated", m.pytorch_allocated_bytes, ""),
+        (
+            "PyTorch cached",
+            m.pytorch_reserved_unallocated_bytes,
+            "reserved by PyTorch but unallocated",
+        ),
+        (
+            "process in use",
+            m.process_used_bytes,
+            "the failing process's memory on the device",
+        ),
+        (
+            "per bank",
+            m.per_bank_request_bytes,
+            "the request's share of each bank",
+        ),
+        ("bank size", m.bank_bytes, ""),
+        (
+            "nearest obstacle at",
+            m.obstacle_offset_bytes,
+            "from the bottom of memory",
+        ),
+        ("obstacle size", m.obstacle_bytes, ""),
+    ]
+}
+
+/// The later tries of the request, the first four shown.
+fn retries_row(m: &OomMessage) -> Option<Row> {
+    let tries = &m.retried_requests_bytes;
+    if tries.is_empty() {
+        return None;
+    }
+    let shown: Vec<String> = tries.iter().take(4).map(|&b| size(b)).collect();
+    let more = if tries.len() > 4 { ", …" } else { "" };
+    Some(row(
+        "later tries",
+        format!("{}{more} ({} in all)", shown.join(", "), tries.len()),
+        "the same request again, each failed",
+    ))
 }
 
 /// `TensorCore 1.0 GiB (80.0%) · SparseCore 256 MiB (20.0%)`, from a TPU's split.
