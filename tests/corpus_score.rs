@@ -126,7 +126,15 @@ fn the_fifth_held_out_corpus_stays_where_it_was_measured() {
 /// no lower than last measured.
 #[test]
 fn the_sixth_held_out_corpus_stays_where_it_was_measured() {
-    stays_at_least("tests/heldout6/errors", 30, 89.5, 63.3);
+    stays_at_least("tests/heldout6/errors", 30, 89.5, 66.6);
+}
+
+/// The seventh held-out corpus (27 messages, collected 2026-12-05 by a session that never
+/// ran oomlens on it), measured once untuned (figures 76.2%, triage 51.9%), then a
+/// development set: no lower than last measured.
+#[test]
+fn the_seventh_held_out_corpus_stays_where_it_was_measured() {
+    stays_at_least("tests/heldout7/errors", 27, 93.0, 77.7);
 }
 
 #[test]
@@ -139,6 +147,7 @@ fn the_corpora_share_no_source() {
         "tests/heldout4/errors",
         "tests/heldout5/errors",
         "tests/heldout6/errors",
+        "tests/heldout7/errors",
     ];
     let mut seen: Vec<(&str, String)> = Vec::new();
     for dir in dirs {

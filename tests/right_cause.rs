@@ -461,3 +461,60 @@ fn an_iree_alloca_failure_is_the_programs_request() {
         .any(|u| u.name == "DEVICE_LOCAL peak" && u.bytes == 466_140_272));
     assert_ne!(r.diagnosis[0].id, DiagnosisId::HeldElsewhere);
 }
+
+/// Wordings of the seventh set: PyTorch Inductor's autotuner naming the Triton kernel
+/// (`out of resource: triton_flex_attention Required: 262144 Hardware limit:232448`,
+/// torchtitan#1437) is a kernel's shared memory; a Tenstorrent L1 buffer whose share of
+/// one bank is more than the bank is one op's (tt-metal#35431), while an L1 message
+/// that states no bank size stays too little to tell (tt-metal#24944).
+#[test]
+fn kernel_memory_wordings() {
+    let r = report_of(&[held_out("heldout7", "15-")]);
+    let m = &r.error.as_ref().unwrap().message;
+    assert_eq!(
+        (m.requested_bytes, m.capacity_bytes),
+        (Some(262_144), Some(232_448))
+    );
+    assert_eq!(r.diagnosis[0].id, DiagnosisId::ScopedMemory);
+    let r = report_of(&[held_out("heldout7", "17-")]);
+    assert_eq!(r.headline.verdict, Verdict::DoesNotFit);
+    assert!(r.headline.text.contains("L1 in each bank"), "{}", r.headline.text);
+    assert!(r.diagnosis[0].fixes[0].text.contains("DRAM_MEMORY_CONFIG"));
+    assert_ne!(lead("heldout7", "27-").1, DiagnosisId::ScopedMemory);
+}
+
+/// A BFC `Stats:` block pasted alone is the failure's allocator state
+/// (adaptive-style-transfer#28: 3.14 GB in use of a 3.21 GB limit, the pool full); an
+/// XLA:GPU buffer assignment cut before its total is added up from its parts, and a
+/// 334 MiB program is not what filled a GPU (jax#12575); a request of 24 bytes fails only
+/// when the memory was full before it (iree#14760).
+#[test]
+fn what_a_cut_or_tiny_message_still_shows() {
+    let r = report_of(&[held_out("heldout7", "11-")]);
+    let m = &r.error.as_ref().unwrap().message;
+    assert_eq!(m.used_bytes, Some(3_142_544_896));
+    assert_eq!(m.capacity_bytes, Some(3_210_821_632));
+    assert_eq!(r.diagnosis[0].id, DiagnosisId::AggregateTooBig);
+
+    let r = report_of(&[held_out("heldout7", "03-")]);
+    assert_eq!(r.diagnosis[0].id, DiagnosisId::HeldElsewhere);
+    assert!(r.diagnosis[0].text.contains("its parts added up"), "{}", r.diagnosis[0].text);
+
+    let r = report_of(&[held_out("heldout7", "26-")]);
+    assert_eq!(r.error.as_ref().unwrap().message.requested_bytes, Some(24));
+    assert_eq!(r.diagnosis[0].id, DiagnosisId::HeldElsewhere);
+}
+
+/// cuDNN failing to start with most of the GPU free (jax#25658: 7.44 of 8.59 GB free)
+/// is no shortage to blame on another holder: its figures are read, and the report
+/// says it cannot tell.
+#[test]
+fn a_cudnn_failure_with_memory_free_is_not_held_elsewhere() {
+    let r = report_of(&[held_out("heldout7", "23-")]);
+    let m = &r.error.as_ref().unwrap().message;
+    assert_eq!(
+        (m.free_bytes, m.capacity_bytes),
+        (Some(7_438_598_144), Some(8_589_410_304))
+    );
+    assert_ne!(r.diagnosis[0].id, DiagnosisId::HeldElsewhere);
+}

@@ -268,12 +268,7 @@ fn scoped(m: &OomMessage) -> Headline {
         Some("shared") | None => "shared memory".to_owned(),
         Some(space) => space.to_ascii_uppercase(),
     };
-    let (need, capacity, partitioned) = crate::diagnosis::rules::scoped::kernel_figures(m);
-    let each = if partitioned {
-        " in each partition"
-    } else {
-        ""
-    };
+    let (need, capacity, each) = crate::diagnosis::rules::scoped::kernel_figures(m);
     match (need, capacity) {
         (Some(n), Some(c)) => {
             let (n, c) = (

@@ -52,6 +52,25 @@ pub fn banked(m: &OomMessage) -> bool {
     m.per_bank_request_bytes.is_some() && m.bank_bytes.is_some()
 }
 
+/// What an XLA:GPU buffer assignment needs in all: its `total allocation`, or, when the
+/// paste stops before that line, the sum of the four allocations above it (parameters,
+/// constants, outputs and temporaries), which is how XLA computes it.
+pub fn assignment_total(m: &OomMessage) -> Option<u64> {
+    if m.kind != OomKind::GpuBufferAssignment {
+        return None;
+    }
+    m.used_bytes.or_else(|| {
+        [
+            m.arguments_bytes,
+            m.constant_bytes,
+            m.output_bytes,
+            m.temp_bytes,
+        ]
+        .into_iter()
+        .try_fold(0u64, |sum, part| Some(sum.saturating_add(part?)))
+    })
+}
+
 /// By how much the need exceeds the memory: the message's own `Exceeded … by Z`, else
 /// the need less the capacity, else (a runtime failure) the request less what was free.
 pub fn excess(m: &OomMessage) -> Option<u64> {

@@ -22,6 +22,9 @@ const SMALLEST_TPU_MEMORY: u64 = 8 << 30;
 /// A pinned host buffer this small fails only when the host or the driver is exhausted
 /// by something else.
 const TINY_HOST_REQUEST: u64 = 1 << 20;
+/// A device request under a page: no allocator fails one unless the memory was already
+/// full before it.
+const TINY_REQUEST: u64 = 4 << 10;
 
 /// How to find what holds the memory, the same for every finding here.
 const FIND_THE_HOLDER: &str = "find what holds the memory: another process (nvidia-smi or rocm-smi lists the processes on the GPU); another framework in this process (TensorFlow or PyTorch imported beside JAX take the GPU: for TensorFlow used only for data, tf.config.set_visible_devices([], 'GPU')); several JAX processes on one GPU, each preallocating 75% of it (XLA_PYTHON_CLIENT_PREALLOCATE=false, or XLA_PYTHON_CLIENT_MEM_FRACTION=0.3); this process's own arrays kept from earlier steps (jax.live_arrays() lists them; a profiler capture shows which step made them)";
@@ -71,7 +74,7 @@ fn in_message(cx: &Context<'_>) -> Option<Line> {
             program_load(m)
         }
         _ if m.pytorch_allocated_bytes.is_some() => outside_pytorch(m),
-        _ => small_pool(m),
+        _ => tiny_request(m).or_else(|| small_pool(m)),
     }
 }
 
@@ -169,18 +172,45 @@ fn program_load(m: &OomMessage) -> Option<Line> {
 /// XLA:GPU's buffer assignment says what the whole program needs: under a GiB, it is
 /// not what exhausted the GPU.
 fn small_program(m: &OomMessage) -> Option<Line> {
-    let need = m.used_bytes.filter(|&u| u > 0 && u < SMALL_PROGRAM)?;
+    let need = oom::assignment_total(m).filter(|&u| u > 0 && u < SMALL_PROGRAM)?;
+    let how = if m.used_bytes.is_some() {
+        "read"
+    } else {
+        "its parts added up, read"
+    };
     let request = m
         .requested_bytes
         .map(|r| format!("the failed request of {} belongs to ", size(r)))
         .unwrap_or_default();
     let text = format!(
-        "{request}a program that needs only {} in all (read): far below the memory of any GPU, so the program is not what filled it",
+        "{request}a program that needs only {} in all ({how}): far below the memory of any GPU, so the program is not what filled it",
         size(need)
     );
     Some(line(
         text,
         "something else held the GPU's memory when the program ran: another process, another framework in the same process, preallocation by several processes, or arrays kept alive from earlier steps",
+    ))
+}
+
+/// A request of a few bytes failed, and the message states nothing else of the memory:
+/// it was full before the request, of something the request is not part of. Not for
+/// TensorFlow's tensors, which it allocates one op at a time: a tiny one failing is as
+/// often the last of the model's own (too little to tell).
+fn tiny_request(m: &OomMessage) -> Option<Line> {
+    let stated_else = oom::capacity(m).is_some()
+        || m.free_bytes.is_some()
+        || m.used_bytes.is_some()
+        || m.requested_shape.is_some();
+    let request = m
+        .requested_bytes
+        .filter(|&r| r < TINY_REQUEST && !stated_else)?;
+    let text = format!(
+        "a request of only {} failed (read): an allocation that small fails only when the memory was already full before it, so what filled it is not this request",
+        size(request)
+    );
+    Some(line(
+        text,
+        "something else held the memory when the request came: another process (parallel tests or workers, each taking its pool), arrays kept alive from earlier steps, or a pool preallocated elsewhere",
     ))
 }
 
@@ -214,6 +244,13 @@ fn driver(m: &OomMessage) -> Option<Line> {
         .is_some_and(|r| r >= super::buffer::LARGER_THAN_ANY_DEVICE)
     {
         return None;
+    }
+    // The device said it had most of its memory free when the call failed (cuDNN's
+    // `Memory usage: X bytes free, Y bytes total`): not a shortage to blame on others.
+    if let (Some(free), Some(total)) = (m.free_bytes, m.capacity_bytes) {
+        if m.requested_bytes.is_none_or(|r| r <= free) && free.saturating_mul(2) >= total {
+            return None;
+        }
     }
     let host = m.memory_space.as_deref() == Some("host");
     let text = match m.requested_bytes {

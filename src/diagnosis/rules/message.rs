@@ -410,7 +410,9 @@ fn shows_program_too_big(m: &OomMessage) -> bool {
         return true;
     }
     if let (Some(request), Some(temp)) = (m.requested_bytes, m.temp_bytes) {
-        let large = m.used_bytes.is_none_or(|u| u >= held::SMALL_PROGRAM);
+        let large = oom::assignment_total(m)
+            .or(m.used_bytes)
+            .is_none_or(|u| u >= held::SMALL_PROGRAM);
         if m.kind == OomKind::GpuBufferAssignment && temp > 0 && close(request, temp) && large {
             return true;
         }

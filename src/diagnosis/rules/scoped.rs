@@ -30,31 +30,41 @@ fn space(m: &OomMessage) -> Option<&'static str> {
         "cmem" => Some("CMEM"),
         "shared" => Some("shared memory"),
         "sbuf" => Some("SBUF"),
+        // Tenstorrent's L1 is a kernel's memory when one bank could never hold its
+        // share of the buffer; otherwise its banks are full or in pieces, as DRAM's are.
+        "l1" if m
+            .per_bank_request_bytes
+            .zip(m.bank_bytes)
+            .is_some_and(|(share, bank)| share > bank) =>
+        {
+            Some("L1")
+        }
         _ => None,
     }
 }
 
-/// What one kernel needs of its memory and what a core has, as the message states them;
-/// the last is true when both are per partition (Neuron's SBUF is split into
-/// partitions, each instruction's tiles laid across them).
-pub fn kernel_figures(m: &OomMessage) -> (Option<u64>, Option<u64>, bool) {
+/// What one kernel needs of its memory and what a core has, as the message states them,
+/// and where both are counted: `""`, or `" in each partition"` (Neuron's SBUF is split
+/// into partitions, each instruction's tiles laid across them), or `" in each bank"`
+/// (Tenstorrent's L1, one bank per core).
+pub fn kernel_figures(m: &OomMessage) -> (Option<u64>, Option<u64>, &'static str) {
     match (m.per_bank_request_bytes, m.bank_bytes) {
-        (Some(need), partition) if m.used_bytes.or(m.requested_bytes).is_none() => {
-            (Some(need), partition, true)
+        (Some(need), bank) => {
+            let each = if m.memory_space.as_deref() == Some("sbuf") {
+                " in each partition"
+            } else {
+                " in each bank"
+            };
+            (Some(need), bank, each)
         }
-        _ => (m.used_bytes.or(m.requested_bytes), oom::capacity(m), false),
+        _ => (m.used_bytes.or(m.requested_bytes), oom::capacity(m), ""),
     }
 }
 
 pub fn scoped_memory(cx: &Context<'_>) -> Option<Line> {
     let m = cx.message.filter(|m| !m.advisory && is_scoped(m))?;
     let memory = space(m).unwrap_or("scoped memory");
-    let (need, capacity, partitioned) = kernel_figures(m);
-    let each = if partitioned {
-        " in each partition"
-    } else {
-        ""
-    };
+    let (need, capacity, each) = kernel_figures(m);
     let mut text = match (need, capacity) {
         (Some(n), Some(c)) => format!(
             "a kernel needs {} of {memory}{each} where a core has {} (read)",
@@ -70,6 +80,8 @@ pub fn scoped_memory(cx: &Context<'_>) -> Option<Line> {
     text.push_str(": its block sizes, not the model, do not fit");
     let fix = if memory == "SBUF" {
         "use smaller NKI tiles: fewer bytes per partition for each instruction (a smaller free dimension of the tiles it reads and writes), or split the instruction over more tiles; allocate tiles so that their addresses stay inside the SBUF (a smaller base address or fewer physical tiles in nki.compiler.sbuf.mod_alloc)"
+    } else if memory == "L1" {
+        "shard the tensor over more cores (a sharded memory config on a larger core grid), keep it in DRAM (ttnn.DRAM_MEMORY_CONFIG), or run the op in slices, so that each core's L1 holds its share and the op's circular buffers"
     } else if memory == "shared memory" {
         "use smaller blocks (a Pallas BlockSpec's block_shape; Triton's BLOCK_M/BLOCK_N/BLOCK_K) or fewer pipeline stages (num_stages), so that one block's tiles fit the GPU's shared memory per block; a GPU with more shared memory (sm_80 and later) takes larger ones"
     } else {

@@ -15,7 +15,7 @@ use super::scan::Draft;
 use super::units;
 
 /// Phrases of a driver failure (the scan's triggers include them).
-pub const TRIGGERS: [&str; 10] = [
+pub const TRIGGERS: [&str; 11] = [
     "CUDA_ERROR_OUT_OF_MEMORY",
     "HIP_ERROR_OutOfMemory",
     "hipErrorOutOfMemory",
@@ -28,6 +28,9 @@ pub const TRIGGERS: [&str; 10] = [
     "Memory not available to allocate buffer",
     // A CUDA or HIP runtime call's error, printed as `call(…): out of memory`.
     "): out of memory",
+    // cuDNN failing to start, most often for want of memory beside a preallocated pool
+    // (the next line may say how much was free).
+    "Could not create cudnn handle",
 ];
 
 /// A total the driver reports when it cannot read the device (`2^64 − 1`, or a
@@ -151,10 +154,19 @@ pub fn device_memory(body: &str) -> Option<DeviceMemory> {
         keys.iter()
             .find_map(|key| units::size_prefix(after(body, key)?, false).map(|s| s.0))
     };
-    let memory = DeviceMemory {
+    let mut memory = DeviceMemory {
         total: figure(&["Total memory:", "totalMemory:", "deviceMemorySize:"]),
         free: figure(&["Free memory:", "freeMemory:"]),
     };
+    // cuDNN's, after it failed to start: `Memory usage: 7438598144 bytes free,
+    // 8589410304 bytes total.`
+    if let Some(usage) = after(body, "Memory usage: ") {
+        memory.free = units::size_exact_prefix(usage, true).map(|s| s.0);
+        memory.total = usage
+            .split_once(", ")
+            .and_then(|(_, t)| units::size_exact_prefix(t, true))
+            .map(|s| s.0);
+    }
     (memory != DeviceMemory::default()).then_some(memory)
 }
 
@@ -265,5 +277,11 @@ mod tests {
             (Some(11 << 30), Some(9_771_050_598))
         );
         assert!(device_memory("Total hbm usage >= 8.83G:").is_none());
+        let cudnn =
+            device_memory("Memory usage: 7438598144 bytes free, 8589410304 bytes total.").unwrap();
+        assert_eq!(
+            (cudnn.free, cudnn.total),
+            (Some(7_438_598_144), Some(8_589_410_304))
+        );
     }
 }

@@ -71,6 +71,11 @@ fn dram_banks(body: &str) -> Draft {
     let mut draft = Draft::new(OomKind::Short, true);
     let m = &mut draft.msg;
     m.requested_bytes = count_after(body, "Not enough space to allocate ");
+    // A core's L1 (its SRAM, where an op's circular buffers and L1-sharded tensors live)
+    // rather than the device's DRAM.
+    if body.contains(" B L1 buffer") {
+        m.memory_space = Some("l1".into());
+    }
     let banks = after(body, " across ").and_then(|r| {
         let n = leading_u64(r)?;
         r.get(n.to_string().len()..)?

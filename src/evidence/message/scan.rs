@@ -410,7 +410,7 @@ impl Scanner {
                 advisory: true,
                 ..msg
             },
-            (None, None) => return None,
+            (None, None) => stats_alone(self.loose_allocator.take()?)?,
         };
         if !msg.advisory {
             for other in &self.recent {
@@ -457,6 +457,17 @@ impl Scanner {
         derive_totals(&mut msg);
         Some(msg)
     }
+}
+
+/// The BFC allocator prints its `Stats:` block only when it runs out: pasted alone (its
+/// `Limit` and `InUse` at least), it is that failure's state with the request cut away.
+fn stats_alone(allocator: AllocatorStats) -> Option<OomMessage> {
+    (allocator.in_use_bytes.is_some() && allocator.limit_bytes.is_some()).then(|| OomMessage {
+        kind: OomKind::BfcRuntime,
+        allocator: Some(allocator),
+        truncated: true,
+        ..OomMessage::default()
+    })
 }
 
 /// The figures a message states in other words, filled in where it states them so:

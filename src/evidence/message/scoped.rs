@@ -14,10 +14,13 @@ use super::model::OomKind;
 use super::scan::{set, Draft};
 
 /// Phrases of a scoped-memory failure (the scan's triggers include them).
-pub const TRIGGERS: [&str; 6] = [
+pub const TRIGGERS: [&str; 7] = [
     "Scoped allocation with size",
     "Shared memory size limit exceeded",
     "out of resource: shared memory",
+    // PyTorch Inductor's autotuner names the kernel instead (`OutOfMemoryError: out of
+    // resource: triton_flex_attention Required: 262144 Hardware limit:232448`).
+    "OutOfMemoryError: out of resource:",
     "Shared memory requested exceeds",
     "couldn't be allocated in SB",
     "Allocated memory out of bound",

@@ -70,6 +70,10 @@ pub fn headline(body: &str) -> Option<Draft> {
         // XLA:GPU placing a module's constants when it loads the executable.
         m.requested_bytes = units::size_exact_prefix(rest, true).map(|s| s.0);
         m.requested_op = Some(CONSTANT_OP.into());
+    } else if let Some(rest) = after(body, "failed to allocate buffer of length ") {
+        // IREE's HAL on Vulkan: `VK_ERROR_OUT_OF_DEVICE_MEMORY; vmaCreateBuffer; failed to
+        // allocate buffer of length 26953666560`.
+        m.requested_bytes = units::size_exact_prefix(rest, true).map(|s| s.0);
     } else if !body.contains("failed to allocate memory") && !resource_exhausted(body) {
         return None;
     }
