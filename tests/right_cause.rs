@@ -478,7 +478,11 @@ fn kernel_memory_wordings() {
     assert_eq!(r.diagnosis[0].id, DiagnosisId::ScopedMemory);
     let r = report_of(&[held_out("heldout7", "17-")]);
     assert_eq!(r.headline.verdict, Verdict::DoesNotFit);
-    assert!(r.headline.text.contains("L1 in each bank"), "{}", r.headline.text);
+    assert!(
+        r.headline.text.contains("L1 in each bank"),
+        "{}",
+        r.headline.text
+    );
     assert!(r.diagnosis[0].fixes[0].text.contains("DRAM_MEMORY_CONFIG"));
     assert_ne!(lead("heldout7", "27-").1, DiagnosisId::ScopedMemory);
 }
@@ -498,7 +502,11 @@ fn what_a_cut_or_tiny_message_still_shows() {
 
     let r = report_of(&[held_out("heldout7", "03-")]);
     assert_eq!(r.diagnosis[0].id, DiagnosisId::HeldElsewhere);
-    assert!(r.diagnosis[0].text.contains("its parts added up"), "{}", r.diagnosis[0].text);
+    assert!(
+        r.diagnosis[0].text.contains("its parts added up"),
+        "{}",
+        r.diagnosis[0].text
+    );
 
     let r = report_of(&[held_out("heldout7", "26-")]);
     assert_eq!(r.error.as_ref().unwrap().message.requested_bytes, Some(24));
