@@ -92,8 +92,13 @@ pub fn iree_alloca_size(body: &str) -> Option<u64> {
 /// Empty when `body` holds none.
 pub fn iree_heap_usage(body: &str) -> Vec<UsageItem> {
     let mut usage = Vec::new();
-    for heap in ["HOST_LOCAL", "DEVICE_LOCAL"] {
-        let Some(rest) = after(body, &format!("{heap}:")) else {
+    // Read on every line of a log: the keys are constants, nothing is allocated unless
+    // a heap's line is there.
+    for (heap, key) in [
+        ("HOST_LOCAL", "HOST_LOCAL:"),
+        ("DEVICE_LOCAL", "DEVICE_LOCAL:"),
+    ] {
+        let Some(rest) = after(body, key) else {
             continue;
         };
         // Four figures separated by `/`; the line ends after the fourth.

@@ -292,23 +292,18 @@ impl Scanner {
     }
 
     fn start(&mut self, draft: Draft) {
-        // An allocator retrying smaller prints a line per try: one failure, the first
-        // try's size, the later tries kept in order.
-        if let Some(current) = self
-            .current
-            .as_mut()
-            .filter(|current| driver::is_retry_of(current, &draft))
-        {
-            driver::add_retry(current, &draft);
-            return;
-        }
-        if let Some(current) = self
-            .current
-            .as_mut()
-            .filter(|current| neuron::is_same_failure(current, &draft))
-        {
-            neuron::merge(current, &draft);
-            return;
+        if let Some(current) = self.current.as_mut() {
+            // An allocator retrying smaller prints a line per try: one failure, the first
+            // try's size, the later tries kept in order. Neuron's runtime prints one
+            // failure at each layer it passes.
+            if driver::is_retry_of(current, &draft) {
+                driver::add_retry(current, &draft);
+                return;
+            }
+            if neuron::is_same_failure(current, &draft) {
+                neuron::merge(current, &draft);
+                return;
+            }
         }
         self.close_current();
         self.current = Some(draft);
