@@ -8,10 +8,19 @@
 // as a ratio of it.
 //
 //   npm run build && node scripts/bench-page.mjs bench-out/scaled2_1GB.xplane.pb ...
+//
+// OOMLENS_BENCH_BASELINE=DIR also times another build of the site (a copy of an
+// earlier dist/) in the same browser, its runs interleaved with this build's and the
+// read's (the machine's speed drifts: only runs of one sitting compare), and prints its
+// row first.
+//
+//   cp -r dist /tmp/dist-old   # before the change; then rebuild
+//   OOMLENS_BENCH_BASELINE=/tmp/dist-old node scripts/bench-page.mjs FILE...
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { RESULTS, launch, openPage, runsSoFar, startServer, waitForRun } from '../tests/web/helpers.mjs';
+import { serve } from './serve.mjs';
 
 // The browser's `cat`: a worker of the page's origin (served from test-results/) that
 // reads a File in the slices the page's worker reads, and does nothing with them.
@@ -78,6 +87,24 @@ function browserRss() {
   }
 }
 
+/** One analysis of `file` through the page's file input: {seconds, state, phases}. */
+async function pageRun(page, file) {
+  const runs = await runsSoFar(page);
+  const started = Date.now();
+  await page.setInputFiles('#file-input', file);
+  const state = await waitForRun(page, runs, 600000);
+  const seconds = (Date.now() - started) / 1000;
+  const phases = JSON.parse(await page.evaluate(() => document.getElementById('engine-info').dataset.phases || '[]'));
+  return { seconds, state, phases };
+}
+
+/** The better of two runs: a finished one, the faster. */
+function faster(best, run) {
+  if (!best) return run;
+  if (run.state !== 'done') return best.state === 'done' ? best : run;
+  return best.state !== 'done' || run.seconds < best.seconds ? run : best;
+}
+
 const files = process.argv.slice(2);
 if (!files.length) {
   console.error('usage: node scripts/bench-page.mjs CAPTURE...');
@@ -86,43 +113,51 @@ if (!files.length) {
 mkdirSync(RESULTS, { recursive: true });
 writeFileSync(join(RESULTS, 'bench-cat-worker.js'), CAT_WORKER);
 const { server, url } = await startServer();
+const baselineDir = process.env.OOMLENS_BENCH_BASELINE;
+const baselineServer = baselineDir ? await serve({ root: baselineDir }) : null;
 const browser = await launch();
 try {
   const { page } = await openPage(browser.context, url);
-  console.log('| size | drop → report | throughput | read alone (worker `cat`) | page ÷ read | engine memory | tab (renderer) peak RSS | whole browser peak RSS |\n|---|---|---|---|---|---|---|---|');
-  // Each file is analyzed OOMLENS_BENCH_RUNS times (3) in the same tab; the fastest run
+  const builds = [{ name: 'this build', page }];
+  if (baselineServer) builds.unshift({ name: `baseline (${baselineDir})`, page: (await openPage(browser.context, baselineServer.url)).page });
+  const columns = ['size', 'drop → report', 'throughput', 'read alone (worker `cat`)', 'page ÷ read', 'engine memory', 'tab (renderer) peak RSS', 'whole browser peak RSS'];
+  if (baselineServer) columns.unshift('build');
+  console.log(`| ${columns.join(' | ')} |\n|${columns.map(() => '---|').join('')}`);
+  // Each file is analyzed OOMLENS_BENCH_RUNS times (3) by each build in the same
+  // browser, and read alone as often, in rounds (each round in the order of the last
+  // reversed, so that neither build always follows the read); the fastest run of each
   // is reported, with the largest memory seen over all of them (as the CLI bench does).
   const repeats = Math.max(1, Number(process.env.OOMLENS_BENCH_RUNS || 3));
   for (const file of files) {
     const size = statSync(file).size;
-    let best = null;
+    const best = builds.map(() => null);
+    let cat = Infinity;
     const peak = browserRss();
     const sampler = setInterval(() => {
       const now = browserRss();
       peak.all = Math.max(peak.all, now.all);
       peak.renderer = Math.max(peak.renderer, now.renderer);
     }, 100);
+    const steps = [...builds.map((_, i) => i), 'cat'];
     for (let r = 0; r < repeats; r++) {
-      const runs = await runsSoFar(page);
-      const started = Date.now();
-      await page.setInputFiles('#file-input', file);
-      const state = await waitForRun(page, runs, 600000);
-      const seconds = (Date.now() - started) / 1000;
-      const phases = JSON.parse(await page.evaluate(() => document.getElementById('engine-info').dataset.phases || '[]'));
-      if (state !== 'done') best = { seconds, state, phases };
-      else if (!best || (best.state === 'done' && seconds < best.seconds)) best = { seconds, state, phases };
+      for (const step of r % 2 ? [...steps].reverse() : steps) {
+        if (step === 'cat') cat = Math.min(cat, await catSeconds(page, file));
+        else best[step] = faster(best[step], await pageRun(builds[step].page, file));
+      }
     }
-    // The same file read alone, as often, in the same tab: the fastest read.
-    let cat = Infinity;
-    for (let r = 0; r < repeats; r++) cat = Math.min(cat, await catSeconds(page, file));
     clearInterval(sampler);
-    const memory = Number(await page.evaluate(() => document.getElementById('engine-info').dataset.memory || 0));
-    console.error(`phases (fastest run): ${best.phases.map(([name, ms]) => `${name} ${(ms / 1000).toFixed(2)} s`).join(', ')}`);
-    const shown = best.state === 'done' ? `${best.seconds.toFixed(2)} s` : best.state;
-    const ratio = best.state === 'done' ? `${(best.seconds / cat).toFixed(1)}×` : '—';
-    console.log(`| ${(size / 1e9).toFixed(2)} GB | ${shown} | ${(size / 1e6 / best.seconds).toFixed(0)} MB/s | ${cat.toFixed(2)} s | ${ratio} | ${(memory / 1048576).toFixed(1)} MiB | ${(peak.renderer / 1048576).toFixed(0)} MiB | ${(peak.all / 1048576).toFixed(0)} MiB |`);
+    for (const [i, build] of builds.entries()) {
+      const run = best[i];
+      const memory = Number(await build.page.evaluate(() => document.getElementById('engine-info').dataset.memory || 0));
+      console.error(`${build.name}: phases (fastest run): ${run.phases.map(([name, ms]) => `${name} ${(ms / 1000).toFixed(2)} s`).join(', ')}`);
+      const shown = run.state === 'done' ? `${run.seconds.toFixed(2)} s` : run.state;
+      const ratio = run.state === 'done' ? `${(run.seconds / cat).toFixed(2)}×` : '—';
+      const row = `| ${(size / 1e9).toFixed(2)} GB | ${shown} | ${(size / 1e6 / run.seconds).toFixed(0)} MB/s | ${cat.toFixed(2)} s | ${ratio} | ${(memory / 1048576).toFixed(1)} MiB | ${(peak.renderer / 1048576).toFixed(0)} MiB | ${(peak.all / 1048576).toFixed(0)} MiB |`;
+      console.log(baselineServer ? `| ${build.name} ${row}` : row);
+    }
   }
 } finally {
   await browser.close();
   server.close();
+  if (baselineServer) baselineServer.server.close();
 }
