@@ -24,6 +24,34 @@ pub enum View<'a> {
     /// A window of a memory-mapped file.
     #[cfg(not(target_arch = "wasm32"))]
     Mapped(memmap2::Mmap),
+    /// The bytes of a block the page's worker read from a `File`, from `from` on (up to
+    /// `to`): the block is shared with the source's cache, so the walk reads the bytes
+    /// where they were copied into the engine's memory instead of copying them again.
+    #[cfg(target_arch = "wasm32")]
+    Shared {
+        /// The block, as the source holds it.
+        block: std::rc::Rc<Vec<u8>>,
+        /// Where the view begins in the block.
+        from: usize,
+        /// Where it ends (the block's end, or less once clipped).
+        to: usize,
+    },
+}
+
+impl View<'_> {
+    /// Shows no more than the first `len` bytes. A source may show more than it was
+    /// asked for (a block's bytes up to its end); a reader bound to the end of a message
+    /// clips the view there.
+    pub fn clip(&mut self, len: usize) {
+        match self {
+            View::Borrowed(bytes) => *bytes = bytes.get(..len).unwrap_or(bytes),
+            // A mapped window is never longer than asked for.
+            #[cfg(not(target_arch = "wasm32"))]
+            View::Mapped(_) => {}
+            #[cfg(target_arch = "wasm32")]
+            View::Shared { from, to, .. } => *to = (*to).min(from.saturating_add(len)),
+        }
+    }
 }
 
 impl std::ops::Deref for View<'_> {
@@ -34,6 +62,8 @@ impl std::ops::Deref for View<'_> {
             View::Borrowed(bytes) => bytes,
             #[cfg(not(target_arch = "wasm32"))]
             View::Mapped(map) => map,
+            #[cfg(target_arch = "wasm32")]
+            View::Shared { block, from, to } => block.get(*from..*to).unwrap_or_default(),
         }
     }
 }
@@ -59,7 +89,9 @@ pub trait ByteSource {
     }
 
     /// `[offset, offset + len)` (or less at the end) in place, where the source can show
-    /// it without copying; `None` sends the reader to [`ByteSource::read_at`].
+    /// it without copying; `None` sends the reader to [`ByteSource::read_at`]. The view
+    /// may run on past `len` (the rest of a block already in memory; see
+    /// [`View::clip`]).
     fn view(&self, _offset: u64, _len: usize) -> Option<View<'_>> {
         None
     }

@@ -538,7 +538,11 @@ impl<'s> StreamReader<'s> {
         self.view = None;
         self.filled = 0;
         self.window_start = self.pos;
-        if let Some(view) = self.src.view(self.pos, n) {
+        if let Some(mut view) = self.src.view(self.pos, n) {
+            // A view longer than asked for (a block's rest) ends at the reader's limit,
+            // as a copied window would.
+            let room = usize::try_from(self.limit.saturating_sub(self.pos)).unwrap_or(usize::MAX);
+            view.clip(room);
             self.view = Some(view);
             return Ok(());
         }

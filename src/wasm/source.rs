@@ -2,25 +2,50 @@
 //! reporting progress.
 
 use super::*;
+use crate::source::View;
 
 /// A `Blob` (a dropped `File`) read with synchronous slices; only valid in a worker.
 /// Slices are whole aligned blocks, and the last few are kept: each `FileReaderSync`
 /// call costs far more than a `pread`, so the engine's small reads (a field key after
 /// skipping a line) must not each become one. Memory stays flat whatever the file's
-/// size: at most [`CACHED_BLOCKS`] × [`BLOCK`].
+/// size: [`CACHED_BLOCKS`] blocks of about [`BLOCK`], and those a walk still shows.
+///
+/// Each slice is copied once into the engine's memory, and the walk reads it there in
+/// place ([`ByteSource::view`]): a second copy of every byte into the walk's window cost
+/// about a tenth of the page's scan.
 pub(super) struct BlobSource {
     blob: Blob,
     reader: FileReaderSync,
     len: u64,
     pub(super) reporter: Rc<Reporter>,
-    /// (start offset, its bytes), most recently used last.
-    blocks: RefCell<Vec<(u64, Vec<u8>)>>,
+    /// Blocks held, most recently used last. A walk's view shares its block, so a
+    /// block dropped from here lives on until the view moves on.
+    blocks: RefCell<Vec<Block>>,
+    /// A dropped block's buffer that nothing shows any more, kept to read the next
+    /// slice into: no allocation, and none of its bytes zeroed again.
+    spare: RefCell<Option<Vec<u8>>>,
     /// Where the last slice read from the blob ended.
     last_end: Cell<u64>,
     /// Given each slice's `ArrayBuffer` once copied (`options.discard`): the worker
     /// transfers it into a closed `MessagePort`, which frees it at once (see
     /// `www/worker.js`).
     discard: Option<js_sys::Function>,
+}
+
+/// Bytes of the file from `start` on, in the engine's memory.
+struct Block {
+    start: u64,
+    bytes: Rc<Vec<u8>>,
+}
+
+impl Block {
+    fn end(&self) -> u64 {
+        self.start + self.bytes.len() as u64
+    }
+
+    fn holds(&self, offset: u64) -> bool {
+        offset >= self.start && offset < self.end()
+    }
 }
 
 /// Size of one slice read from the blob when reading on through the file. Each
@@ -34,9 +59,15 @@ const SMALL_BLOCK: u64 = 64 << 10;
 const FAR: u64 = 2 << 20;
 /// Blocks kept: a window straddles at most two, plus one for a jump back.
 const CACHED_BLOCKS: usize = 3;
+/// Room left in a block's buffer for the bytes carried over from the block before
+/// (see [`BlobSource::view`]): a walk's window, at most `READ_CHUNK`.
+const CARRIED: usize = crate::capture::READ_CHUNK;
 
 impl BlobSource {
-    fn read_slice(&self, start: u64, end: u64) -> io::Result<Vec<u8>> {
+    /// Reads `[start, end)` of the blob and copies it into `into` after its first
+    /// `keep` bytes (left for the caller to fill); `into` is then exactly `keep` plus the
+    /// slice's bytes long.
+    fn read_slice(&self, start: u64, end: u64, into: &mut Vec<u8>, keep: usize) -> io::Result<()> {
         let slice = self
             .blob
             .slice_with_f64_and_f64(start as f64, end as f64)
@@ -45,49 +76,101 @@ impl BlobSource {
             .reader
             .read_as_array_buffer(&slice)
             .map_err(|e| io::Error::other(format!("{e:?}")))?;
-        let bytes = js_sys::Uint8Array::new(&array).to_vec();
+        let bytes = js_sys::Uint8Array::new(&array);
+        let n = bytes.length() as usize;
+        // A reused buffer already holds initialized bytes: resizing it within them
+        // zeroes nothing.
+        into.resize(keep + n, 0);
+        bytes.copy_to(&mut into[keep..]);
         if let Some(discard) = &self.discard {
             let _ = discard.call1(&JsValue::NULL, &array);
         }
-        self.reporter.read(end, bytes.len() as u64);
+        self.reporter.read(end, n as u64);
         self.last_end.set(end);
-        Ok(bytes)
+        Ok(())
     }
 
-    /// Copies from a cached block holding `offset` (reading one if none does) into
+    /// A buffer to read a slice into: the spare one, or a new one with room for a
+    /// block and the bytes carried over into it.
+    fn buffer(&self) -> Vec<u8> {
+        self.spare
+            .borrow_mut()
+            .take()
+            .unwrap_or_else(|| Vec::with_capacity(BLOCK as usize + CARRIED))
+    }
+
+    /// Holds `block` as the most recently used, dropping the least recently used one
+    /// beyond [`CACHED_BLOCKS`]; returns its index.
+    fn keep(blocks: &mut Vec<Block>, spare: &RefCell<Option<Vec<u8>>>, block: Block) -> usize {
+        if blocks.len() >= CACHED_BLOCKS {
+            let dropped = blocks.remove(0);
+            // Its buffer is reused unless a view still shows it.
+            if let Ok(bytes) = Rc::try_unwrap(dropped.bytes) {
+                *spare.borrow_mut() = Some(bytes);
+            }
+        }
+        blocks.push(block);
+        blocks.len() - 1
+    }
+
+    /// The index of a held block holding `offset`, made the most recently used, reading
+    /// one if none does (a whole aligned block, or a small one for a small read far on).
+    fn block_at(&self, offset: u64, small: bool) -> io::Result<usize> {
+        let mut blocks = self.blocks.borrow_mut();
+        if let Some(i) = blocks.iter().position(|b| b.holds(offset)) {
+            let hit = blocks.remove(i);
+            blocks.push(hit);
+            return Ok(blocks.len() - 1);
+        }
+        let far = offset > self.last_end.get().saturating_add(FAR);
+        let size = if far && small { SMALL_BLOCK } else { BLOCK };
+        let start = offset - offset % size;
+        let end = (start + size).min(self.len);
+        let mut bytes = self.buffer();
+        self.read_slice(start, end, &mut bytes, 0)?;
+        let block = Block {
+            start,
+            bytes: Rc::new(bytes),
+        };
+        Ok(Self::keep(&mut blocks, &self.spare, block))
+    }
+
+    /// Copies from a held block holding `offset` (reading one if none does) into
     /// `buf`; returns how many bytes it copied.
     fn copy_from_block(&self, offset: u64, buf: &mut [u8]) -> io::Result<usize> {
-        let mut blocks = self.blocks.borrow_mut();
-        let holds = |(start, bytes): &(u64, Vec<u8>)| {
-            offset >= *start && offset < *start + bytes.len() as u64
-        };
-        let at = match blocks.iter().position(holds) {
-            Some(i) => {
-                let hit = blocks.remove(i);
-                blocks.push(hit);
-                blocks.len() - 1
-            }
-            None => {
-                let far = offset > self.last_end.get().saturating_add(FAR);
-                let size = if far && (buf.len() as u64) < SMALL_BLOCK {
-                    SMALL_BLOCK
-                } else {
-                    BLOCK
-                };
-                let start = offset - offset % size;
-                let end = (start + size).min(self.len);
-                if blocks.len() >= CACHED_BLOCKS {
-                    blocks.remove(0);
-                }
-                blocks.push((start, self.read_slice(start, end)?));
-                blocks.len() - 1
-            }
-        };
-        let (start, block) = &blocks[at];
-        let from = (offset - start) as usize;
-        let n = buf.len().min(block.len().saturating_sub(from));
-        buf[..n].copy_from_slice(&block[from..from + n]);
+        let at = self.block_at(offset, (buf.len() as u64) < SMALL_BLOCK)?;
+        let blocks = self.blocks.borrow();
+        let block = &blocks[at];
+        let from = (offset - block.start) as usize;
+        let n = buf.len().min(block.bytes.len().saturating_sub(from));
+        buf[..n].copy_from_slice(&block.bytes[from..from + n]);
         Ok(n)
+    }
+
+    /// A new block that begins with the held block `at`'s bytes from `offset` on and
+    /// goes on with the slice that follows it in the file: a walk whose window runs
+    /// past its block's end then sees it whole, and only the few bytes carried over are
+    /// copied again. `None` where the slice that follows is held already (a jump back)
+    /// or the carried bytes do not fit.
+    fn carry_on(&self, at: usize, offset: u64) -> io::Result<Option<usize>> {
+        let mut blocks = self.blocks.borrow_mut();
+        let end = blocks[at].end();
+        if end >= self.len || blocks.iter().any(|b| b.holds(end)) {
+            return Ok(None);
+        }
+        let carried = (end - offset) as usize;
+        if carried > CARRIED {
+            return Ok(None);
+        }
+        let mut bytes = self.buffer();
+        self.read_slice(end, (end + BLOCK).min(self.len), &mut bytes, carried)?;
+        let from = (offset - blocks[at].start) as usize;
+        bytes[..carried].copy_from_slice(&blocks[at].bytes[from..]);
+        let block = Block {
+            start: offset,
+            bytes: Rc::new(bytes),
+        };
+        Ok(Some(Self::keep(&mut blocks, &self.spare, block)))
     }
 }
 
@@ -110,6 +193,30 @@ impl ByteSource for BlobSource {
             at += n as u64;
         }
         Ok(done)
+    }
+
+    /// The held block's bytes from `offset` to its end, where they run to
+    /// `offset + len` at least (or to the end of the file).
+    fn view(&self, offset: u64, len: usize) -> Option<View<'_>> {
+        if offset >= self.len {
+            return None;
+        }
+        let end = (offset + len as u64).min(self.len);
+        // A read that fails here fails again, and is reported, through `read_at`.
+        let mut at = self.block_at(offset, (len as u64) < SMALL_BLOCK).ok()?;
+        if self.blocks.borrow()[at].end() < end {
+            at = self.carry_on(at, offset).ok()??;
+        }
+        let blocks = self.blocks.borrow();
+        let block = &blocks[at];
+        if block.end() < end {
+            return None;
+        }
+        Some(View::Shared {
+            block: Rc::clone(&block.bytes),
+            from: (offset - block.start) as usize,
+            to: block.bytes.len(),
+        })
     }
 }
 
@@ -148,6 +255,7 @@ pub(super) fn blob_source(
         len,
         reporter: Rc::new(Reporter::new(progress, len)),
         blocks: RefCell::new(Vec::with_capacity(CACHED_BLOCKS)),
+        spare: RefCell::new(None),
         last_end: Cell::new(0),
         discard,
     })
