@@ -18,7 +18,7 @@
 //   OOMLENS_BENCH_BASELINE=/tmp/dist-old node scripts/bench-page.mjs FILE...
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, statSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { RESULTS, launch, openPage, runsSoFar, startServer, waitForRun } from '../tests/web/helpers.mjs';
 import { serve } from './serve.mjs';
 
@@ -120,7 +120,7 @@ try {
   const { page } = await openPage(browser.context, url);
   const builds = [{ name: 'this build', page }];
   if (baselineServer) builds.unshift({ name: `baseline (${baselineDir})`, page: (await openPage(browser.context, baselineServer.url)).page });
-  const columns = ['size', 'drop → report', 'throughput', 'read alone (worker `cat`)', 'page ÷ read', 'engine memory', 'tab (renderer) peak RSS', 'whole browser peak RSS'];
+  const columns = ['capture', 'size', 'drop → report', 'throughput', 'read alone (worker `cat`)', 'page ÷ read', 'engine memory', 'tab (renderer) peak RSS', 'whole browser peak RSS'];
   if (baselineServer) columns.unshift('build');
   console.log(`| ${columns.join(' | ')} |\n|${columns.map(() => '---|').join('')}`);
   // Each file is analyzed OOMLENS_BENCH_RUNS times (3) by each build in the same
@@ -152,7 +152,7 @@ try {
       console.error(`${build.name}: phases (fastest run): ${run.phases.map(([name, ms]) => `${name} ${(ms / 1000).toFixed(2)} s`).join(', ')}`);
       const shown = run.state === 'done' ? `${run.seconds.toFixed(2)} s` : run.state;
       const ratio = run.state === 'done' ? `${(run.seconds / cat).toFixed(2)}×` : '—';
-      const row = `| ${(size / 1e9).toFixed(2)} GB | ${shown} | ${(size / 1e6 / run.seconds).toFixed(0)} MB/s | ${cat.toFixed(2)} s | ${ratio} | ${(memory / 1048576).toFixed(1)} MiB | ${(peak.renderer / 1048576).toFixed(0)} MiB | ${(peak.all / 1048576).toFixed(0)} MiB |`;
+      const row = `| ${basename(file, '.xplane.pb')} | ${(size / 1e9).toFixed(2)} GB | ${shown} | ${(size / 1e6 / run.seconds).toFixed(0)} MB/s | ${cat.toFixed(2)} s | ${ratio} | ${(memory / 1048576).toFixed(1)} MiB | ${(peak.renderer / 1048576).toFixed(0)} MiB | ${(peak.all / 1048576).toFixed(0)} MiB |`;
       console.log(baselineServer ? `| ${build.name} ${row}` : row);
     }
   }
