@@ -3,9 +3,10 @@
 // File: the page never holds the file in memory), and reports the time from the drop
 // to the finished report (fastest of OOMLENS_BENCH_RUNS runs, 3), the engine's memory
 // and the browser's peak resident memory. In the same browser it also times a worker
-// that only reads the file in the page's 16 MiB slices (FileReaderSync, each slice
-// released as the page's worker releases it): the browser's `cat`, and the page's time
-// as a ratio of it.
+// that only reads the file, two ways: in 16 MiB slices with FileReaderSync, each slice
+// released as the engine's worker releases it (how the page reads where the browser has
+// no JSPI), and as a byte stream into one reused buffer (how its reader worker reads):
+// the browser's `cat`, and the page's time as a ratio of each.
 //
 //   npm run build && node scripts/bench-page.mjs bench-out/scaled2_1GB.xplane.pb ...
 //
@@ -28,22 +29,36 @@ const CAT_WORKER = `
 const SLICE = 16 * 1024 * 1024;
 const sink = new MessageChannel();
 sink.port2.close();
-self.onmessage = (event) => {
-  const file = event.data;
-  const reader = new FileReaderSync();
+self.onmessage = async (event) => {
+  const { file, mode } = event.data;
   const started = performance.now();
   let check = 0;
-  for (let at = 0; at < file.size; at += SLICE) {
-    const buffer = reader.readAsArrayBuffer(file.slice(at, at + SLICE));
-    check ^= new Uint8Array(buffer)[0];
-    sink.port1.postMessage(null, [buffer]);
+  if (mode === 'stream') {
+    // As the page's reader worker reads (www/reader.js): a byte stream into one reused buffer.
+    const reader = file.stream().getReader({ mode: 'byob' });
+    let buffer = new ArrayBuffer(SLICE);
+    for (;;) {
+      const { value, done } = await reader.read(new Uint8Array(buffer));
+      if (done) break;
+      check ^= value[0];
+      buffer = value.buffer;
+    }
+  } else {
+    const reader = new FileReaderSync();
+    for (let at = 0; at < file.size; at += SLICE) {
+      const buffer = reader.readAsArrayBuffer(file.slice(at, at + SLICE));
+      check ^= new Uint8Array(buffer)[0];
+      sink.port1.postMessage(null, [buffer]);
+    }
   }
   self.postMessage({ ms: performance.now() - started, check });
 };
 `;
 
-/** Reads `file` in the page (through a file input of its own) in a worker that only reads: seconds. */
-async function catSeconds(page, file) {
+/** Reads `file` in the page (through a file input of its own) in a worker that only
+ * reads, in 16 MiB slices with FileReaderSync (`mode` 'slices') or as a byte stream into
+ * a reused buffer ('stream'): seconds. */
+async function catSeconds(page, file, mode) {
   await page.evaluate(() => {
     if (document.getElementById('bench-cat')) return;
     const input = document.createElement('input');
@@ -54,7 +69,7 @@ async function catSeconds(page, file) {
   });
   await page.setInputFiles('#bench-cat', file);
   const ms = await page.evaluate(
-    () =>
+    (mode) =>
       new Promise((resolve, reject) => {
         const worker = new Worker('__results__/bench-cat-worker.js');
         worker.onmessage = (e) => {
@@ -62,8 +77,9 @@ async function catSeconds(page, file) {
           resolve(e.data.ms);
         };
         worker.onerror = (e) => reject(new Error(e.message || 'the cat worker failed'));
-        worker.postMessage(document.getElementById('bench-cat').files[0]);
+        worker.postMessage({ file: document.getElementById('bench-cat').files[0], mode });
       }),
+    mode,
   );
   return ms / 1000;
 }
@@ -120,7 +136,7 @@ try {
   const { page } = await openPage(browser.context, url);
   const builds = [{ name: 'this build', page }];
   if (baselineServer) builds.unshift({ name: `baseline (${baselineDir})`, page: (await openPage(browser.context, baselineServer.url)).page });
-  const columns = ['capture', 'size', 'drop → report', 'throughput', 'read alone (worker `cat`)', 'page ÷ read', 'engine memory', 'tab (renderer) peak RSS', 'whole browser peak RSS'];
+  const columns = ['capture', 'size', 'drop → report', 'throughput', 'read alone: slices', 'page ÷ slices', 'read alone: stream', 'page ÷ stream', 'engine memory', 'tab (renderer) peak RSS', 'whole browser peak RSS'];
   if (baselineServer) columns.unshift('build');
   console.log(`| ${columns.join(' | ')} |\n|${columns.map(() => '---|').join('')}`);
   // Each file is analyzed OOMLENS_BENCH_RUNS times (3) by each build in the same
@@ -131,17 +147,17 @@ try {
   for (const file of files) {
     const size = statSync(file).size;
     const best = builds.map(() => null);
-    let cat = Infinity;
+    const cat = { slices: Infinity, stream: Infinity };
     const peak = browserRss();
     const sampler = setInterval(() => {
       const now = browserRss();
       peak.all = Math.max(peak.all, now.all);
       peak.renderer = Math.max(peak.renderer, now.renderer);
     }, 100);
-    const steps = [...builds.map((_, i) => i), 'cat'];
+    const steps = [...builds.map((_, i) => i), 'slices', 'stream'];
     for (let r = 0; r < repeats; r++) {
       for (const step of r % 2 ? [...steps].reverse() : steps) {
-        if (step === 'cat') cat = Math.min(cat, await catSeconds(page, file));
+        if (step in cat) cat[step] = Math.min(cat[step], await catSeconds(page, file, step));
         else best[step] = faster(best[step], await pageRun(builds[step].page, file));
       }
     }
@@ -151,8 +167,8 @@ try {
       const memory = Number(await build.page.evaluate(() => document.getElementById('engine-info').dataset.memory || 0));
       console.error(`${build.name}: phases (fastest run): ${run.phases.map(([name, ms]) => `${name} ${(ms / 1000).toFixed(2)} s`).join(', ')}`);
       const shown = run.state === 'done' ? `${run.seconds.toFixed(2)} s` : run.state;
-      const ratio = run.state === 'done' ? `${(run.seconds / cat).toFixed(2)}×` : '—';
-      const row = `| ${basename(file, '.xplane.pb')} | ${(size / 1e9).toFixed(2)} GB | ${shown} | ${(size / 1e6 / run.seconds).toFixed(0)} MB/s | ${cat.toFixed(2)} s | ${ratio} | ${(memory / 1048576).toFixed(1)} MiB | ${(peak.renderer / 1048576).toFixed(0)} MiB | ${(peak.all / 1048576).toFixed(0)} MiB |`;
+      const ratio = (read) => (run.state === 'done' ? `${(run.seconds / read).toFixed(2)}×` : '—');
+      const row = `| ${basename(file, '.xplane.pb')} | ${(size / 1e9).toFixed(2)} GB | ${shown} | ${(size / 1e6 / run.seconds).toFixed(0)} MB/s | ${cat.slices.toFixed(2)} s | ${ratio(cat.slices)} | ${cat.stream.toFixed(2)} s | ${ratio(cat.stream)} | ${(memory / 1048576).toFixed(1)} MiB | ${(peak.renderer / 1048576).toFixed(0)} MiB | ${(peak.all / 1048576).toFixed(0)} MiB |`;
       console.log(baselineServer ? `| ${build.name} ${row}` : row);
     }
   }

@@ -65,7 +65,7 @@ mkdirSync(dist, { recursive: true });
 // The page's modules: the app shell and its parts at the top, one file per view in views/.
 const siteFiles = [
   'index.html', 'favicon.svg', 'style.css',
-  'app.js', 'state.js', 'run.js', 'load.js', 'analyze.js', 'worker.js', 'dom.js', 'format.js', 'charts.js', 'bars.js', 'timeline.js',
+  'app.js', 'state.js', 'run.js', 'load.js', 'analyze.js', 'worker.js', 'slices.js', 'reader.js', 'dom.js', 'format.js', 'charts.js', 'bars.js', 'timeline.js',
   ...readdirSync(join(www, 'views')).filter((f) => f.endsWith('.js')).sort().map((f) => `views/${f}`),
 ];
 mkdirSync(join(dist, 'views'));
@@ -103,7 +103,7 @@ for (const [env, key, out] of [
 
 // 3. The npm package: the wasm-pack output plus the worker and the analyze() wrapper.
 copyFileSync(join(www, 'analyze.js'), join(pkg, 'index.js'));
-copyFileSync(join(www, 'worker.js'), join(pkg, 'worker.js'));
+for (const f of ['worker.js', 'slices.js', 'reader.js']) copyFileSync(join(www, f), join(pkg, f));
 copyFileSync(join(www, 'index.d.ts'), join(pkg, 'index.d.ts'));
 copyFileSync(join(www, 'EMBEDDING.md'), join(pkg, 'README.md'));
 const cargo = readFileSync(join(root, 'Cargo.toml'), 'utf8');
@@ -123,11 +123,13 @@ writeFileSync(
       exports: {
         '.': { types: './index.d.ts', default: './index.js' },
         './worker.js': './worker.js',
+        './slices.js': './slices.js',
+        './reader.js': './reader.js',
         './engine': { types: './oomlens.d.ts', default: './oomlens.js' },
         './oomlens_bg.wasm': './oomlens_bg.wasm',
       },
-      files: ['index.js', 'index.d.ts', 'worker.js', 'oomlens.js', 'oomlens.d.ts', 'oomlens_bg.wasm', 'oomlens_bg.wasm.d.ts', 'README.md'],
-      sideEffects: ['./worker.js'],
+      files: ['index.js', 'index.d.ts', 'worker.js', 'slices.js', 'reader.js', 'oomlens.js', 'oomlens.d.ts', 'oomlens_bg.wasm', 'oomlens_bg.wasm.d.ts', 'README.md'],
+      sideEffects: ['./worker.js', './reader.js'],
       keywords: ['jax', 'xla', 'oom', 'profiler', 'xplane', 'webassembly'],
     },
     null,

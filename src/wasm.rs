@@ -203,7 +203,8 @@ pub fn analyze_bytes(
 /// const report = a.finish(split ? await secondPart : undefined);
 /// ```
 ///
-/// where the other worker answers with `scanHostPart(blob, work)`.
+/// where the other worker answers with `scanHostPart(blob, work)`. With one worker,
+/// `scanReadAhead` may come before `finish` (see `www/slices.js`).
 #[wasm_bindgen]
 pub struct Analysis {
     src: BlobSource,
@@ -211,6 +212,9 @@ pub struct Analysis {
     prepared: Option<Prepared>,
     /// The host plane in two parts, once the first is scanned.
     host_parts: Option<HostParts>,
+    /// The host's report (or why there is none), once scanned with slices read ahead
+    /// ([`Analysis::scan_read_ahead`]).
+    scanned: Option<Result<crate::HostReport, JsValue>>,
     /// The finished report as Markdown, for "Copy as Markdown".
     markdown: String,
     /// The finished report laid out for reading (see `report::view`).
@@ -240,6 +244,7 @@ impl Analysis {
             options,
             prepared: Some(prepared),
             host_parts: None,
+            scanned: None,
             markdown: String::new(),
             view: JsValue::NULL,
         })
@@ -265,10 +270,37 @@ impl Analysis {
         Ok(true)
     }
 
+    /// Scans the rest of the capture with whole blocks read ahead by the page's reader
+    /// worker (`oomlensTakeSlice`), keeping the host's report for
+    /// [`Analysis::finish`]. The worker calls this export only through
+    /// `WebAssembly.promising` (JSPI), so that the engine can wait for a block on its
+    /// way; it returns nothing, as a promising export's raw result is all the page sees.
+    #[wasm_bindgen(js_name = scanReadAhead)]
+    pub fn scan_read_ahead(&mut self) {
+        self.src.read_ahead.set(true);
+        let scanned = self.scan_rest(None);
+        self.src.read_ahead.set(false);
+        self.scanned = Some(scanned);
+    }
+
     /// Finishes the analysis and returns the report. `second` is the other worker's
     /// part (from `scanHostPart`) after `scanFirstPart` returned true; when it is
     /// missing or is not this plane's, the rest of the plane is scanned here.
     pub fn finish(&mut self, second: Option<Vec<u8>>) -> Result<JsValue, JsValue> {
+        let host_report = match self.scanned.take() {
+            Some(scanned) => scanned?,
+            None => self.scan_rest(second.as_deref())?,
+        };
+        let report = report(vec![host_report]);
+        self.markdown = crate::report::markdown::render(&report, MARKDOWN_TOP);
+        self.view = js_views(&report)?;
+        js_report(report)
+    }
+
+    /// The host's report: the host plane's scan (the rest of it after
+    /// `scanFirstPart`, with `second` the other worker's part), the device planes, the
+    /// runtime and the diagnosis.
+    fn scan_rest(&mut self, second: Option<&[u8]>) -> Result<crate::HostReport, JsValue> {
         let prepared = self
             .prepared
             .take()
@@ -276,18 +308,14 @@ impl Analysis {
         let reporter = Rc::clone(&self.src.reporter);
         let mut on_progress = |phase: &str, _done: u64, _total: u64| reporter.phase(phase);
         let mut host_parts = self.host_parts.take();
-        if let (Some(parts), Some(answer)) = (host_parts.as_mut(), second.as_deref()) {
+        if let (Some(parts), Some(answer)) = (host_parts.as_mut(), second) {
             // An answer for another split is left out: its lines are scanned here.
             parts.receive(answer);
         }
         let options = self.options.analysis();
-        let host_report = prepared
+        prepared
             .finish(&self.src, host_parts, &options, &mut on_progress)
-            .map_err(js_error)?;
-        let report = report(vec![host_report]);
-        self.markdown = crate::report::markdown::render(&report, MARKDOWN_TOP);
-        self.view = js_views(&report)?;
-        js_report(report)
+            .map_err(js_error)
     }
 
     /// The finished report as Markdown (empty before [`Analysis::finish`]).

@@ -15,6 +15,8 @@ export interface AnalyzeOptions {
   file_name?: string;
   /** Host planes at least this large are scanned by two workers (default 32 MiB). */
   parallel_from_bytes?: number;
+  /** false: the engine's worker reads the file itself, with no reader worker ahead of it. */
+  read_ahead?: boolean;
 }
 
 export interface Progress {
@@ -193,7 +195,7 @@ export class Analyzer {
     input: Blob | ArrayBuffer | ArrayBufferView,
     options?: AnalyzeOptions,
     hooks?: { onProgress?: (p: Progress) => void; signal?: AbortSignal },
-  ): Promise<{ report: Report; view: View; markdown: string; ms: number; phases: [string, number][]; memoryBytes: number; version: string; workers: number }>;
+  ): Promise<{ report: Report; view: View; markdown: string; ms: number; phases: [string, number][]; memoryBytes: number; version: string; workers: number; readAhead: { slices: number; bytes: number; largest: number; runs: number } | null }>;
   /** One run of a comparison (what `Comparer` uses): its report as the engine's JSON text. */
   analyzeRun(
     input: Blob | ArrayBuffer | ArrayBufferView | JoinedRun,

@@ -13,8 +13,12 @@
 //   in:  {id, blob, options}            options: {module, error_text, host, file_name,
 //                                                 parallel_from_bytes}
 //   out: {id, type: 'progress', phase, done, total, read}
-//        {id, type: 'result', report, view, markdown, ms, phases, memoryBytes, version, workers}
-//        (view: one per host, the report laid out as the CLI shows it; phases: [name, ms] in order)
+//        {id, type: 'result', report, view, markdown, ms, phases, memoryBytes, version, workers,
+//         readAhead}
+//        (view: one per host, the report laid out as the CLI shows it; phases: [name, ms] in order;
+//         readAhead: {slices, bytes, largest, runs} read ahead by the reader worker, or null
+//         where this worker read the file alone: see slices.js; options.read_ahead: false
+//         turns it off)
 //        {id, type: 'error', message, kind}
 // Comparing two runs (analyze.js's Comparer: each run in its own worker where the
 // machine has the cores, then one of them compares the two reports):
@@ -55,8 +59,9 @@
 //   out: {type: 'second-part', bytes}        the encoded part, or null if it failed
 
 import init, { Analysis, analyzeFiles, analyzeFilesRun, analyzeHost, analyzeRun, compareHosts, compareReports, parallelFromBytes, scanHostPart, version } from './oomlens.js';
+import { SliceStream, initEngine, readAheadScan } from './slices.js';
 
-const ready = init();
+const ready = initEngine(init);
 
 // Each slice the engine reads from the file is a new ArrayBuffer, and V8 frees those
 // only in tasks that do not run while this worker is busy in the engine: the tab would
@@ -64,7 +69,12 @@ const ready = init();
 // memory is released at once (measured: +54 MiB over a 4 GB read, against +1.3 GB).
 const sink = new MessageChannel();
 sink.port2.close();
-const discard = (buffer) => sink.port1.postMessage(null, [buffer]);
+const free = (buffer) => sink.port1.postMessage(null, [buffer]);
+/** The slices read ahead for the running analysis (slices.js), whose buffers go back to its reader. */
+let stream = null;
+const discard = (buffer) => {
+  if (!(stream && stream.recycle(buffer))) free(buffer);
+};
 // How long to wait for the second worker's engine to load before going on alone.
 const SECOND_WORKER_WAIT_MS = 5000;
 // A second worker says when its engine has loaded.
@@ -281,6 +291,7 @@ self.onmessage = async (event) => {
   const threshold = forced ? opts.parallel_from_bytes : parallelFromBytes();
   const second = blob.size >= threshold && (forced || cores >= 4) ? await startSecondWorker() : null;
   let analysis = null;
+  let readAhead = null;
   try {
     analysis = new Analysis(blob, { ...opts, discard, second_worker: !!second }, progress);
     const send = (work) => second.worker.postMessage({ type: 'second-part', blob, work }, [work.buffer]);
@@ -290,6 +301,13 @@ self.onmessage = async (event) => {
     if (split) {
       progress('waiting for the second worker', blob.size, blob.size, lastRead);
       part = (await second.part) || undefined;
+    }
+    // One worker scans: with the file read ahead by another where the browser has JSPI.
+    const scan = !split && opts.read_ahead !== false ? readAheadScan(wasm) : null;
+    if (scan) {
+      stream = new SliceStream(blob, free);
+      await scan(analysis);
+      readAhead = stream.stats;
     }
     const report = analysis.finish(part);
     const markdown = analysis.markdown();
@@ -305,11 +323,14 @@ self.onmessage = async (event) => {
       memoryBytes: wasm.memory.buffer.byteLength,
       version: version(),
       workers: split && part ? 2 : 1,
+      readAhead,
     });
   } catch (e) {
     self.postMessage(failure(id, e));
   } finally {
     if (second) second.worker.terminate();
+    if (stream) stream.close();
+    stream = null;
     if (analysis) {
       try {
         analysis.free();

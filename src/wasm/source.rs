@@ -30,6 +30,21 @@ pub(super) struct BlobSource {
     /// transfers it into a closed `MessagePort`, which frees it at once (see
     /// `www/worker.js`).
     discard: Option<js_sys::Function>,
+    /// Whether whole blocks come from the slices another worker reads ahead
+    /// ([`take_slice`]): only while the engine runs under `WebAssembly.promising`.
+    pub(super) read_ahead: Cell<bool>,
+}
+
+#[wasm_bindgen]
+extern "C" {
+    /// The slice `[start, end)` of the file being analyzed, read ahead by the page's
+    /// reader worker (`www/reader.js`), as a `Uint8Array`; `null` when it has none to
+    /// give. Its buffer goes to `discard` once copied, which hands it back to the
+    /// reader. The worker imports it as a `WebAssembly.Suspending` function, so the
+    /// engine waits for a slice still on its way without blocking the worker's event
+    /// loop, which is what delivers it: reading the file then overlaps the scan.
+    #[wasm_bindgen(js_name = oomlensTakeSlice)]
+    fn take_slice(start: f64, end: f64) -> JsValue;
 }
 
 /// Bytes of the file from `start` on, in the engine's memory.
@@ -68,26 +83,46 @@ impl BlobSource {
     /// `keep` bytes (left for the caller to fill); `into` is then exactly `keep` plus the
     /// slice's bytes long.
     fn read_slice(&self, start: u64, end: u64, into: &mut Vec<u8>, keep: usize) -> io::Result<()> {
-        let slice = self
-            .blob
-            .slice_with_f64_and_f64(start as f64, end as f64)
-            .map_err(|e| io::Error::other(format!("{e:?}")))?;
-        let array = self
-            .reader
-            .read_as_array_buffer(&slice)
-            .map_err(|e| io::Error::other(format!("{e:?}")))?;
-        let bytes = js_sys::Uint8Array::new(&array);
+        let bytes = match self.read_ahead_slice(start, end) {
+            Some(bytes) => bytes,
+            None => js_sys::Uint8Array::new(self.read_here(start, end)?.as_ref()),
+        };
         let n = bytes.length() as usize;
         // A reused buffer already holds initialized bytes: resizing it within them
         // zeroes nothing.
         into.resize(keep + n, 0);
         bytes.copy_to(&mut into[keep..]);
         if let Some(discard) = &self.discard {
-            let _ = discard.call1(&JsValue::NULL, &array);
+            let _ = discard.call1(&JsValue::NULL, &bytes.buffer());
         }
         self.reporter.read(end, n as u64);
         self.last_end.set(end);
         Ok(())
+    }
+
+    /// Reads `[start, end)` in this worker, with `FileReaderSync`.
+    fn read_here(&self, start: u64, end: u64) -> io::Result<js_sys::ArrayBuffer> {
+        let slice = self
+            .blob
+            .slice_with_f64_and_f64(start as f64, end as f64)
+            .map_err(|e| io::Error::other(format!("{e:?}")))?;
+        self.reader
+            .read_as_array_buffer(&slice)
+            .map_err(|e| io::Error::other(format!("{e:?}")))?
+            .dyn_into()
+            .map_err(|_| io::Error::other("FileReaderSync gave no ArrayBuffer"))
+    }
+
+    /// The whole block `[start, end)` as read ahead by the reader worker, when the
+    /// engine runs with one and it has that block (a small block far on is read here:
+    /// the reader reads whole blocks in order).
+    fn read_ahead_slice(&self, start: u64, end: u64) -> Option<js_sys::Uint8Array> {
+        let whole = end - start == BLOCK || (end == self.len && end > start);
+        if !self.read_ahead.get() || !whole {
+            return None;
+        }
+        let bytes: js_sys::Uint8Array = take_slice(start as f64, end as f64).dyn_into().ok()?;
+        (bytes.length() as u64 == end - start).then_some(bytes)
     }
 
     /// A buffer to read a slice into: the spare one, or a new one with room for a
@@ -258,5 +293,6 @@ pub(super) fn blob_source(
         spare: RefCell::new(None),
         last_end: Cell::new(0),
         discard,
+        read_ahead: Cell::new(false),
     })
 }

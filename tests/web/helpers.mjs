@@ -40,16 +40,16 @@ export function ensureCli() {
   cliChecked = true;
 }
 
-/** The CLI's output for a capture. */
-export function cli(file, args = []) {
+/** The CLI's output for a capture (`env`: variables added to its environment). */
+export function cli(file, args = [], env = {}) {
   ensureCli();
-  const r = spawnSync(CLI, [file, ...args], { encoding: 'utf8', maxBuffer: 1 << 30 });
+  const r = spawnSync(CLI, [file, ...args], { encoding: 'utf8', maxBuffer: 1 << 30, env: { ...process.env, ...env } });
   if (r.status !== 0) return { error: r.stderr.trim(), status: r.status };
   return { stdout: r.stdout };
 }
 
-export function cliJson(file, args = []) {
-  const r = cli(file, [...args, '--format', 'json']);
+export function cliJson(file, args = [], env = {}) {
+  const r = cli(file, [...args, '--format', 'json'], env);
   return r.error ? r : JSON.parse(r.stdout);
 }
 
