@@ -526,3 +526,58 @@ fn a_cudnn_failure_with_memory_free_is_not_held_elsewhere() {
     );
     assert_ne!(r.diagnosis[0].id, DiagnosisId::HeldElsewhere);
 }
+
+/// IREE's shared-memory failures, at compile time (iree#14920, #22053; a negative size,
+/// an overflow in the compiler, is no size: #17226) and when the CUDA HAL loads the
+/// kernel (#12975), are one kernel's scoped memory.
+#[test]
+fn iree_shared_memory_is_one_kernels_memory() {
+    for (file, request, limit) in [
+        ("19-", Some(1_114_112), 166_912),
+        ("20-", None, 65_536),
+        ("21-", Some(66_560), 65_536),
+        ("22-", Some(819_200), 166_912),
+    ] {
+        let r = report_of(&[held_out("heldout8", file)]);
+        let m = &r.error.as_ref().unwrap().message;
+        assert_eq!(
+            (m.requested_bytes, m.capacity_bytes),
+            (request, Some(limit)),
+            "{file}"
+        );
+        assert_eq!(m.memory_space.as_deref(), Some("shared"), "{file}");
+        assert_eq!(r.diagnosis[0].id, DiagnosisId::ScopedMemory, "{file}");
+        assert_eq!(r.headline.verdict, Verdict::DoesNotFit, "{file}");
+    }
+}
+
+/// A rematerialization warning whose `below` a wrapped log broke in two is still read
+/// (alphafold3#697); a BFC warning that says it is not a failure, then a traceback, is a
+/// run that died (AF_unmasked#6); one TensorFlow tensor over half of any accelerator's
+/// memory is that tensor's problem, not too little to tell (tensorflow#62426).
+#[test]
+fn a_broken_word_a_traceback_and_a_giant_tensor() {
+    let r = report_of(&[held_out("heldout8", "26-")]);
+    let remat = r.error.as_ref().unwrap().message.remat.clone().unwrap();
+    assert_eq!(remat.limit_bytes, Some(25_890_129_182));
+    assert_eq!(remat.original_bytes, Some(36_897_554_448));
+    assert_eq!(r.headline.verdict, Verdict::Warning);
+
+    let r = report_of(&[held_out("heldout8", "09-")]);
+    assert_eq!(r.headline.verdict, Verdict::RanOut);
+    let m = &r.error.as_ref().unwrap().message;
+    assert_eq!(m.advisory_request_bytes, Some(10_565_619_548));
+    // A warning with no traceback after it stays a warning.
+    assert_eq!(
+        report_of(&[held_out("heldout7", "14-")]).headline.verdict,
+        Verdict::Warning
+    );
+
+    let r = report_of(&[held_out("heldout8", "14-")]);
+    assert_eq!(r.diagnosis[0].id, DiagnosisId::DominantBuffer);
+    assert!(
+        r.diagnosis[0].text.contains("over half the memory"),
+        "{}",
+        r.diagnosis[0].text
+    );
+}

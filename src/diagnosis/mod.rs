@@ -32,7 +32,8 @@ pub fn diagnose(report: &HostReport, failure: Option<&Failure>) -> Vec<Diagnosis
     }
     // When no line names a cause: the likely one, said as an estimate, else how to
     // find it.
-    let last = rules::batch::likely_oversized_matrix(&cx, &out)
+    let last = rules::batch::likely_giant_tensor(&cx, &out)
+        .or_else(|| rules::batch::likely_oversized_matrix(&cx, &out))
         .or_else(|| rules::batch::likely_square(&cx, &out))
         .or_else(|| rules::batch::likely_batch(&cx, &out))
         .or_else(|| rules::message::too_little_to_tell(&cx, &out));

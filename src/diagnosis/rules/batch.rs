@@ -129,6 +129,48 @@ pub fn likely_oversized_matrix(cx: &Context<'_>, lines: &[Diagnosis]) -> Option<
     ]))
 }
 
+/// Half the memory of the largest accelerators (288 GB): one tensor at least this large
+/// is over half of any device, whatever the device.
+const HALF_OF_ANY_DEVICE: u64 = 144 << 30;
+
+/// The lead line for a TensorFlow tensor message whose one tensor is over half of any
+/// accelerator's memory (`shape[50982027264] and type float`, 190 GiB): that tensor is
+/// the problem, not the batch or the device: a shape gone wrong, or an op that
+/// materializes far more than intended. Only when no line before names a cause.
+pub fn likely_giant_tensor(cx: &Context<'_>, lines: &[Diagnosis]) -> Option<Line> {
+    let m = cx
+        .message
+        .filter(|m| !m.advisory && m.kind == OomKind::Short)?;
+    if cx.module.is_some() || lines.iter().any(|d| d.id.names_a_cause()) {
+        return None;
+    }
+    let shape = m.requested_shape.as_deref()?;
+    let bytes = m.requested_bytes_from_shape.or(m.requested_bytes)?;
+    if bytes < HALF_OF_ANY_DEVICE {
+        return None;
+    }
+    let text = format!(
+        "TensorFlow could not allocate one tensor of {} {shape} (read): over half the memory of the largest accelerators, so this one tensor is the problem on any device: a shape gone wrong, or an op that materializes far more than intended (a vectorized gradient, an all-pairs or one-hot tensor) (estimated)",
+        size(bytes),
+    );
+    let line = Line::new(
+        DiagnosisId::DominantBuffer,
+        Label::Estimated,
+        text,
+        "one tensor whose size comes from the inputs' sizes multiplied together",
+    );
+    Some(line.fixes(vec![
+        advice(
+            "find the op named in the message and check the shape it builds is the one intended (an axis multiplied in by mistake, a broadcast)",
+            Some("none"),
+        ),
+        advice(
+            "compute it in chunks (tf.map_fn, a loop over slices, or a smaller input per call) and reduce each chunk before the next",
+            Some("more steps, slower"),
+        ),
+    ]))
+}
+
 /// Two trailing axes this long and equal make a square that grows with the square of a
 /// length (a sequence of 2 Ki tokens, an image of 2 Ki pixels a side).
 const SQUARE_AXIS: u64 = 2 << 10;

@@ -198,6 +198,9 @@ pub struct Scanner {
     /// Whether the last logical line said a program was being loaded (`Error loading
     /// program 'jit__forward':` before the runtime's `Attempting to allocate …`).
     last_loads_program: bool,
+    /// Whether a Python traceback began after a BFC warning that says it is not a
+    /// failure, with no failure before it: the run died there, its last line cut.
+    died_after_warning: bool,
 }
 
 impl Scanner {
@@ -239,6 +242,17 @@ impl Scanner {
     fn logical(&mut self, body: &str) {
         if body.is_empty() {
             return; // a blank line keeps the current block: listings space their entries
+        }
+        if body.starts_with("Traceback (most recent call last)") && self.best.is_none() {
+            let open_warning = self
+                .current
+                .as_ref()
+                .is_some_and(|d| !d.failure && d.msg.kind == OomKind::BfcRuntime);
+            let kept_warning = self
+                .best_warning
+                .as_ref()
+                .is_some_and(|(_, m)| m.kind == OomKind::BfcRuntime);
+            self.died_after_warning |= open_warning || kept_warning;
         }
         if let Some(pool) = driver::device_pool(body) {
             self.device_pool = Some(pool);
@@ -401,8 +415,10 @@ impl Scanner {
         self.close_current();
         let mut msg = match (self.best, self.best_warning) {
             (Some((_, msg)), _) => msg,
+            // A BFC warning followed by a traceback: the allocator could not give the
+            // request and the run failed right after (the failure's own line is cut).
             (None, Some((_, msg))) => OomMessage {
-                advisory: true,
+                advisory: !(self.died_after_warning && msg.kind == OomKind::BfcRuntime),
                 ..msg
             },
             (None, None) => stats_alone(self.loose_allocator.take()?)?,

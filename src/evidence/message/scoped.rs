@@ -14,7 +14,7 @@ use super::model::OomKind;
 use super::scan::{set, Draft};
 
 /// Phrases of a scoped-memory failure (the scan's triggers include them).
-pub const TRIGGERS: [&str; 7] = [
+pub const TRIGGERS: [&str; 9] = [
     "Scoped allocation with size",
     "Shared memory size limit exceeded",
     "out of resource: shared memory",
@@ -24,6 +24,11 @@ pub const TRIGGERS: [&str; 7] = [
     "Shared memory requested exceeds",
     "couldn't be allocated in SB",
     "Allocated memory out of bound",
+    // IREE's GPU code generation (`'func.func' op uses 1114112 bytes of shared memory;
+    // exceeded the limit of 166912 bytes`) and its CUDA HAL loading a kernel
+    // (`Requested shared memory size of 819200 larger than allowed size of 166912`).
+    "bytes of shared memory; exceeded the limit of",
+    "Requested shared memory size of",
 ];
 
 /// NKI's figures for one instruction: what it touches in each SBUF partition, and a
@@ -53,16 +58,29 @@ pub fn headline(body: &str) -> Option<Draft> {
         // Triton glues its fields when the exception is printed without separators
         // (`shared memoryRequired: 110592Hardware limit: 101376`).
         m.requested_bytes = count_after(body, "Required:")
+            .or_else(|| count_after(body, "Requested shared memory size of "))
             .or_else(|| count_after(body, "requested "))
-            .or_else(|| count_after(body, "requested: "));
+            .or_else(|| count_after(body, "requested: "))
+            .or_else(|| iree_uses(body));
         // `Hardware limit: N` (`Hardware limitation: N` in some Triton versions).
         let hardware = after(body, "Hardware limit")
             .and_then(|r| r.split_once(':'))
             .and_then(|(_, v)| super::units::size_exact_prefix(v, true))
             .map(|s| s.0);
-        m.capacity_bytes = hardware.or_else(|| count_after(body, "available:"));
+        m.capacity_bytes = hardware
+            .or_else(|| count_after(body, "available:"))
+            .or_else(|| count_after(body, "exceeded the limit of "))
+            .or_else(|| count_after(body, "larger than allowed size of "));
     }
     Some(draft)
+}
+
+/// IREE's `… uses N bytes of shared memory`: the count just before that phrase (a
+/// negative count, an overflow in the compiler, is no size).
+fn iree_uses(body: &str) -> Option<u64> {
+    let (before, _) = body.split_once(" bytes of shared memory")?;
+    let count = before.rsplit(' ').next()?;
+    count.parse().ok()
 }
 
 fn sbuf_figures(draft: &mut Draft, body: &str) {
@@ -88,6 +106,20 @@ pub fn block_line(draft: &mut Draft, body: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn reads_iree_shared_memory_failures() {
+        let d = headline("<stdin>:1727:11: error: 'func.func' op uses 1114112 bytes of shared memory; exceeded the limit of 166912 bytes").unwrap();
+        assert_eq!(d.msg.requested_bytes, Some(1114112));
+        assert_eq!(d.msg.capacity_bytes, Some(166912));
+        assert_eq!(d.msg.memory_space.as_deref(), Some("shared"));
+        let d = headline("error: 'func.func' op uses -46137344 bytes of shared memory; exceeded the limit of 65536 bytes").unwrap();
+        assert_eq!(d.msg.requested_bytes, None);
+        assert_eq!(d.msg.capacity_bytes, Some(65536));
+        let d = headline("native_executable.c:133: INTERNAL; CUDA driver error: Requested shared memory size of 819200 larger than allowed size of 166912; while invoking native function hal.executable.create").unwrap();
+        assert_eq!(d.msg.requested_bytes, Some(819200));
+        assert_eq!(d.msg.capacity_bytes, Some(166912));
+    }
 
     #[test]
     fn reads_scoped_memory_failures() {

@@ -12,7 +12,7 @@ use super::units;
 
 /// Phrases that announce an out-of-memory message (any family). A line without one is
 /// never a headline, which keeps the scan over a long log to a few substring searches.
-const TRIGGERS: [&str; 20] = [
+const TRIGGERS: [&str; 21] = [
     "RESOURCE_EXHAUSTED",
     "Resource exhausted",
     "ResourceExhaustedError",
@@ -26,6 +26,8 @@ const TRIGGERS: [&str; 20] = [
     "an out of memory trying to allocate",
     "an out of memory tying to allocate",
     "Can't reduce memory use below",
+    // The same with the word broken where a log was wrapped (alphafold3#697).
+    "Can't reduce memory use be low",
     "Out of memory while trying to allocate",
     "Out of memory allocating",
     "Failed to allocate request for",
@@ -231,7 +233,8 @@ pub fn error_code(body: &str) -> Option<String> {
 /// reduced to 67.69GiB (72679996812 bytes), down from 71.05GiB (76287081352 bytes)
 /// originally`.
 pub fn remat(body: &str) -> Option<RematWarning> {
-    let rest = after(body, "Can't reduce memory use below ")?;
+    let rest = after(body, "Can't reduce memory use below ")
+        .or_else(|| after(body, "Can't reduce memory use be low "))?;
     Some(RematWarning {
         limit_bytes: signed_size(rest),
         reduced_to_bytes: size_after(rest, "only reduced to "),
