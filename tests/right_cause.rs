@@ -581,3 +581,31 @@ fn a_broken_word_a_traceback_and_a_giant_tensor() {
         r.diagnosis[0].text
     );
 }
+
+/// The same request failing on several devices at once is one failure repeated, the
+/// first device's, and each replica of the step running out is the program's own need
+/// (EasyLM#14, its `RE`/`SOURCE_EXHAUSTED` broken by a wrap); XLA:GPU's convolution
+/// autotuner skipping an algorithm is no failure, so a cuDNN handle that could not be
+/// created is, with the device full before it (pytorch/xla#3162); JAX's `122.10GiB`
+/// beside the driver's exact count takes the count (marin#8054).
+#[test]
+fn repeats_on_other_devices_autotuner_skips_and_exact_counts() {
+    let r = report_of(&[held_out("heldout8", "02-")]);
+    let m = &r.error.as_ref().unwrap().message;
+    assert_eq!(m.device_ordinal, Some(7));
+    assert_eq!(m.retried_requests_bytes, vec![655_360_000; 4]);
+    assert_eq!(r.diagnosis[0].id, DiagnosisId::AggregateTooBig);
+
+    let r = report_of(&[held_out("heldout8", "12-")]);
+    assert_eq!(r.diagnosis[0].id, DiagnosisId::HeldElsewhere);
+    assert_ne!(
+        r.error.as_ref().unwrap().message.requested_bytes,
+        Some(16_777_716)
+    );
+
+    let r = report_of(&[held_out("heldout8", "03-")]);
+    assert_eq!(
+        r.error.as_ref().unwrap().message.requested_bytes,
+        Some(131_108_848_800)
+    );
+}

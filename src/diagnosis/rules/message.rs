@@ -381,7 +381,7 @@ pub fn remat_limit(limit: i64) -> String {
 /// memory; XLA:TPU's compile-time check (which fails only so); XLA:GPU's failed request
 /// being the temporary block of a program that is not small; a single request of a
 /// whole program's size; an allocator pool full; rematerialization unable to reach its
-/// limit.
+/// limit; the same request failing on several devices at once.
 fn shows_program_too_big(m: &OomMessage) -> bool {
     if let (Some(need), Some(cap)) = (oom::needs(m).or(m.total_bytes), oom::capacity(m)) {
         if need > cap {
@@ -416,6 +416,17 @@ fn shows_program_too_big(m: &OomMessage) -> bool {
         if m.kind == OomKind::GpuBufferAssignment && temp > 0 && close(request, temp) && large {
             return true;
         }
+    }
+    // The same request failing on several devices at once (the scanner keeps such
+    // repeats only for other devices: `scan::is_repeat_on_another_device`): each replica
+    // of the step runs out, so what fills every device is the step's own.
+    let repeated_elsewhere = m.kind != OomKind::Driver
+        && m.retried_requests_bytes.len() >= 2
+        && m.retried_requests_bytes
+            .iter()
+            .all(|&r| Some(r) == m.requested_bytes);
+    if repeated_elsewhere {
+        return true;
     }
     let whole_program_request = matches!(
         m.kind,

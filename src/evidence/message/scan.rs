@@ -310,7 +310,8 @@ impl Scanner {
             // An allocator retrying smaller prints a line per try: one failure, the first
             // try's size, the later tries kept in order. Neuron's runtime prints one
             // failure at each layer it passes.
-            if driver::is_retry_of(current, &draft) {
+            if driver::is_retry_of(current, &draft) || is_repeat_on_another_device(current, &draft)
+            {
                 driver::add_retry(current, &draft);
                 return;
             }
@@ -470,6 +471,19 @@ impl Scanner {
     }
 }
 
+/// The same request failing on another device (`… on device ordinal 7`, then `… on
+/// device ordinal 1`, one line per replica of the same step): one failure, the first
+/// device's, repeated. The same line on the same device, or with none named, is an echo
+/// (the log's line, then the exception's) and is not taken here.
+fn is_repeat_on_another_device(first: &Draft, next: &Draft) -> bool {
+    let (a, b) = (&first.msg, &next.msg);
+    a.kind == b.kind
+        && a.kind != OomKind::Driver
+        && a.requested_bytes.is_some()
+        && a.requested_bytes == b.requested_bytes
+        && matches!((a.device_ordinal, b.device_ordinal), (Some(x), Some(y)) if x != y)
+}
+
 /// The BFC allocator prints its `Stats:` block only when it runs out: pasted alone (its
 /// `Limit` and `InUse` at least), it is that failure's state with the request cut away.
 fn stats_alone(allocator: AllocatorStats) -> Option<OomMessage> {
@@ -512,10 +526,23 @@ fn derive_totals(m: &mut OomMessage) {
     }
 }
 
+/// XLA:GPU's convolution autotuner reporting that one algorithm's scratch space could
+/// not be had: it tries the next algorithm (`Convolution performance may be suboptimal`),
+/// so the line is a warning, not the failure.
+const AUTOTUNER_SKIP: &str = "Failed to determine best cudnn convolution algorithm";
+
 fn headline(body: &str) -> Option<Draft> {
     if !short::has_trigger(body) {
         return None;
     }
+    let mut draft = any_headline(body)?;
+    if body.contains(AUTOTUNER_SKIP) {
+        draft.failure = false;
+    }
+    Some(draft)
+}
+
+fn any_headline(body: &str) -> Option<Draft> {
     tpu::headline(body)
         .or_else(|| bfc::headline(body))
         .or_else(|| scoped::headline(body))
@@ -568,11 +595,22 @@ fn left_open(body: &str) -> bool {
 /// Fills what `msg` lacks from `other` when both speak of the same request.
 fn borrow(msg: &mut OomMessage, other: &OomMessage) {
     let same_request = match (msg.requested_bytes, other.requested_bytes) {
-        (Some(a), Some(b)) => a == b || rounds_to(b, rounded(msg)) || rounds_to(a, rounded(other)),
+        (Some(a), Some(b)) => {
+            a == b
+                || rounds_to(b, rounded(msg))
+                || rounds_to(a, rounded(other))
+                || printed_rounded(a, b)
+        }
         _ => true,
     };
     if !same_request {
         return;
+    }
+    // XLA's `122.10GiB` beside the driver's `131108848800 bytes`: the count is exact.
+    if let (Some(a), Some(b)) = (msg.requested_bytes, other.requested_bytes) {
+        if printed_rounded(a, b) {
+            msg.requested_bytes = Some(b);
+        }
     }
     // XLA's exact count beats the allocator's rounded one.
     if let Some(exact) = other
@@ -611,6 +649,23 @@ fn borrow(msg: &mut OomMessage, other: &OomMessage) {
 /// The request as the BFC allocator rounded it (`(rounded to N)`), if it said so.
 fn rounded(m: &OomMessage) -> Option<u64> {
     m.allocator.as_ref()?.rounded_request_bytes
+}
+
+/// Whether `rounded` is what a size printed with two decimals (`122.10GiB`) reads as, and
+/// `exact`, another count, prints the same: the same request, `exact` the better figure.
+fn printed_rounded(rounded: u64, exact: u64) -> bool {
+    if rounded == exact {
+        return false;
+    }
+    let Some(unit) = [1u64 << 40, 1 << 30, 1 << 20]
+        .into_iter()
+        .find(|&u| rounded >= u)
+    else {
+        return false;
+    };
+    let hundredths = |n: u64| (n as f64 / unit as f64 * 100.0).round();
+    let printed = hundredths(rounded);
+    (printed / 100.0 * unit as f64).round() as u64 == rounded && hundredths(exact) == printed
 }
 
 /// Whether the BFC allocator's `rounded` is `exact` rounded up to its 256-byte
@@ -737,6 +792,15 @@ mod tests {
         let m = parsed("could not allocate pinned host memory of size: 221074944\nfailed to alloc 1073741824 bytes on host: CUDA_ERROR_OUT_OF_MEMORY: out of memory\ncould not allocate pinned host memory of size: 1073741824\nfailed to alloc 1073741824 bytes on host: CUDA_ERROR_OUT_OF_MEMORY: out of memory\ncould not allocate pinned host memory of size: 1073741824\n");
         assert_eq!(m.requested_bytes, Some(221_074_944));
         assert_eq!(m.retried_requests_bytes, [1_073_741_824, 1_073_741_824]);
+    }
+
+    #[test]
+    fn a_count_beats_the_same_size_printed_in_gib() {
+        assert!(printed_rounded(131_103_876_710, 131_108_848_800));
+        assert!(!printed_rounded(131_108_848_800, 131_103_876_710));
+        assert!(!printed_rounded(131_103_876_710, 141_103_876_710));
+        let m = parsed("gpu_async_3 cuMemAllocAsync failed to allocate 131108848800 bytes: CUDA_ERROR_OUT_OF_MEMORY\njax.errors.JaxRuntimeError: RESOURCE_EXHAUSTED: Out of memory while trying to allocate 122.10GiB. [executable_name='jit_train_step']");
+        assert_eq!(m.requested_bytes, Some(131_108_848_800));
     }
 
     #[test]
