@@ -142,7 +142,7 @@ fn the_seventh_held_out_corpus_stays_where_it_was_measured() {
 /// development set: no lower than last measured.
 #[test]
 fn the_eighth_held_out_corpus_stays_where_it_was_measured() {
-    stays_at_least("tests/heldout8/errors", 30, 85.5, 76.6);
+    stays_at_least("tests/heldout8/errors", 30, 87.3, 83.3);
 }
 
 #[test]

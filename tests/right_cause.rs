@@ -609,3 +609,33 @@ fn repeats_on_other_devices_autotuner_skips_and_exact_counts() {
         Some(131_108_848_800)
     );
 }
+
+/// Host memory warnings alone (TensorFlow's `Allocation of N exceeds 10% of system
+/// memory`, tcmalloc's `large alloc N bytes`) are read as warnings about the machine's
+/// RAM: one 6.19 GiB allocation is one array held whole (tensorflow#35875); allocations
+/// of 1.18 GiB are the model and data outgrowing the host (ctrl#63).
+#[test]
+fn host_memory_warnings_are_about_the_hosts_ram() {
+    let r = report_of(&[held_out("heldout8", "28-")]);
+    assert_eq!(r.headline.verdict, Verdict::Warning);
+    let m = &r.error.as_ref().unwrap().message;
+    assert_eq!(
+        (m.memory_space.as_deref(), m.requested_bytes),
+        (Some("host"), Some(6_645_350_400))
+    );
+    assert_eq!(r.diagnosis[0].id, DiagnosisId::DominantBuffer);
+    assert!(
+        r.headline.text.contains("not the accelerator's memory"),
+        "{}",
+        r.headline.text
+    );
+
+    let r = report_of(&[held_out("heldout8", "27-")]);
+    assert_eq!(r.headline.verdict, Verdict::Warning);
+    // The largest of the warnings, not the last.
+    assert_eq!(
+        r.error.as_ref().unwrap().message.requested_bytes,
+        Some(1_262_256_128)
+    );
+    assert_eq!(r.diagnosis[0].id, DiagnosisId::AggregateTooBig);
+}

@@ -318,7 +318,17 @@ fn warning(m: &OomMessage) -> Headline {
         return make(Verdict::Warning, text, vec![reached, limit]);
     }
     let mut figures = Vec::new();
+    let host = m.memory_space.as_deref() == Some("host");
     let text = match m.requested_bytes {
+        Some(r) if host => {
+            let req = read("request", r, Label::Read);
+            let t = format!(
+                "A warning, not a failure: the host (CPU) allocated {} at once; this is the machine's RAM, not the accelerator's memory",
+                req.shown
+            );
+            figures.push(req);
+            t
+        }
         Some(r) => {
             let req = read("request", r, Label::Read);
             let t = format!(

@@ -48,3 +48,57 @@ pub fn allocator_warning(cx: &Context<'_>) -> Option<Line> {
         ),
     ]))
 }
+
+/// One host allocation this large is one array held whole in host memory (a dataset or
+/// images loaded at once), about a third of a Colab host's RAM.
+const ONE_HOST_ARRAY: u64 = 4 << 30;
+
+/// The lead line when the text holds only warnings of large host allocations
+/// (TensorFlow's `Allocation of N exceeds 10% of free system memory`, tcmalloc's `large
+/// alloc N bytes`): nothing failed on the accelerator; the host's RAM is filling, and a
+/// process killed after them was killed by the host's out-of-memory killer.
+pub fn host_warning(cx: &Context<'_>) -> Option<Line> {
+    let m = cx.message.filter(|m| {
+        m.advisory && m.kind == OomKind::Short && m.memory_space.as_deref() == Some("host")
+    })?;
+    if cx.module.is_some() {
+        return None;
+    }
+    let request = m.requested_bytes?;
+    let one_array = request >= ONE_HOST_ARRAY;
+    let (id, text, cause) = if one_array {
+        (
+            DiagnosisId::DominantBuffer,
+            format!(
+                "Not an accelerator failure: one host allocation of {} (read), an array held whole in the machine's RAM (a dataset or images loaded at once, a model's weights read in one piece); if the process was then killed, the host ran out of RAM (estimated)",
+                size(request)
+            ),
+            "one large array in host memory",
+        )
+    } else {
+        (
+            DiagnosisId::AggregateTooBig,
+            format!(
+                "Not an accelerator failure: the host allocates {} at once (read) and more besides: the model and its data outgrow the machine's RAM; if the process was then killed, the host ran out of RAM (estimated)",
+                size(request)
+            ),
+            "the model's weights, optimizer state and data together in host memory",
+        )
+    };
+    let line = Line::new(id, Label::Estimated, text, cause);
+    let fix = advice;
+    Some(line.fixes(vec![
+        fix(
+            "stream the data instead of loading it whole (tf.data from files, numpy.memmap, smaller images or shards)",
+            Some("more code in the input pipeline"),
+        ),
+        fix(
+            "a machine with more RAM, or load the model in 16 bits",
+            Some("cost, or some precision"),
+        ),
+        fix(
+            "if the run died, check that the host killed it (`dmesg`: `Out of memory: Killed process`); if an accelerator error came after, paste that error",
+            None,
+        ),
+    ]))
+}

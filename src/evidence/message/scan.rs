@@ -201,6 +201,8 @@ pub struct Scanner {
     /// Whether a Python traceback began after a BFC warning that says it is not a
     /// failure, with no failure before it: the run died there, its last line cut.
     died_after_warning: bool,
+    /// The largest allocation a host memory warning reported (`tcmalloc: large alloc N`).
+    largest_host_warning: Option<u64>,
 }
 
 impl Scanner {
@@ -390,6 +392,9 @@ impl Scanner {
         if !failure && msg.kind == OomKind::BfcRuntime && self.best.is_none() {
             set(&mut self.advisory_request, msg.requested_bytes);
         }
+        if !failure && is_host_warning(&msg) {
+            self.largest_host_warning = self.largest_host_warning.max(msg.requested_bytes);
+        }
         if failure {
             // What `borrow` may take, without the listing (bounded memory).
             self.recent.push_back(OomMessage {
@@ -418,6 +423,12 @@ impl Scanner {
             (Some((_, msg)), _) => msg,
             // A BFC warning followed by a traceback: the allocator could not give the
             // request and the run failed right after (the failure's own line is cut).
+            // Host memory warnings speak of their largest allocation.
+            (None, Some((_, msg))) if is_host_warning(&msg) => OomMessage {
+                advisory: true,
+                requested_bytes: self.largest_host_warning.or(msg.requested_bytes),
+                ..msg
+            },
             (None, Some((_, msg))) => OomMessage {
                 advisory: !(self.died_after_warning && msg.kind == OomKind::BfcRuntime),
                 ..msg
@@ -469,6 +480,11 @@ impl Scanner {
         derive_totals(&mut msg);
         Some(msg)
     }
+}
+
+/// A warning of a large host allocation (`short::host_allocation`).
+fn is_host_warning(m: &OomMessage) -> bool {
+    m.kind == OomKind::Short && m.memory_space.as_deref() == Some("host") && m.remat.is_none()
 }
 
 /// The same request failing on another device (`… on device ordinal 7`, then `… on

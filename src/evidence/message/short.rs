@@ -12,7 +12,7 @@ use super::units;
 
 /// Phrases that announce an out-of-memory message (any family). A line without one is
 /// never a headline, which keeps the scan over a long log to a few substring searches.
-const TRIGGERS: [&str; 21] = [
+const TRIGGERS: [&str; 23] = [
     "RESOURCE_EXHAUSTED",
     "Resource exhausted",
     "ResourceExhaustedError",
@@ -28,6 +28,11 @@ const TRIGGERS: [&str; 21] = [
     "Can't reduce memory use below",
     // The same with the word broken where a log was wrapped (alphafold3#697).
     "Can't reduce memory use be low",
+    // Host memory warnings, not failures: TensorFlow's CPU allocator (`Allocation of N
+    // exceeds 10% of free system memory.`) and tcmalloc (`tcmalloc: large alloc N bytes
+    // == 0x…`).
+    "exceeds 10% of",
+    "tcmalloc: large alloc",
     "Out of memory while trying to allocate",
     "Out of memory allocating",
     "Failed to allocate request for",
@@ -76,11 +81,26 @@ pub fn headline(body: &str) -> Option<Draft> {
         // IREE's HAL on Vulkan: `VK_ERROR_OUT_OF_DEVICE_MEMORY; vmaCreateBuffer; failed to
         // allocate buffer of length 26953666560`.
         m.requested_bytes = units::size_exact_prefix(rest, true).map(|s| s.0);
+    } else if let Some(bytes) = host_allocation(body) {
+        m.requested_bytes = Some(bytes);
+        m.memory_space = Some("host".into());
+        draft.failure = false;
+        return Some(draft);
     } else if !body.contains("failed to allocate memory") && !resource_exhausted(body) {
         return None;
     }
     set_op(&mut draft, body);
     Some(draft)
+}
+
+/// The size of a large host allocation a warning reports: TensorFlow's `Allocation of N
+/// exceeds 10% of (free) system memory`, tcmalloc's `large alloc N bytes`.
+fn host_allocation(body: &str) -> Option<u64> {
+    if let Some(rest) = after(body, "Allocation of ").filter(|r| r.contains("exceeds 10% of")) {
+        return units::size_exact_prefix(rest, true).map(|s| s.0);
+    }
+    let rest = after(body, "tcmalloc: large alloc ")?;
+    units::size_exact_prefix(rest, true).map(|s| s.0)
 }
 
 fn resource_exhausted(body: &str) -> bool {
