@@ -87,16 +87,12 @@ export class Analyzer {
 
   /**
    * Analyzes a capture; resolves to `{report, view, markdown, ms, phases, memoryBytes,
-   * version, workers, readAhead}` (`view`: the report laid out as the CLI shows it, every
-   * title, word and figure; `workers`: 2 when a second worker scanned half of the host
-   * plane; `readAhead`: `{slices, bytes, largest, runs}` when a reader worker read the
-   * file ahead of the scan, else null).
+   * version, workers, readAhead}` (`view`: the report laid out as the CLI shows it;
+   * `workers`: 2 when a second worker scanned half of the host plane; `readAhead`:
+   * `{slices, bytes, largest, runs}` when a reader worker read the file ahead, else null).
    * @param {Blob|ArrayBuffer|ArrayBufferView} input
    * @param {{module?: string, error_text?: string, host?: string, file_name?: string,
-   *          parallel_from_bytes?: number, read_ahead?: boolean}} [options]
-   *          `parallel_from_bytes`: host planes at least this large are scanned by two
-   *          workers (default 32 MiB); `read_ahead: false`: the engine's worker reads the
-   *          file itself (default: read ahead where the browser has JSPI)
+   *          parallel_from_bytes?: number, read_ahead?: boolean}} [options] see index.d.ts
    * @param {{onProgress?: Function, signal?: AbortSignal}} [hooks]
    */
   run(input, options = {}, hooks = {}) {
@@ -108,7 +104,7 @@ export class Analyzer {
     const opts = {};
     for (const k of ['module', 'error_text', 'host']) if (options[k] != null && options[k] !== '') opts[k] = String(options[k]);
     if (Number.isFinite(options.parallel_from_bytes) && options.parallel_from_bytes >= 0) opts.parallel_from_bytes = options.parallel_from_bytes;
-    if (options.read_ahead === false) opts.read_ahead = false;
+    if (typeof options.read_ahead === 'boolean') opts.read_ahead = options.read_ahead;
     if (fileName) opts.file_name = fileName;
     const map = (msg) => ({ report: msg.report, view: Array.isArray(msg.view) ? msg.view[0] || null : msg.view || null, markdown: msg.markdown, ms: msg.ms, phases: msg.phases || [], memoryBytes: msg.memoryBytes, version: msg.version, workers: msg.workers || 1, readAhead: msg.readAhead || null });
     return this._request({ id, blob, options: opts }, hooks, map);

@@ -15,7 +15,7 @@ export interface AnalyzeOptions {
   file_name?: string;
   /** Host planes at least this large are scanned by two workers (default 32 MiB). */
   parallel_from_bytes?: number;
-  /** false: the engine's worker reads the file itself, with no reader worker ahead of it. */
+  /** false: the engine's worker reads the file itself; true: a reader worker reads it ahead of the scan where the browser has JSPI (the default from 64 MiB on). */
   read_ahead?: boolean;
 }
 

@@ -17,8 +17,8 @@
 //         readAhead}
 //        (view: one per host, the report laid out as the CLI shows it; phases: [name, ms] in order;
 //         readAhead: {slices, bytes, largest, runs} read ahead by the reader worker, or null
-//         where this worker read the file alone: see slices.js; options.read_ahead: false
-//         turns it off)
+//         where this worker read the file alone: see slices.js; by default from 64 MiB on;
+//         options.read_ahead: false turns it off, true forces it)
 //        {id, type: 'error', message, kind}
 // Comparing two runs (analyze.js's Comparer: each run in its own worker where the
 // machine has the cores, then one of them compares the two reports):
@@ -75,6 +75,9 @@ let stream = null;
 const discard = (buffer) => {
   if (!(stream && stream.recycle(buffer))) free(buffer);
 };
+// Below this size the engine reads the whole capture in a few blocks while it indexes
+// it: a reader worker would only cost its start.
+const READ_AHEAD_FROM_BYTES = 64 * 1024 * 1024;
 // How long to wait for the second worker's engine to load before going on alone.
 const SECOND_WORKER_WAIT_MS = 5000;
 // A second worker says when its engine has loaded.
@@ -302,8 +305,10 @@ self.onmessage = async (event) => {
       progress('waiting for the second worker', blob.size, blob.size, lastRead);
       part = (await second.part) || undefined;
     }
-    // One worker scans: with the file read ahead by another where the browser has JSPI.
-    const scan = !split && opts.read_ahead !== false ? readAheadScan(wasm) : null;
+    // One worker scans: with the file read ahead by another where the browser has JSPI
+    // and the file is large enough for it to pay (`read_ahead: true` forces it).
+    const wanted = opts.read_ahead === true || (opts.read_ahead !== false && blob.size >= READ_AHEAD_FROM_BYTES);
+    const scan = !split && wanted ? readAheadScan(wasm) : null;
     if (scan) {
       stream = new SliceStream(blob, free);
       await scan(analysis);
