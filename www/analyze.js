@@ -101,8 +101,7 @@ export class Analyzer {
     if (!this.worker) this.worker = this._spawn();
     const id = this.nextId++;
     const fileName = options.file_name || (typeof File !== 'undefined' && blob instanceof File ? blob.name : undefined);
-    const opts = {};
-    for (const k of ['module', 'error_text', 'host']) if (options[k] != null && options[k] !== '') opts[k] = String(options[k]);
+    const opts = Object.fromEntries(['module', 'error_text', 'host'].filter((k) => options[k] != null && options[k] !== '').map((k) => [k, String(options[k])]));
     if (Number.isFinite(options.parallel_from_bytes) && options.parallel_from_bytes >= 0) opts.parallel_from_bytes = options.parallel_from_bytes;
     if (typeof options.read_ahead === 'boolean') opts.read_ahead = options.read_ahead;
     if (fileName) opts.file_name = fileName;
