@@ -26,6 +26,7 @@ mod fields;
 mod foreign;
 mod gpu;
 mod listing;
+mod merge;
 mod model;
 mod neuron;
 mod scan;

@@ -11,6 +11,7 @@
 
 use std::collections::VecDeque;
 
+use super::merge::{borrow, borrow_allocator, detail};
 use super::model::{
     AllocatorStats, MessageAllocation, OomKind, OomMessage, RematWarning, UsageItem,
 };
@@ -608,179 +609,6 @@ fn left_open(body: &str) -> bool {
     depth > 0 || quotes % 2 == 1
 }
 
-/// Fills what `msg` lacks from `other` when both speak of the same request.
-fn borrow(msg: &mut OomMessage, other: &OomMessage) {
-    let same_request = match (msg.requested_bytes, other.requested_bytes) {
-        (Some(a), Some(b)) => {
-            a == b
-                || rounds_to(b, rounded(msg))
-                || rounds_to(a, rounded(other))
-                || printed_rounded(a, b)
-        }
-        _ => true,
-    };
-    if !same_request {
-        return;
-    }
-    // XLA's `122.10GiB` beside the driver's `131108848800 bytes`: the count is exact.
-    if let (Some(a), Some(b)) = (msg.requested_bytes, other.requested_bytes) {
-        if printed_rounded(a, b) {
-            msg.requested_bytes = Some(b);
-        }
-    }
-    // XLA's exact count beats the allocator's rounded one.
-    if let Some(exact) = other
-        .requested_bytes
-        .filter(|&e| rounds_to(e, rounded(msg)))
-    {
-        msg.requested_bytes = Some(exact);
-    }
-    set(&mut msg.error_code, other.error_code.clone());
-    set(&mut msg.memory_space, other.memory_space.clone());
-    set(&mut msg.requested_op, other.requested_op.clone());
-    set(&mut msg.requested_shape, other.requested_shape.clone());
-    set(&mut msg.requested_dtype, other.requested_dtype.clone());
-    set(
-        &mut msg.requested_bytes_from_shape,
-        other.requested_bytes_from_shape,
-    );
-    set(&mut msg.device_ordinal, other.device_ordinal);
-    // A dump pasted before the allocator's headline: the headline's request is the
-    // dump's, when both name one allocator.
-    let same_allocator = msg.kind == OomKind::BfcRuntime
-        && other.kind == OomKind::BfcRuntime
-        && match (&msg.allocator, &other.allocator) {
-            (Some(a), Some(b)) => a.name.is_empty() || b.name.is_empty() || a.name == b.name,
-            _ => true,
-        };
-    if same_allocator {
-        set(&mut msg.requested_bytes, other.requested_bytes);
-    }
-    if let Some(theirs) = &other.allocator {
-        let ours = msg.allocator.get_or_insert_with(AllocatorStats::default);
-        borrow_allocator(ours, theirs);
-    }
-}
-
-/// The request as the BFC allocator rounded it (`(rounded to N)`), if it said so.
-fn rounded(m: &OomMessage) -> Option<u64> {
-    m.allocator.as_ref()?.rounded_request_bytes
-}
-
-/// Whether `rounded` is what a size printed with two decimals (`122.10GiB`) reads as, and
-/// `exact`, another count, prints the same: the same request, `exact` the better figure.
-fn printed_rounded(rounded: u64, exact: u64) -> bool {
-    if rounded == exact {
-        return false;
-    }
-    let Some(unit) = [1u64 << 40, 1 << 30, 1 << 20]
-        .into_iter()
-        .find(|&u| rounded >= u)
-    else {
-        return false;
-    };
-    let hundredths = |n: u64| (n as f64 / unit as f64 * 100.0).round();
-    let printed = hundredths(rounded);
-    (printed / 100.0 * unit as f64).round() as u64 == rounded && hundredths(exact) == printed
-}
-
-/// Whether the BFC allocator's `rounded` is `exact` rounded up to its 256-byte
-/// granularity (and not `exact` itself, which says nothing new).
-fn rounds_to(exact: u64, rounded: Option<u64>) -> bool {
-    rounded.is_some_and(|r| r > exact && r - exact < 256)
-}
-
-fn borrow_allocator(ours: &mut AllocatorStats, theirs: &AllocatorStats) {
-    if ours.name.is_empty() {
-        ours.name = theirs.name.clone();
-    }
-    set(&mut ours.limit_bytes, theirs.limit_bytes);
-    set(&mut ours.in_use_bytes, theirs.in_use_bytes);
-    set(&mut ours.max_in_use_bytes, theirs.max_in_use_bytes);
-    set(&mut ours.num_allocs, theirs.num_allocs);
-    set(&mut ours.max_alloc_size_bytes, theirs.max_alloc_size_bytes);
-    set(&mut ours.reserved_bytes, theirs.reserved_bytes);
-    set(&mut ours.peak_reserved_bytes, theirs.peak_reserved_bytes);
-    set(
-        &mut ours.largest_free_block_bytes,
-        theirs.largest_free_block_bytes,
-    );
-    set(
-        &mut ours.region_allocated_bytes,
-        theirs.region_allocated_bytes,
-    );
-    set(&mut ours.available_bytes, theirs.available_bytes);
-    set(&mut ours.next_region_bytes, theirs.next_region_bytes);
-    set(
-        &mut ours.rounded_request_bytes,
-        theirs.rounded_request_bytes,
-    );
-}
-
-/// How much a message states: its figures, named details, listed allocations and
-/// allocator fields.
-fn detail(m: &OomMessage) -> usize {
-    let figures = [
-        m.requested_bytes,
-        m.used_bytes,
-        m.capacity_bytes,
-        m.exceeded_by_bytes,
-        m.free_bytes,
-        m.total_bytes,
-        m.tensorcore_bytes,
-        m.sparsecore_bytes,
-        m.reserved_bytes,
-        m.program_bytes,
-        m.arguments_bytes,
-        m.output_bytes,
-        m.constant_bytes,
-        m.temp_bytes,
-        m.padding_bytes,
-        m.fragmentation_bytes,
-        m.temp_fragmentation_bytes,
-        m.reservable_bytes,
-        m.compacted_reservable_bytes,
-        m.requested_bytes_from_shape,
-        m.aliased_bytes,
-        m.pytorch_allocated_bytes,
-        m.pytorch_reserved_unallocated_bytes,
-        m.process_used_bytes,
-        m.per_bank_request_bytes,
-        m.bank_bytes,
-        m.obstacle_offset_bytes,
-        m.obstacle_bytes,
-    ];
-    let named = [
-        &m.error_code,
-        &m.memory_space,
-        &m.requested_op,
-        &m.requested_shape,
-    ];
-    let allocator = m.allocator.as_ref().map_or(0, |a| {
-        let figures = [
-            a.limit_bytes,
-            a.in_use_bytes,
-            a.max_in_use_bytes,
-            a.largest_free_block_bytes,
-            a.region_allocated_bytes,
-        ];
-        1 + figures.iter().flatten().count()
-    });
-    let remat = m.remat.as_ref().map_or(0, |r| {
-        usize::from(r.limit_bytes.is_some())
-            + [r.reduced_to_bytes, r.original_bytes]
-                .iter()
-                .flatten()
-                .count()
-    });
-    figures.iter().flatten().count()
-        + named.iter().filter(|n| n.is_some()).count()
-        + m.device_ordinal.map_or(0, |_| 1)
-        + m.allocations.len()
-        + allocator
-        + remat
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -812,9 +640,6 @@ mod tests {
 
     #[test]
     fn a_count_beats_the_same_size_printed_in_gib() {
-        assert!(printed_rounded(131_103_876_710, 131_108_848_800));
-        assert!(!printed_rounded(131_108_848_800, 131_103_876_710));
-        assert!(!printed_rounded(131_103_876_710, 141_103_876_710));
         let m = parsed("gpu_async_3 cuMemAllocAsync failed to allocate 131108848800 bytes: CUDA_ERROR_OUT_OF_MEMORY\njax.errors.JaxRuntimeError: RESOURCE_EXHAUSTED: Out of memory while trying to allocate 122.10GiB. [executable_name='jit_train_step']");
         assert_eq!(m.requested_bytes, Some(131_108_848_800));
     }
