@@ -126,7 +126,9 @@ fn program_figures(m: &OomMessage) -> Vec<Figure> {
         ),
         (
             "warned before",
-            m.advisory_request_bytes,
+            // A warning whose run died after it is the failure itself: one row.
+            m.advisory_request_bytes
+                .filter(|&a| Some(a) != m.requested_bytes),
             "a request the allocator called not a failure, before this one",
         ),
         ("PyTorch allocated", m.pytorch_allocated_bytes, ""),
