@@ -639,3 +639,24 @@ fn host_memory_warnings_are_about_the_hosts_ram() {
     );
     assert_eq!(r.diagnosis[0].id, DiagnosisId::AggregateTooBig);
 }
+
+/// ptxas refusing an XLA:GPU fusion's shared data, printed in hexadecimal (jax#27190), is
+/// one kernel's scoped memory; cuBLAS unable to create its handle (cleanrl#222, acme#208)
+/// is the device full before the program's work: memory held elsewhere.
+#[test]
+fn ptxas_shared_data_and_cublas_handles() {
+    let r = report_of(&[held_out("heldout9", "17-")]);
+    let m = &r.error.as_ref().unwrap().message;
+    assert_eq!(
+        (m.requested_bytes, m.capacity_bytes),
+        (Some(49_536), Some(49_152))
+    );
+    assert_eq!(r.diagnosis[0].id, DiagnosisId::ScopedMemory);
+    for file in ["20-", "21-"] {
+        assert_eq!(
+            lead("heldout9", file).1,
+            DiagnosisId::HeldElsewhere,
+            "{file}"
+        );
+    }
+}

@@ -15,7 +15,7 @@ use super::scan::Draft;
 use super::units;
 
 /// Phrases of a driver failure (the scan's triggers include them).
-pub const TRIGGERS: [&str; 11] = [
+pub const TRIGGERS: [&str; 13] = [
     "CUDA_ERROR_OUT_OF_MEMORY",
     "HIP_ERROR_OutOfMemory",
     "hipErrorOutOfMemory",
@@ -31,6 +31,11 @@ pub const TRIGGERS: [&str; 11] = [
     // cuDNN failing to start, most often for want of memory beside a preallocated pool
     // (the next line may say how much was free).
     "Could not create cudnn handle",
+    // cuBLAS the same: `failed to create cublas handle: CUBLAS_STATUS_ALLOC_FAILED`, or
+    // `…: CUBLAS_STATUS_NOT_INITIALIZED`, which TensorFlow's next line says "may be due to
+    // OOM (cublas needs some free memory when you initialize it …)".
+    "CUBLAS_STATUS_ALLOC_FAILED",
+    "Failure to initialize cublas may be due to OOM",
 ];
 
 /// A total the driver reports when it cannot read the device (`2^64 − 1`, or a

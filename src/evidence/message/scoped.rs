@@ -14,7 +14,7 @@ use super::model::OomKind;
 use super::scan::{set, Draft};
 
 /// Phrases of a scoped-memory failure (the scan's triggers include them).
-pub const TRIGGERS: [&str; 9] = [
+pub const TRIGGERS: [&str; 10] = [
     "Scoped allocation with size",
     "Shared memory size limit exceeded",
     "out of resource: shared memory",
@@ -29,6 +29,9 @@ pub const TRIGGERS: [&str; 9] = [
     // (`Requested shared memory size of 819200 larger than allowed size of 166912`).
     "bytes of shared memory; exceeded the limit of",
     "Requested shared memory size of",
+    // ptxas compiling an XLA:GPU fusion: `Entry function '…' uses too much shared data
+    // (0xc180 bytes, 0xc000 max)`.
+    "uses too much shared data",
 ];
 
 /// NKI's figures for one instruction: what it touches in each SBUF partition, and a
@@ -57,6 +60,11 @@ pub fn headline(body: &str) -> Option<Draft> {
         m.memory_space = Some("shared".into());
         // Triton glues its fields when the exception is printed without separators
         // (`shared memoryRequired: 110592Hardware limit: 101376`).
+        if let Some((used, max)) = ptxas_shared(body) {
+            m.requested_bytes = Some(used);
+            m.capacity_bytes = Some(max);
+            return Some(draft);
+        }
         m.requested_bytes = count_after(body, "Required:")
             .or_else(|| count_after(body, "Requested shared memory size of "))
             .or_else(|| count_after(body, "requested "))
@@ -73,6 +81,16 @@ pub fn headline(body: &str) -> Option<Draft> {
             .or_else(|| count_after(body, "larger than allowed size of "));
     }
     Some(draft)
+}
+
+/// ptxas's `uses too much shared data (0xc180 bytes, 0xc000 max)`: the kernel's shared
+/// data and the limit, in hexadecimal.
+fn ptxas_shared(body: &str) -> Option<(u64, u64)> {
+    let (_, rest) = body.split_once("uses too much shared data (")?;
+    let (used, rest) = rest.split_once(" bytes, ")?;
+    let (max, _) = rest.split_once(" max")?;
+    let hex = |s: &str| u64::from_str_radix(s.trim().strip_prefix("0x")?, 16).ok();
+    Some((hex(used)?, hex(max)?))
 }
 
 /// IREE's `… uses N bytes of shared memory`: the count just before that phrase (a
@@ -106,6 +124,14 @@ pub fn block_line(draft: &mut Draft, body: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn reads_ptxas_shared_data_in_hexadecimal() {
+        let d = headline("INTERNAL: ptxas exited with non-zero error code 65280, output: ptxas error   : Entry function 'input_concatenate_reduce_subtract_fusion' uses too much shared data (0xc180 bytes, 0xc000 max)").unwrap();
+        assert_eq!(d.msg.requested_bytes, Some(49_536));
+        assert_eq!(d.msg.capacity_bytes, Some(49_152));
+        assert_eq!(d.msg.memory_space.as_deref(), Some("shared"));
+    }
 
     #[test]
     fn reads_iree_shared_memory_failures() {
