@@ -320,7 +320,11 @@ def test_fsspec_urls_are_read_by_the_engine_block_by_block(tmp_path):
         (local / "jobC/plugins/profile/r1").mkdir(parents=True)
         (local / "jobC/plugins/profile/r1/gpu.xplane.pb").write_bytes(big)
     try:
-        with LocalCluster(n_workers=2, threads_per_worker=1, processes=False,
+        # One worker thread: fsspec's memory store hands every reader of a path the
+        # same BytesIO ("each path should only be active once at any moment"), so two
+        # hosts of one run reading its error log at once would share one position (a
+        # race of the test's store, not of real ones, which open independent handles).
+        with LocalCluster(n_workers=1, threads_per_worker=1, processes=False,
                           dashboard_address=":0") as c, Client(c) as client:
             remote = fleet.run([f"memory://{base}"], client=client)
             spooled = fleet.run([f"memory://{base}"], client=client, spool=True)
