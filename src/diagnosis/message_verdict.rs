@@ -318,7 +318,7 @@ fn warning(m: &OomMessage) -> Headline {
         return make(Verdict::Warning, text, vec![reached, limit]);
     }
     let mut figures = Vec::new();
-    let host = m.memory_space.as_deref() == Some("host");
+    let host = m.is_host_allocation_warning();
     let text = match m.requested_bytes {
         Some(r) if host => {
             let req = read("request", r, Label::Read);

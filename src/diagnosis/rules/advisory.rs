@@ -58,9 +58,9 @@ const ONE_HOST_ARRAY: u64 = 4 << 30;
 /// alloc N bytes`): nothing failed on the accelerator; the host's RAM is filling, and a
 /// process killed after them was killed by the host's out-of-memory killer.
 pub fn host_warning(cx: &Context<'_>) -> Option<Line> {
-    let m = cx.message.filter(|m| {
-        m.advisory && m.kind == OomKind::Short && m.memory_space.as_deref() == Some("host")
-    })?;
+    let m = cx
+        .message
+        .filter(|m| m.advisory && m.is_host_allocation_warning())?;
     if cx.module.is_some() {
         return None;
     }

@@ -21,13 +21,18 @@ const BATCH_ACTIVATION: u64 = 16 << 20;
 /// without their type.
 const BATCH_ELEMENTS: u64 = BATCH_ACTIVATION / 4;
 
+/// The failure message of a text with no plan, when no line before names a cause: what
+/// the `likely_*` rules read a cause from.
+fn unexplained<'r>(cx: &Context<'r>, lines: &[Diagnosis]) -> Option<&'r OomMessage> {
+    let m = cx.message.filter(|m| !m.advisory)?;
+    let explained = cx.module.is_some() || lines.iter().any(|d| d.id.names_a_cause());
+    (!explained).then_some(m)
+}
+
 /// The lead line for a TensorFlow tensor out-of-memory message that states nothing
 /// else, when no line before names a cause.
 pub fn likely_batch(cx: &Context<'_>, lines: &[Diagnosis]) -> Option<Line> {
-    let m = cx.message.filter(|m| !m.advisory)?;
-    if cx.module.is_some() || lines.iter().any(|d| d.id.names_a_cause()) {
-        return None;
-    }
+    let m = unexplained(cx, lines)?;
     let activation = Activation::of(m)?;
     let batch = activation.dims[0];
     let size_text = match activation.bytes {
@@ -80,13 +85,8 @@ const HUGE_AXIS: u64 = 16 << 10;
 /// the batch. Only when no line before names a cause and the message states no
 /// capacity.
 pub fn likely_oversized_matrix(cx: &Context<'_>, lines: &[Diagnosis]) -> Option<Line> {
-    let m = cx
-        .message
-        .filter(|m| !m.advisory && m.kind == OomKind::Short)?;
-    if cx.module.is_some()
-        || lines.iter().any(|d| d.id.names_a_cause())
-        || oom::capacity(m).is_some()
-    {
+    let m = unexplained(cx, lines).filter(|m| m.kind == OomKind::Short)?;
+    if oom::capacity(m).is_some() {
         return None;
     }
     let shape = m.requested_shape.as_deref()?;
@@ -138,12 +138,7 @@ const HALF_OF_ANY_DEVICE: u64 = 144 << 30;
 /// the problem, not the batch or the device: a shape gone wrong, or an op that
 /// materializes far more than intended. Only when no line before names a cause.
 pub fn likely_giant_tensor(cx: &Context<'_>, lines: &[Diagnosis]) -> Option<Line> {
-    let m = cx
-        .message
-        .filter(|m| !m.advisory && m.kind == OomKind::Short)?;
-    if cx.module.is_some() || lines.iter().any(|d| d.id.names_a_cause()) {
-        return None;
-    }
+    let m = unexplained(cx, lines).filter(|m| m.kind == OomKind::Short)?;
     let shape = m.requested_shape.as_deref()?;
     let bytes = m.requested_bytes_from_shape.or(m.requested_bytes)?;
     if bytes < HALF_OF_ANY_DEVICE {
@@ -181,10 +176,7 @@ const SQUARE_AXIS: u64 = 2 << 10;
 /// tensor quadratic in a length is the problem, not the batch: halving the batch still
 /// leaves it. Only when no line before names a cause and the message states no capacity.
 pub fn likely_square(cx: &Context<'_>, lines: &[Diagnosis]) -> Option<Line> {
-    let m = cx.message.filter(|m| !m.advisory)?;
-    if cx.module.is_some() || lines.iter().any(|d| d.id.names_a_cause()) {
-        return None;
-    }
+    let m = unexplained(cx, lines)?;
     let activation = Activation::of(m)?;
     let [.., rows, cols] = activation.dims[..] else {
         return None;

@@ -9,23 +9,25 @@ use super::scan::set;
 
 /// Fills what `msg` lacks from `other` when both speak of the same request.
 pub(super) fn borrow(msg: &mut OomMessage, other: &OomMessage) {
+    // XLA's `122.10GiB` beside the driver's `131108848800 bytes`: the count is exact.
+    let exact_count = match (msg.requested_bytes, other.requested_bytes) {
+        (Some(a), Some(b)) if printed_rounded(a, b) => Some(b),
+        _ => None,
+    };
     let same_request = match (msg.requested_bytes, other.requested_bytes) {
         (Some(a), Some(b)) => {
             a == b
                 || rounds_to(b, rounded(msg))
                 || rounds_to(a, rounded(other))
-                || printed_rounded(a, b)
+                || exact_count.is_some()
         }
         _ => true,
     };
     if !same_request {
         return;
     }
-    // XLA's `122.10GiB` beside the driver's `131108848800 bytes`: the count is exact.
-    if let (Some(a), Some(b)) = (msg.requested_bytes, other.requested_bytes) {
-        if printed_rounded(a, b) {
-            msg.requested_bytes = Some(b);
-        }
+    if exact_count.is_some() {
+        msg.requested_bytes = exact_count;
     }
     // XLA's exact count beats the allocator's rounded one.
     if let Some(exact) = other

@@ -192,6 +192,17 @@ pub struct OomMessage {
     pub truncated: bool,
 }
 
+impl OomMessage {
+    /// Whether this is a warning of a large host allocation (TensorFlow's `Allocation
+    /// of N exceeds 10% of system memory`, tcmalloc's `large alloc N bytes`): RAM, not
+    /// the accelerator's memory.
+    pub fn is_host_allocation_warning(&self) -> bool {
+        self.kind == OomKind::Short
+            && self.memory_space.as_deref() == Some("host")
+            && self.remat.is_none()
+    }
+}
+
 /// One item of a runtime's account of its memory.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct UsageItem {

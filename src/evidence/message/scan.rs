@@ -393,7 +393,7 @@ impl Scanner {
         if !failure && msg.kind == OomKind::BfcRuntime && self.best.is_none() {
             set(&mut self.advisory_request, msg.requested_bytes);
         }
-        if !failure && is_host_warning(&msg) {
+        if !failure && msg.is_host_allocation_warning() {
             self.largest_host_warning = self.largest_host_warning.max(msg.requested_bytes);
         }
         if failure {
@@ -422,14 +422,14 @@ impl Scanner {
         self.close_current();
         let mut msg = match (self.best, self.best_warning) {
             (Some((_, msg)), _) => msg,
-            // A BFC warning followed by a traceback: the allocator could not give the
-            // request and the run failed right after (the failure's own line is cut).
             // Host memory warnings speak of their largest allocation.
-            (None, Some((_, msg))) if is_host_warning(&msg) => OomMessage {
+            (None, Some((_, msg))) if msg.is_host_allocation_warning() => OomMessage {
                 advisory: true,
                 requested_bytes: self.largest_host_warning.or(msg.requested_bytes),
                 ..msg
             },
+            // A BFC warning followed by a traceback: the allocator could not give the
+            // request and the run failed right after (the failure's own line is cut).
             (None, Some((_, msg))) => OomMessage {
                 advisory: !(self.died_after_warning && msg.kind == OomKind::BfcRuntime),
                 ..msg
@@ -481,11 +481,6 @@ impl Scanner {
         derive_totals(&mut msg);
         Some(msg)
     }
-}
-
-/// A warning of a large host allocation (`short::host_allocation`).
-fn is_host_warning(m: &OomMessage) -> bool {
-    m.kind == OomKind::Short && m.memory_space.as_deref() == Some("host") && m.remat.is_none()
 }
 
 /// The same request failing on another device (`… on device ordinal 7`, then `… on
