@@ -20,7 +20,7 @@
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, statSync, writeFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
-import { RESULTS, launch, openPage, runsSoFar, startServer, waitForRun } from '../tests/web/helpers.mjs';
+import { RESULTS, hiddenFile, launch, openPage, runsSoFar, startServer, waitForRun } from '../tests/web/helpers.mjs';
 import { serve } from './serve.mjs';
 
 // The browser's `cat`: a worker of the page's origin (served from test-results/) that
@@ -59,15 +59,7 @@ self.onmessage = async (event) => {
  * reads, in 16 MiB slices with FileReaderSync (`mode` 'slices') or as a byte stream into
  * a reused buffer ('stream'): seconds. */
 async function catSeconds(page, file, mode) {
-  await page.evaluate(() => {
-    if (document.getElementById('bench-cat')) return;
-    const input = document.createElement('input');
-    input.type = 'file';
-    input.id = 'bench-cat';
-    input.hidden = true;
-    document.body.append(input);
-  });
-  await page.setInputFiles('#bench-cat', file);
+  await hiddenFile(page, 'bench-cat', file);
   const ms = await page.evaluate(
     (mode) =>
       new Promise((resolve, reject) => {

@@ -192,6 +192,20 @@ export async function waitForRun(page, runs, timeout = 120000) {
   return page.evaluate(() => document.documentElement.dataset.state);
 }
 
+/** Gives `file` to a hidden file input of the page's own (`id`, made once), outside the
+ * app's: a File a test or bench then reads itself (`document.getElementById(id).files[0]`). */
+export async function hiddenFile(page, id, file) {
+  await page.evaluate((id) => {
+    if (document.getElementById(id)) return;
+    const input = document.createElement('input');
+    input.type = 'file';
+    input.id = id;
+    input.hidden = true;
+    document.body.append(input);
+  }, id);
+  await page.setInputFiles(`#${id}`, file);
+}
+
 export const runsSoFar = (page) => page.evaluate(() => Number(document.documentElement.dataset.runs || 0));
 
 /** Drops a file (fetched from the test server) on the page, as a drag and drop does. */

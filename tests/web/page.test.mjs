@@ -23,6 +23,7 @@ import {
   dropUrl,
   expectedFacts,
   expectedModuleRows,
+  hiddenFile,
   labelOverlaps,
   pageFacts,
   pageSuite,
@@ -512,14 +513,7 @@ window.addEventListener('message', async (e) => {
     assert.equal(slices.kept, 0, `${slices.kept} of ${slices.count} slices were left attached`);
     assert.equal(slices.aheadKept, 0, `${slices.aheadKept} of ${slices.ahead} blocks read ahead were left attached`);
     // Read ahead or read by the engine's worker alone, the report is the same.
-    await page.evaluate(() => {
-      const input = document.createElement('input');
-      input.type = 'file';
-      input.id = 'large-input';
-      input.hidden = true;
-      document.body.append(input);
-    });
-    await page.setInputFiles('#large-input', big);
+    await hiddenFile(page, 'large-input', big);
     const both = await page.evaluate(async () => {
       const { Analyzer } = await import('./analyze.js');
       const file = document.getElementById('large-input').files[0];
