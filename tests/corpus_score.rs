@@ -142,7 +142,7 @@ fn the_seventh_held_out_corpus_stays_where_it_was_measured() {
 /// development set: no lower than last measured.
 #[test]
 fn the_eighth_held_out_corpus_stays_where_it_was_measured() {
-    stays_at_least("tests/heldout8/errors", 30, 87.3, 83.3);
+    stays_at_least("tests/heldout8/errors", 30, 90.9, 83.3);
 }
 
 /// The ninth held-out corpus (25 messages, collected 2026-12-06 by a session that never
@@ -150,7 +150,15 @@ fn the_eighth_held_out_corpus_stays_where_it_was_measured() {
 /// development set: no lower than last measured.
 #[test]
 fn the_ninth_held_out_corpus_stays_where_it_was_measured() {
-    stays_at_least("tests/heldout9/errors", 25, 73.3, 43.9);
+    stays_at_least("tests/heldout9/errors", 25, 92.1, 51.9);
+}
+
+/// The tenth, collected blind (half from web pages was asked; six came from them) and
+/// measured once at 83.1% / 40.0% before the seventh round (its README); since then a
+/// development set: no lower than last measured.
+#[test]
+fn the_tenth_held_out_corpus_stays_where_it_was_measured() {
+    stays_at_least("tests/heldout10/errors", 25, 94.3, 55.9);
 }
 
 #[test]
@@ -166,6 +174,7 @@ fn the_corpora_share_no_source() {
         "tests/heldout7/errors",
         "tests/heldout8/errors",
         "tests/heldout9/errors",
+        "tests/heldout10/errors",
     ];
     let mut seen: Vec<(&str, String)> = Vec::new();
     for dir in dirs {

@@ -35,11 +35,13 @@ fn all_words(r: &HostReport) -> String {
     r.diagnosis
         .iter()
         .map(|d| {
+            let fixes: Vec<&str> = d.fixes.iter().map(|f| f.text.as_str()).collect();
             format!(
-                "{} {} {}",
+                "{} {} {} {}",
                 d.text,
                 d.cause,
-                d.fix.clone().unwrap_or_default()
+                d.fix.clone().unwrap_or_default(),
+                fixes.join(" ")
             )
         })
         .collect::<Vec<_>>()
@@ -659,4 +661,149 @@ fn ptxas_shared_data_and_cublas_handles() {
             "{file}"
         );
     }
+}
+
+/// Wordings no reader knew are read, never refused: XLA:CPU's JIT out of host memory
+/// (jax#11923), NCCL's own buffers (tensorflow#50200), the shell's bare `Killed` after a
+/// Neuron compile (nki-samples#87). Colab's dialog at 90% of the card is the frameworks'
+/// preallocated pools (jax-md#4).
+#[test]
+fn wordings_never_collected_are_read_not_refused() {
+    let r = report_of(&[held_out("heldout9", "08-")]);
+    let m = &r.error.as_ref().unwrap().message;
+    assert_eq!(
+        (m.kind, m.memory_space.as_deref()),
+        (oomlens::evidence::message::OomKind::Other, Some("host"))
+    );
+    assert_eq!(r.headline.verdict, Verdict::RanOut);
+    assert!(
+        r.headline.text.contains("host's memory (RAM)"),
+        "{}",
+        r.headline.text
+    );
+    assert_eq!(r.diagnosis[0].id, DiagnosisId::TooLittleToTell);
+    assert!(all_words(&r).contains("dmesg"));
+
+    let r = report_of(&[held_out("heldout9", "22-")]);
+    assert_eq!(r.headline.verdict, Verdict::RanOut);
+    assert_eq!(
+        r.error.as_ref().unwrap().message.kind,
+        oomlens::evidence::message::OomKind::Driver
+    );
+
+    let r = report_of(&[held_out("heldout10", "11-")]);
+    assert_eq!(r.headline.verdict, Verdict::RanOut);
+    assert_eq!(r.diagnosis[0].id, DiagnosisId::TooLittleToTell);
+
+    let r = report_of(&[held_out("heldout9", "07-")]);
+    assert_eq!(r.headline.verdict, Verdict::Warning);
+    let m = &r.error.as_ref().unwrap().message;
+    assert_eq!(
+        (m.used_bytes, m.capacity_bytes),
+        (Some(10_812_580_168), Some(11_993_696_174))
+    );
+    assert_eq!(r.diagnosis[0].id, DiagnosisId::HeldElsewhere);
+    assert!(all_words(&r).contains("XLA_PYTHON_CLIENT_PREALLOCATE=false"));
+}
+
+/// Figures of new wordings: the Neuron compiler's estimate against the chip
+/// (aws-neuron-sdk#884, `XCG815`), Triton's exception named without its module (a
+/// blog post on SGLang's fused MoE), ptxas counting the system's shared memory
+/// (NVIDIA's forum), cuDNN's autotuner over its workspace limit, engine after engine
+/// (tensorflow#53116), XLA:GPU's scheduler finding the arguments and outputs above its
+/// limit (purejaxrl#38), and the allocator's rounded request beside XLA's exact one
+/// (neural-tangents#166).
+#[test]
+fn figures_of_new_wordings() {
+    let r = report_of(&[held_out("heldout10", "10-")]);
+    let m = &r.error.as_ref().unwrap().message;
+    assert_eq!(
+        (m.used_bytes, m.capacity_bytes, m.error_code.as_deref()),
+        (Some(24_523_673_776), Some(16 << 30), Some("XCG815"))
+    );
+    assert_eq!(r.headline.verdict, Verdict::DoesNotFit);
+
+    for (corpus, file, request, capacity) in [
+        ("heldout10", "23-", 147_456, 101_376),
+        ("heldout10", "24-", 16_400, 16_384),
+    ] {
+        let r = report_of(&[held_out(corpus, file)]);
+        let m = &r.error.as_ref().unwrap().message;
+        assert_eq!(
+            (m.requested_bytes, m.capacity_bytes),
+            (Some(request), Some(capacity))
+        );
+        assert_eq!(r.diagnosis[0].id, DiagnosisId::ScopedMemory, "{file}");
+    }
+
+    let r = report_of(&[held_out("heldout9", "14-")]);
+    let m = &r.error.as_ref().unwrap().message;
+    assert_eq!(
+        (m.requested_bytes, m.capacity_bytes),
+        (Some(4_718_624_784), Some(4_294_967_296))
+    );
+    assert_eq!(m.retried_requests_bytes, [4_718_624_784]);
+    assert_eq!(
+        m.requested_op.as_deref(),
+        Some("__inference_predict_function_1150")
+    );
+    assert_eq!(r.headline.verdict, Verdict::DoesNotFit);
+    // One op's workspace over cuDNN's limit, with the knob that sets it: not a
+    // replicated tensor or a debug print.
+    assert_eq!(r.diagnosis[0].id, DiagnosisId::DominantBuffer);
+    assert!(all_words(&r).contains("TF_CUDNN_WORKSPACE_LIMIT_IN_MB=4501"));
+
+    let m = report_of(&[held_out("heldout9", "01-")])
+        .error
+        .unwrap()
+        .message;
+    assert_eq!(
+        (m.io_bytes, m.scheduler_limit_bytes),
+        (Some(8_501_100_448), Some(6_244_368_384))
+    );
+    let m = report_of(&[held_out("heldout9", "02-")])
+        .error
+        .unwrap()
+        .message;
+    assert_eq!(
+        m.allocator.and_then(|a| a.rounded_request_bytes),
+        Some(10_000_000_000)
+    );
+}
+
+/// Every host allocation warned about is listed, a line repeated right after itself
+/// once (ctrl#63); a driver failing with `CUDA_ERROR_UNKNOWN` is a fault, not memory
+/// held elsewhere (jax-fem#91's driver lines, read alone).
+#[test]
+fn host_warnings_listed_and_driver_faults_told_apart() {
+    let m = report_of(&[held_out("heldout8", "27-")])
+        .error
+        .unwrap()
+        .message;
+    assert_eq!(m.host_allocations_bytes, [41_943_040, 1_262_256_128]);
+
+    let text = std::fs::read_to_string(held_out("heldout9", "05-")).unwrap();
+    let driver_lines: String = text
+        .lines()
+        .filter(|l| l.contains("cuda_executor.cc"))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    let m = oomlens::evidence::message::parse(&driver_lines).unwrap();
+    assert_eq!(
+        (m.requested_bytes, m.retried_requests_bytes.as_slice()),
+        (Some(21_248), [19_200, 17_408].as_slice())
+    );
+    assert!(m.is_driver_fault());
+    let dir = std::env::temp_dir().join(format!("oomlens-driver-fault-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("driver.txt");
+    std::fs::write(&file, &driver_lines).unwrap();
+    let r = report_of(&[file]);
+    std::fs::remove_dir_all(&dir).ok();
+    assert!(
+        r.headline.text.contains("CUDA_ERROR_UNKNOWN"),
+        "{}",
+        r.headline.text
+    );
+    assert_ne!(r.diagnosis[0].id, DiagnosisId::HeldElsewhere);
 }

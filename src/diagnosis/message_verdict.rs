@@ -204,10 +204,16 @@ fn driver_request(m: &OomMessage, req: &HeadlineFigure) -> Option<Headline> {
     } else {
         "device memory outside XLA's pool"
     };
-    let text = format!(
-        "Ran out of memory: the GPU driver could not allocate {} of {where_}",
-        req.shown
-    );
+    let text = match m.error_code.as_deref().filter(|_| m.is_driver_fault()) {
+        Some(code) => format!(
+            "The GPU driver could not allocate {} of {where_}, with {code}: not an out-of-memory status, a fault of the driver or its setup",
+            req.shown
+        ),
+        None => format!(
+            "Ran out of memory: the GPU driver could not allocate {} of {where_}",
+            req.shown
+        ),
+    };
     Some(make(Verdict::RanOut, text, vec![req.clone()]))
 }
 
@@ -250,7 +256,10 @@ fn allocator_only(m: &OomMessage) -> Option<Headline> {
 
 /// A failure that states no size at all.
 fn nothing_stated(m: &OomMessage) -> Headline {
-    let text = if m.allocations.is_empty() {
+    let host = m.memory_space.as_deref() == Some("host");
+    let text = if m.allocations.is_empty() && host {
+        "Ran out of the host's memory (RAM), not the accelerator's, as the message says; it states no size".to_owned()
+    } else if m.allocations.is_empty() {
         "Ran out of memory, as the message says; it states no size".to_owned()
     } else {
         format!(
@@ -338,7 +347,21 @@ fn warning(m: &OomMessage) -> Headline {
             figures.push(req);
             t
         }
-        None => "A warning, not a failure: nothing in the text says memory ran out".to_owned(),
+        None => match (m.used_bytes, oom::capacity(m)) {
+            (Some(u), Some(c)) => {
+                let (used, cap) = (
+                    read("in_use", u, Label::Read),
+                    read("capacity", c, Label::Read),
+                );
+                let t = format!(
+                    "A warning, not a failure: {} of the GPU's {} in use",
+                    used.shown, cap.shown
+                );
+                figures.extend([used, cap]);
+                t
+            }
+            _ => "A warning, not a failure: nothing in the text says memory ran out".to_owned(),
+        },
     };
     make(Verdict::Warning, text, figures)
 }

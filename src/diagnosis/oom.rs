@@ -26,6 +26,7 @@ pub fn space(m: &OomMessage) -> String {
 /// no memory space.
 pub fn of_space(m: &OomMessage) -> String {
     match m.memory_space.as_deref() {
+        Some(crate::evidence::message::WORKSPACE) => " workspace limit".into(),
         Some(s) if !s.is_empty() => format!(" {}", s.to_ascii_uppercase()),
         _ => " available".into(),
     }

@@ -133,6 +133,7 @@ pub fn message_kind(kind: OomKind) -> &'static str {
         OomKind::Driver => "the GPU driver",
         OomKind::NeuronRuntime => "AWS Neuron runtime",
         OomKind::Short => "one-line message",
+        OomKind::Other => "a wording read only in part",
     }
 }
 

@@ -53,6 +53,11 @@ pub fn allocator_warning(cx: &Context<'_>) -> Option<Line> {
 /// images loaded at once), about a third of a Colab host's RAM.
 const ONE_HOST_ARRAY: u64 = 4 << 30;
 
+/// JAX preallocates 75% of a GPU when it starts (90% before 0.4), TensorFlow nearly all
+/// of it: a usage from this share up is what the frameworks' pools hold, whatever the
+/// program needs.
+const PREALLOCATED_SHARE: f64 = 70.0;
+
 /// The lead line when the text holds only warnings of large host allocations
 /// (TensorFlow's `Allocation of N exceeds 10% of free system memory`, tcmalloc's `large
 /// alloc N bytes`): nothing failed on the accelerator; the host's RAM is filling, and a
@@ -98,6 +103,42 @@ pub fn host_warning(cx: &Context<'_>) -> Option<Line> {
         ),
         fix(
             "if the run died, check that the host killed it (`dmesg`: `Out of memory: Killed process`); if an accelerator error came after, paste that error",
+            None,
+        ),
+    ]))
+}
+
+/// The lead line when the text holds only a usage warning (Colab's `Your GPU is close to
+/// its memory limit … Currently, 10.07 GB / 11.17 GB is being used.`) at a share the
+/// frameworks' preallocation alone reaches.
+pub fn usage_warning(cx: &Context<'_>) -> Option<Line> {
+    let m = cx
+        .message
+        .filter(|m| m.advisory && m.kind == OomKind::Other)?;
+    let (used, capacity) = (m.used_bytes?, m.capacity_bytes?);
+    if cx.module.is_some() || crate::diagnosis::line::pct(used, capacity) < PREALLOCATED_SHARE {
+        return None;
+    }
+    let text = format!(
+        "Not a failure: {} of the GPU's {} in use ({:.0}%, read) is what JAX (75% of the GPU, 90% before 0.4) and TensorFlow (nearly all) take for their pools when they start, however little the program needs (estimated)",
+        size(used),
+        size(capacity),
+        crate::diagnosis::line::pct(used, capacity)
+    );
+    let line = Line::new(
+        DiagnosisId::HeldElsewhere,
+        Label::Estimated,
+        text,
+        "the framework's preallocated pool, not the program's arrays",
+    );
+    let fix = advice;
+    Some(line.fixes(vec![
+        fix(
+            "to see what the program itself uses: XLA_PYTHON_CLIENT_PREALLOCATE=false for JAX (or tf.config.experimental.set_memory_growth for TensorFlow), set before the framework starts",
+            Some("allocation on demand can fragment the GPU's memory and run a little slower"),
+        ),
+        fix(
+            "if another framework in the same notebook also holds the GPU (TensorFlow beside JAX), keep it on the CPU: tf.config.set_visible_devices([], 'GPU')",
             None,
         ),
     ]))

@@ -4,9 +4,9 @@
 //! all-pairs product materialized whole, a broadcast, an input or output that should be
 //! sharded. And a need no device has: a shape or sharding gone wrong.
 
-use crate::diagnosis::line::{pct, Context, Line, Remedy};
+use crate::diagnosis::line::{advice, pct, Context, Line, Remedy};
 use crate::diagnosis::oom;
-use crate::evidence::message::{OomKind, OomMessage};
+use crate::evidence::message::{OomKind, OomMessage, WORKSPACE};
 use crate::plan::shape::dims_of;
 use crate::report::model::{Category, DiagnosisId, Label, LiveBuffer, Plan, Role};
 use crate::report::present;
@@ -220,8 +220,49 @@ pub fn one_buffer(cx: &Context<'_>) -> Option<Line> {
     dominant_in_plan_line(cx)
         .or_else(|| large_in_plan(cx))
         .or_else(|| impossible_size(cx))
+        .or_else(|| workspace_over_limit(cx))
         .or_else(|| large_in_message(cx))
         .or_else(|| dominant_in_message(cx))
+}
+
+/// One op's scratch workspace over the limit its library sets (cuDNN's autotuner
+/// profiling each engine of a convolution): that op's algorithm, not the model's memory.
+fn workspace_over_limit(cx: &Context<'_>) -> Option<Line> {
+    let m = failure(cx).filter(|m| m.memory_space.as_deref() == Some(WORKSPACE))?;
+    let (request, limit) = (m.requested_bytes?, oom::capacity(m)?);
+    if cx.module.is_some() || request <= limit {
+        return None;
+    }
+    let op = m
+        .requested_op
+        .as_deref()
+        .map(|op| format!(" in {op}"))
+        .unwrap_or_default();
+    let text = format!(
+        "one convolution's scratch workspace of {} is over cuDNN's {} limit (read){op}: every algorithm the autotuner tried needs more, so the op has none left",
+        size(request),
+        size(limit)
+    );
+    let line = Line::new(
+        DiagnosisId::DominantBuffer,
+        Label::Read,
+        text,
+        "one op's workspace: a large convolution (3-D, transposed, or in float16, whose fast algorithms need the most scratch)",
+    );
+    Some(line.fixes(vec![
+        advice(
+            format!(
+                "raise the limit if the GPU has room: TF_CUDNN_WORKSPACE_LIMIT_IN_MB={} (it is {} MiB now)",
+                request.div_ceil(1 << 20),
+                limit >> 20
+            ),
+            Some("that memory is taken from the model's"),
+        ),
+        advice(
+            "run that layer in float32, or make it smaller (its batch, its input size, its filters)",
+            Some("float32 is slower; a smaller layer changes the model"),
+        ),
+    ]))
 }
 
 /// One buffer is most of the selected module's plan: the first line under pressure.

@@ -239,6 +239,10 @@ fn small_pool(m: &OomMessage) -> Option<Line> {
 
 /// The driver refused memory outside XLA's pool, or a context: the device is taken.
 fn driver(m: &OomMessage) -> Option<Line> {
+    // A status other than out of memory is a fault of the driver or its setup.
+    if m.is_driver_fault() {
+        return None;
+    }
     // A request no device could hold is a size gone wrong (`buffer::impossible_size`).
     if m.requested_bytes
         .is_some_and(|r| r >= super::buffer::LARGER_THAN_ANY_DEVICE)

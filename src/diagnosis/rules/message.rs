@@ -491,6 +491,9 @@ pub fn too_little_to_tell(
             ));
         }
     }
+    if stated.is_empty() && m.memory_space.as_deref() == Some("host") {
+        return Some(host_too_little());
+    }
     let stated = if stated.is_empty() {
         "the message says that memory ran out and states no size".to_owned()
     } else {
@@ -512,6 +515,23 @@ pub fn too_little_to_tell(
         )),
         how("give oomlens more: the whole log from the first error on, the XLA dump (XLA_FLAGS=--xla_dump_to=DIR), or a profiler capture (jax.profiler.trace)".into()),
     ]))
+}
+
+/// The host's RAM ran out and the message states no size (XLA:CPU's JIT `Cannot
+/// allocate memory`, `std::bad_alloc`, the OOM killer): how to tell the program's host
+/// arrays from what else fills the machine.
+fn host_too_little() -> Line {
+    let line = Line::new(
+        DiagnosisId::TooLittleToTell,
+        Label::Read,
+        "the message says the host (CPU) ran out of RAM and states no size (read): whether the program's own arrays (a dataset loaded whole, arrays kept across steps, XLA:CPU's buffers) or other processes filled it cannot be told from it".into(),
+        "too little in the message: neither the process's memory nor the machine's is stated",
+    );
+    let how = |text: &str| advice(text, None);
+    line.fixes(vec![
+        how("watch the process's resident memory across steps (free -h, top, or psutil.Process().memory_info().rss): if it grows step after step, something is kept (results appended to a list, a cache, jax.live_arrays() on the CPU backend)"),
+        how("check the kernel's log for the OOM killer (dmesg | grep -i 'killed process'), and load data in pieces rather than whole"),
+    ])
 }
 
 /// The message's own statement of the overflow, for the aggregate line.

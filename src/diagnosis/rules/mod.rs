@@ -38,6 +38,7 @@ pub const RULES: &[Rule] = &[
     Rule::One(scoped::scoped_memory),
     Rule::One(advisory::allocator_warning),
     Rule::One(advisory::host_warning),
+    Rule::One(advisory::usage_warning),
     Rule::One(message::fragmentation),
     Rule::One(held::held_elsewhere),
     Rule::One(buffer::one_buffer),

@@ -15,7 +15,7 @@ use super::scan::Draft;
 use super::units;
 
 /// Phrases of a driver failure (the scan's triggers include them).
-pub const TRIGGERS: [&str; 13] = [
+pub const TRIGGERS: [&str; 16] = [
     "CUDA_ERROR_OUT_OF_MEMORY",
     "HIP_ERROR_OutOfMemory",
     "hipErrorOutOfMemory",
@@ -36,6 +36,15 @@ pub const TRIGGERS: [&str; 13] = [
     // OOM (cublas needs some free memory when you initialize it …)".
     "CUBLAS_STATUS_ALLOC_FAILED",
     "Failure to initialize cublas may be due to OOM",
+    // StreamExecutor's newer CUDA executor: `Failed to allocate device memory of 20.8KiB
+    // (21248 bytes): INTERNAL: CUDA error: : CUDA_ERROR_UNKNOWN`, retrying smaller.
+    "Failed to allocate device memory of",
+    // NCCL's own buffers, taken from the driver beside the framework's pool: `NCCL WARN
+    // Cuda failure 'out of memory'`.
+    "Cuda failure 'out of memory'",
+    // The CUDA runtime's error as PyTorch and others raise it: `RuntimeError: CUDA
+    // error: out of memory`.
+    "CUDA error: out of memory",
 ];
 
 /// A total the driver reports when it cannot read the device (`2^64 − 1`, or a
@@ -50,6 +59,7 @@ pub fn headline(body: &str) -> Option<Draft> {
     let mut draft = Draft::new(OomKind::Driver, true);
     let m = &mut draft.msg;
     let request = after(body, "failed to allocate ")
+        .or_else(|| after(body, "allocate device memory of "))
         .or_else(|| after(body, "Could not allocate "))
         .or_else(|| after(body, "failed to alloc "))
         .or_else(|| after(body, "pinned host memory of size:"))
@@ -62,6 +72,7 @@ pub fn headline(body: &str) -> Option<Draft> {
     }
     m.capacity_bytes = count_after(body, "total memory reported:").filter(|&t| t < NO_SIZE);
     m.device_ordinal = after(body, "device ordinal ").and_then(super::short::leading_u32);
+    m.error_code = status(body);
     // IREE's HAL takes the program's own buffers straight from the driver (no pool in
     // between): its failure is the program's request, not memory outside a pool.
     if body.contains("native function hal.") {
@@ -70,6 +81,19 @@ pub fn headline(body: &str) -> Option<Draft> {
     draft.echo = body.contains("could not allocate pinned host memory");
     draft.last_try_echoable = !draft.echo;
     Some(draft)
+}
+
+/// The driver's status code as printed (`CUDA_ERROR_OUT_OF_MEMORY`, `HIP_ERROR_OutOfMemory`,
+/// `CUDA_ERROR_UNKNOWN`).
+fn status(body: &str) -> Option<String> {
+    ["CUDA_ERROR_", "HIP_ERROR_"].iter().find_map(|prefix| {
+        let at = body.find(prefix)?;
+        let code = body.get(at..)?;
+        let end = code
+            .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+            .unwrap_or(code.len());
+        code.get(..end).map(super::fields::bounded)
+    })
 }
 
 /// The size an IREE VM trace line asks of `hal.device.queue.alloca` (its last operand:
@@ -244,7 +268,12 @@ mod tests {
         let d = headline("E tensorflow/stream_executor/cuda/cuda_driver.cc:828] failed to allocate 32.00M (33554432 bytes) from device: CUDA_ERROR_OUT_OF_MEMORY: out of memory").unwrap();
         assert_eq!(d.msg.requested_bytes, Some(33_554_432));
         assert_eq!(d.msg.memory_space, None);
+        assert_eq!(
+            d.msg.error_code.as_deref(),
+            Some("CUDA_ERROR_OUT_OF_MEMORY")
+        );
         let d = headline("failed to alloc 2304 bytes on host: CUDA_ERROR_UNKNOWN").unwrap();
+        assert!(d.msg.is_driver_fault());
         assert_eq!(
             (d.msg.requested_bytes, d.msg.memory_space.as_deref()),
             (Some(2304), Some("host"))

@@ -81,3 +81,31 @@ fn stats_field(draft: &mut Draft, body: &str) -> bool {
     set(slot, bytes);
     true
 }
+
+/// XLA:GPU's scheduler finding the program's arguments and outputs above the memory it
+/// may plan for: `The byte size of input/output arguments (N) exceeds the base limit
+/// (M).` Printed while compiling, before any failure; `(N, M)`.
+pub fn scheduler_limit(body: &str) -> Option<(u64, u64)> {
+    let rest = super::fields::after(body, "byte size of input/output arguments (")?;
+    let io = units::size_exact_prefix(rest, true)?.0;
+    let limit = super::fields::after(rest, "exceeds the base limit (")
+        .and_then(|r| units::size_exact_prefix(r, true))?
+        .0;
+    Some((io, limit))
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn reads_the_schedulers_limit() {
+        let line = "E0000 00:00:1773083054.653585   70889 gpu_hlo_schedule.cc:868] The byte size of input/output arguments (86973087744) exceeds the base limit (81174881894). This indicates an error in the calculation!";
+        assert_eq!(
+            super::scheduler_limit(line),
+            Some((86_973_087_744, 81_174_881_894))
+        );
+        assert_eq!(
+            super::scheduler_limit("The byte size of input/output arguments (86973087744)"),
+            None
+        );
+    }
+}

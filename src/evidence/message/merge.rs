@@ -36,7 +36,10 @@ pub(super) fn borrow(msg: &mut OomMessage, other: &OomMessage) {
     {
         msg.requested_bytes = Some(exact);
     }
-    set(&mut msg.error_code, other.error_code.clone());
+    // A driver's status is its own failure's, not a code for the message that borrows.
+    if other.kind != OomKind::Driver {
+        set(&mut msg.error_code, other.error_code.clone());
+    }
     set(&mut msg.memory_space, other.memory_space.clone());
     set(&mut msg.requested_op, other.requested_op.clone());
     set(&mut msg.requested_shape, other.requested_shape.clone());
@@ -151,8 +154,10 @@ pub(super) fn detail(m: &OomMessage) -> usize {
         m.obstacle_offset_bytes,
         m.obstacle_bytes,
     ];
+    // A driver's status (`CUDA_ERROR_OUT_OF_MEMORY`) restates its failure: no detail.
+    let code = m.error_code.as_ref().filter(|_| m.kind != OomKind::Driver);
     let named = [
-        &m.error_code,
+        &code.cloned(),
         &m.memory_space,
         &m.requested_op,
         &m.requested_shape,

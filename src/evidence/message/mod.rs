@@ -29,6 +29,7 @@ mod listing;
 mod merge;
 mod model;
 mod neuron;
+mod other;
 mod scan;
 mod scoped;
 mod short;
@@ -36,7 +37,7 @@ mod tpu;
 mod units;
 
 pub use model::{AllocatorStats, MessageAllocation, OomKind, OomMessage, RematWarning, UsageItem};
-pub use short::{CONSTANT_OP, PROGRAM_LOAD_OP};
+pub use short::{CONSTANT_OP, PROGRAM_LOAD_OP, WORKSPACE};
 
 /// No out-of-memory message in the text.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]

@@ -50,6 +50,11 @@ pub enum OomKind {
     /// tensor with shape[…]`; also a lone rematerialization warning (see `remat`).
     #[default]
     Short,
+    /// A line that says memory ran out in a wording not read field by field (the C
+    /// library's `Cannot allocate memory` from XLA:CPU's JIT, `std::bad_alloc`, the
+    /// host's `Out of memory: Killed process`, an `… out of memory` error of a library):
+    /// what it states is read where it can be, the rest is not guessed.
+    Other,
 }
 
 /// The out-of-memory message found in a text, figure by figure.
@@ -57,8 +62,9 @@ pub enum OomKind {
 pub struct OomMessage {
     /// The format family of the message (which printer wrote it).
     pub kind: OomKind,
-    /// XLA's error code when printed (`E1000` in `RESOURCE_EXHAUSTED: E1000:
-    /// CompileTimeHbmOom: …`).
+    /// The error code when printed: XLA's (`E1000` in `RESOURCE_EXHAUSTED: E1000:
+    /// CompileTimeHbmOom: …`), the Neuron compiler's (`XCG815`), the driver's status
+    /// (`CUDA_ERROR_OUT_OF_MEMORY`, `CUDA_ERROR_UNKNOWN`).
     pub error_code: Option<String>,
     /// The memory space named by a TPU message (`hbm`, `vmem`).
     pub memory_space: Option<String>,
@@ -150,6 +156,17 @@ pub struct OomMessage {
     /// freed_by_count=0. The caller indicates that this is not a failure`), before the
     /// failure the message is about: memory was already short then.
     pub advisory_request_bytes: Option<u64>,
+    /// The large host allocations warnings report, one per warning line in the order
+    /// printed (a line printed again right after itself is one): TensorFlow's
+    /// `Allocation of N exceeds 10% of (free) system memory`, tcmalloc's `large alloc N
+    /// bytes`. At most 64 are kept.
+    pub host_allocations_bytes: Vec<u64>,
+    /// The program's arguments and outputs as XLA:GPU's scheduler counts them: `The byte
+    /// size of input/output arguments (N) exceeds the base limit (M)`…
+    pub io_bytes: Option<u64>,
+    /// …and the memory the scheduler may plan for (M): above it, the arguments and
+    /// outputs alone leave no room for the program's temporaries.
+    pub scheduler_limit_bytes: Option<u64>,
     /// PyTorch's caching allocator at the failure: `X is allocated by PyTorch`.
     pub pytorch_allocated_bytes: Option<u64>,
     /// `Y is reserved by PyTorch but unallocated`: cached, free to PyTorch, not to others.
@@ -193,6 +210,22 @@ pub struct OomMessage {
 }
 
 impl OomMessage {
+    /// Whether the driver failed with a status other than a shortage of memory
+    /// (`CUDA_ERROR_UNKNOWN` from a setup it cannot use): a fault, not an out-of-memory
+    /// failure, whatever the line around it says.
+    pub fn is_driver_fault(&self) -> bool {
+        let Some(code) = self.error_code.as_deref() else {
+            return false;
+        };
+        let driver_status = ["CUDA_ERROR_", "HIP_ERROR_"]
+            .iter()
+            .any(|p| code.starts_with(p));
+        self.kind == OomKind::Driver
+            && driver_status
+            && !code.contains("OUT_OF_MEMORY")
+            && !code.contains("OutOfMemory")
+    }
+
     /// Whether this is a warning of a large host allocation (TensorFlow's `Allocation
     /// of N exceeds 10% of system memory`, tcmalloc's `large alloc N bytes`): RAM, not
     /// the accelerator's memory.

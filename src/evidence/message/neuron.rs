@@ -18,16 +18,24 @@ use super::scan::{set, Draft};
 use super::short::leading_u32;
 
 /// Phrases of these lines (the scan's triggers include them).
-pub const TRIGGERS: [&str; 3] = [
+pub const TRIGGERS: [&str; 4] = [
     "Failed to alloc DEVICE memory",
     "current utilization:",
     "bytes on DEVICE for tensor",
+    COMPILER_ESTIMATE,
 ];
+
+/// The Neuron compiler's refusal, before anything runs: `[XCG815]  Estimated peak HBM
+/// usage (22.839451) exceeds 16GB. Neff won't be able to load on chip`.
+const COMPILER_ESTIMATE: &str = "Estimated peak HBM usage (";
 
 /// One line of a Neuron runtime failure, or `None` when `body` is not one.
 pub fn headline(body: &str) -> Option<Draft> {
     if !TRIGGERS.iter().any(|t| body.contains(t)) {
         return None;
+    }
+    if let Some(rest) = after(body, COMPILER_ESTIMATE) {
+        return compiler_estimate(body, rest);
     }
     let mut draft = Draft::new(OomKind::NeuronRuntime, true);
     let m = &mut draft.msg;
@@ -45,6 +53,32 @@ pub fn headline(body: &str) -> Option<Draft> {
             utilization_item(m, item);
         }
     }
+    Some(draft)
+}
+
+/// The compiler's estimate against the memory: the estimate is printed without its
+/// unit, which is the limit's (`(22.839451) exceeds 16GB`).
+fn compiler_estimate(body: &str, rest: &str) -> Option<Draft> {
+    let (estimate, rest) = rest.split_once(')')?;
+    let limit = after(rest, "exceeds ")?.trim_start();
+    let capacity = super::units::size_prefix(limit, false)?.0;
+    let digits = limit.find(|c: char| !(c.is_ascii_digit() || c == '.'))?;
+    let unit: String = limit
+        .get(digits..)?
+        .trim_start()
+        .chars()
+        .take_while(char::is_ascii_alphabetic)
+        .collect();
+    let mut draft = Draft::new(OomKind::Short, true);
+    let m = &mut draft.msg;
+    m.used_bytes =
+        super::units::size_prefix(&format!("{} {unit}", estimate.trim()), false).map(|s| s.0);
+    m.capacity_bytes = Some(capacity);
+    m.memory_space = Some("hbm".into());
+    m.error_code = after(body, "[XCG")
+        .and_then(|r| r.split_once(']'))
+        .filter(|(n, _)| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+        .map(|(n, _)| format!("XCG{n}"));
     Some(draft)
 }
 
@@ -100,6 +134,15 @@ pub fn block_line(draft: &mut Draft, body: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn reads_the_compilers_estimate() {
+        let d = headline("[XCG815]  Estimated peak HBM usage (22.839451) exceeds 16GB. Neff won't be able to load on chip - Please open a support ticket").unwrap();
+        assert_eq!(d.msg.used_bytes, Some(24_523_673_776));
+        assert_eq!(d.msg.capacity_bytes, Some(16 << 30));
+        assert_eq!(d.msg.error_code.as_deref(), Some("XCG815"));
+        assert_eq!(d.msg.memory_space.as_deref(), Some("hbm"));
+    }
 
     #[test]
     fn reads_each_line_of_a_runtime_failure() {

@@ -15,7 +15,7 @@ use super::merge::{borrow, borrow_allocator, detail};
 use super::model::{
     AllocatorStats, MessageAllocation, OomKind, OomMessage, RematWarning, UsageItem,
 };
-use super::{bfc, clean, driver, fields, foreign, gpu, listing, neuron, scoped, short, tpu};
+use super::{bfc, clean, driver, fields, foreign, gpu, listing, neuron, other, scoped, short, tpu};
 
 /// Physical lines joined into one logical line at most (a wrapped label or headline).
 const MAX_JOINS: usize = 8;
@@ -81,6 +81,10 @@ pub struct Draft {
     pub template: Vec<foreign::Slot>,
     /// A banked memory's number of banks, once read.
     pub banks: Option<u64>,
+    /// One engine's try of an autotuner that profiles engine after engine for one
+    /// request (cuDNN's `Profiling failure on CUDNN engine …`): the next engine's failure
+    /// is another try of the same request.
+    pub engine_try: bool,
 }
 
 impl Draft {
@@ -156,7 +160,11 @@ pub fn family_of(kind: OomKind) -> Option<Family> {
         OomKind::TpuRuntime => Some(Family::Tpu),
         OomKind::GpuBufferAssignment => Some(Family::Gpu),
         OomKind::BfcRuntime => Some(Family::Bfc),
-        OomKind::ScopedMemory | OomKind::Driver | OomKind::NeuronRuntime | OomKind::Short => None,
+        OomKind::ScopedMemory
+        | OomKind::Driver
+        | OomKind::NeuronRuntime
+        | OomKind::Short
+        | OomKind::Other => None,
     }
 }
 
@@ -204,7 +212,19 @@ pub struct Scanner {
     died_after_warning: bool,
     /// The largest allocation a host memory warning reported (`tcmalloc: large alloc N`).
     largest_host_warning: Option<u64>,
+    /// Every host allocation warned about, and the last such line when it was the line
+    /// just read (a line printed again right after itself is one warning).
+    host_allocations: Vec<u64>,
+    last_host_line: Option<String>,
+    /// XLA:GPU's scheduler's arguments and outputs and its limit, when it printed them.
+    scheduler: Option<(u64, u64)>,
+    /// A line in a wording no reader knows (`other`), the most detailed (the last of
+    /// equals): the message only when the text holds no other.
+    fallback: Option<(usize, Draft)>,
 }
+
+/// Host allocations warned about that are kept.
+const MAX_HOST_ALLOCATIONS: usize = 64;
 
 impl Scanner {
     /// Feeds one physical line.
@@ -257,6 +277,11 @@ impl Scanner {
                 .is_some_and(|(_, m)| m.kind == OomKind::BfcRuntime);
             self.died_after_warning |= open_warning || kept_warning;
         }
+        self.host_allocation(body);
+        if let Some(limits) = gpu::scheduler_limit(body) {
+            self.scheduler = Some(limits);
+            return;
+        }
         if let Some(pool) = driver::device_pool(body) {
             self.device_pool = Some(pool);
             return;
@@ -294,8 +319,8 @@ impl Scanner {
                 );
             }
             self.start(draft);
-        } else if !self.continue_current(body) {
-            self.open_headless(body);
+        } else if !self.continue_current(body) && !self.open_headless(body) {
+            self.keep_fallback(body);
         }
         self.last_ordinal = fields::after(body, "device ordinal ").and_then(short::leading_u32);
         self.last_loads_program = tpu::is_program_load(body);
@@ -313,9 +338,20 @@ impl Scanner {
             // An allocator retrying smaller prints a line per try: one failure, the first
             // try's size, the later tries kept in order. Neuron's runtime prints one
             // failure at each layer it passes.
-            if driver::is_retry_of(current, &draft) || is_repeat_on_another_device(current, &draft)
+            let another_engine = current.engine_try
+                && draft.engine_try
+                && current.msg.requested_bytes == draft.msg.requested_bytes;
+            if another_engine
+                || driver::is_retry_of(current, &draft)
+                || is_repeat_on_another_device(current, &draft)
             {
                 driver::add_retry(current, &draft);
+                // The op that asked may be named only after the last try (TensorFlow's
+                // `[Op:…]` closes the autotuner's list).
+                set(
+                    &mut current.msg.requested_op,
+                    draft.msg.requested_op.clone(),
+                );
                 return;
             }
             if neuron::is_same_failure(current, &draft) {
@@ -346,15 +382,16 @@ impl Scanner {
     }
 
     /// A block without its headline (a paste that starts mid-message) opens a message of
-    /// that block's family.
-    fn open_headless(&mut self, body: &str) {
+    /// that block's family. Returns whether `body` was such a block's line.
+    fn open_headless(&mut self, body: &str) -> bool {
         if self.current.is_none() && bfc::opens_stats(body) {
             let mut draft = Draft::new(OomKind::BfcRuntime, true);
             draft.context_only = true;
-            if bfc::open_stats(&mut draft, body) {
+            let opened = bfc::open_stats(&mut draft, body);
+            if opened {
                 self.start(draft);
             }
-            return;
+            return opened;
         }
         let family = if tpu::opens(body) {
             Family::Tpu
@@ -363,7 +400,7 @@ impl Scanner {
         } else if bfc::opens(body) {
             Family::Bfc
         } else {
-            return;
+            return false;
         };
         let mut draft = Draft::new(OomKind::Short, true);
         draft.adopt(family);
@@ -373,6 +410,36 @@ impl Scanner {
         if taken {
             self.start(draft);
         }
+        taken
+    }
+
+    /// Keeps a line in a wording no reader knows, in case the text holds nothing else.
+    fn keep_fallback(&mut self, body: &str) {
+        let Some(draft) = other::headline(body) else {
+            return;
+        };
+        let score = detail(&draft.msg);
+        if self
+            .fallback
+            .as_ref()
+            .is_none_or(|(best, _)| score >= *best)
+        {
+            self.fallback = Some((score, draft));
+        }
+    }
+
+    /// Records a host allocation a warning line reports (see `host_allocations`).
+    fn host_allocation(&mut self, body: &str) {
+        let Some(bytes) = short::host_allocation(body) else {
+            self.last_host_line = None;
+            return;
+        };
+        if self.last_host_line.as_deref() != Some(body)
+            && self.host_allocations.len() < MAX_HOST_ALLOCATIONS
+        {
+            self.host_allocations.push(bytes);
+        }
+        self.last_host_line = Some(fields::bounded(body));
     }
 
     fn close_current(&mut self) {
@@ -434,7 +501,17 @@ impl Scanner {
                 advisory: !(self.died_after_warning && msg.kind == OomKind::BfcRuntime),
                 ..msg
             },
-            (None, None) => stats_alone(self.loose_allocator.take()?)?,
+            (None, None) => match self.loose_allocator.take().and_then(stats_alone) {
+                Some(msg) => msg,
+                None => {
+                    let (_, draft) = self.fallback.take()?;
+                    let failure = draft.failure;
+                    OomMessage {
+                        advisory: !failure,
+                        ..draft.finish()
+                    }
+                }
+            },
         };
         if !msg.advisory {
             for other in &self.recent {
@@ -471,10 +548,23 @@ impl Scanner {
             set(&mut msg.free_bytes, self.device_memory.free);
         }
         msg.remat = self.remat.or(msg.remat);
+        msg.host_allocations_bytes = self.host_allocations;
+        if let Some((io, limit)) = self.scheduler {
+            msg.io_bytes = Some(io);
+            msg.scheduler_limit_bytes = Some(limit);
+        }
         msg.advisory_request_bytes = self.advisory_request;
-        // The rounded size is a figure of its own only beside the exact one.
+        // The rounded size is a figure of its own only beside the exact one: another
+        // printer's line stating the request (XLA's `trying to allocate N bytes`), even
+        // where the allocator had nothing to round.
+        let stated_elsewhere = |bytes: Option<u64>| {
+            self.recent
+                .iter()
+                .any(|o| o.kind != OomKind::BfcRuntime && o.requested_bytes == bytes)
+        };
         if let Some(allocator) = msg.allocator.as_mut() {
-            if allocator.rounded_request_bytes == msg.requested_bytes {
+            let rounded = allocator.rounded_request_bytes;
+            if rounded == msg.requested_bytes && !stated_elsewhere(rounded) {
                 allocator.rounded_request_bytes = None;
             }
         }

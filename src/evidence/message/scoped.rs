@@ -14,13 +14,16 @@ use super::model::OomKind;
 use super::scan::{set, Draft};
 
 /// Phrases of a scoped-memory failure (the scan's triggers include them).
-pub const TRIGGERS: [&str; 10] = [
+pub const TRIGGERS: [&str; 11] = [
     "Scoped allocation with size",
     "Shared memory size limit exceeded",
     "out of resource: shared memory",
     // PyTorch Inductor's autotuner names the kernel instead (`OutOfMemoryError: out of
     // resource: triton_flex_attention Required: 262144 Hardware limit:232448`).
     "OutOfMemoryError: out of resource:",
+    // The exception named without its module (`OutOfResources: shared memory, Required:
+    // 147456, Hardware limit: 101376`).
+    "OutOfResources: shared memory",
     "Shared memory requested exceeds",
     "couldn't be allocated in SB",
     "Allocated memory out of bound",
@@ -84,13 +87,22 @@ pub fn headline(body: &str) -> Option<Draft> {
 }
 
 /// ptxas's `uses too much shared data (0xc180 bytes, 0xc000 max)`: the kernel's shared
-/// data and the limit, in hexadecimal.
+/// data and the limit, in hexadecimal. The shared memory the system takes for itself
+/// counts against the limit too (`(0x4000 bytes + 0x10 bytes system, 0x4000 max)`).
 fn ptxas_shared(body: &str) -> Option<(u64, u64)> {
     let (_, rest) = body.split_once("uses too much shared data (")?;
-    let (used, rest) = rest.split_once(" bytes, ")?;
-    let (max, _) = rest.split_once(" max")?;
+    let (used, rest) = rest.split_once(" bytes")?;
     let hex = |s: &str| u64::from_str_radix(s.trim().strip_prefix("0x")?, 16).ok();
-    Some((hex(used)?, hex(max)?))
+    let (system, rest) = match rest.strip_prefix(" + ") {
+        Some(more) => {
+            let (system, rest) = more.split_once(" bytes system")?;
+            (hex(system)?, rest)
+        }
+        None => (0, rest),
+    };
+    let (_, rest) = rest.split_once(", ")?;
+    let (max, _) = rest.split_once(" max")?;
+    Some((hex(used)?.checked_add(system)?, hex(max)?))
 }
 
 /// IREE's `… uses N bytes of shared memory`: the count just before that phrase (a
@@ -131,6 +143,18 @@ mod tests {
         assert_eq!(d.msg.requested_bytes, Some(49_536));
         assert_eq!(d.msg.capacity_bytes, Some(49_152));
         assert_eq!(d.msg.memory_space.as_deref(), Some("shared"));
+        // The system's share counts against the limit.
+        let d = headline("ptxas error : Entry function 'kernel' uses too much shared data (0x4000 bytes + 0x10 bytes system, 0x4000 max)").unwrap();
+        assert_eq!(
+            (d.msg.requested_bytes, d.msg.capacity_bytes),
+            (Some(16_400), Some(16_384))
+        );
+        let d = headline("OutOfResources: shared memory, Required: 147456, Hardware limit: 101376")
+            .unwrap();
+        assert_eq!(
+            (d.msg.requested_bytes, d.msg.capacity_bytes),
+            (Some(147_456), Some(101_376))
+        );
     }
 
     #[test]

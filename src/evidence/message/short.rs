@@ -42,6 +42,10 @@ const TRIGGERS: [&str; 23] = [
     "bytes for new constant",
 ];
 
+/// The `memory_space` of a library's scratch workspace with a limit of its own (cuDNN's
+/// autotuner, 4 GiB by default in TensorFlow: `TF_CUDNN_WORKSPACE_LIMIT_IN_MB`).
+pub const WORKSPACE: &str = "workspace";
+
 /// The `requested_op` of XLA:GPU's `Failed to allocate N bytes for new constant`: what
 /// asked is the loading of the program's constants, before it runs.
 pub const CONSTANT_OP: &str = "constant";
@@ -81,6 +85,20 @@ pub fn headline(body: &str) -> Option<Draft> {
         // IREE's HAL on Vulkan: `VK_ERROR_OUT_OF_DEVICE_MEMORY; vmaCreateBuffer; failed to
         // allocate buffer of length 26953666560`.
         m.requested_bytes = units::size_exact_prefix(rest, true).map(|s| s.0);
+    } else if let Some(rest) =
+        after(body, "Allocating ").filter(|r| r.contains("exceeds the memory limit of "))
+    {
+        // A scratch allocator with a limit of its own: cuDNN's autotuner profiling one
+        // engine after another (`Profiling failure on CUDNN engine 1#TC: RESOURCE_EXHAUSTED:
+        // Allocating N bytes exceeds the memory limit of M bytes.`).
+        m.requested_bytes = units::size_exact_prefix(rest, true).map(|s| s.0);
+        m.capacity_bytes = after(rest, "exceeds the memory limit of ")
+            .and_then(|r| units::size_exact_prefix(r, true))
+            .map(|s| s.0);
+        draft.engine_try = body.contains("Profiling failure on");
+        if draft.engine_try {
+            m.memory_space = Some(WORKSPACE.into());
+        }
     } else if let Some(bytes) = host_allocation(body) {
         m.requested_bytes = Some(bytes);
         m.memory_space = Some("host".into());
@@ -95,7 +113,7 @@ pub fn headline(body: &str) -> Option<Draft> {
 
 /// The size of a large host allocation a warning reports: TensorFlow's `Allocation of N
 /// exceeds 10% of (free) system memory`, tcmalloc's `large alloc N bytes`.
-fn host_allocation(body: &str) -> Option<u64> {
+pub(super) fn host_allocation(body: &str) -> Option<u64> {
     if let Some(rest) = after(body, "Allocation of ").filter(|r| r.contains("exceeds 10% of")) {
         return units::size_exact_prefix(rest, true).map(|s| s.0);
     }

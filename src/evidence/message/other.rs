@@ -1,0 +1,146 @@
+//! The last resort: a line that says memory ran out in a wording none of the readers
+//! above knows (`kind: other`), read where it can be, so that a text naming an
+//! out-of-memory failure is never refused. The scanner takes such a line only when the
+//! text holds no message of a known format (see `scan`).
+//!
+//! - The host's memory: the C library's `Cannot allocate memory` (XLA:CPU's JIT, a
+//!   fork), `std::bad_alloc`, Python's `MemoryError` and NumPy's `Unable to allocate
+//!   3.45 GiB for an array with shape (…) and data type float64`, the kernel's `Out of
+//!   memory: Killed process 1234 (python)` and the shell's bare `Killed`, Colab's `Your
+//!   session crashed after using all available RAM`.
+//! - Any other error line saying `out of memory` (NCCL's `Cuda failure 'out of memory'`
+//!   among them): an error, failure or warning word beside it, not a question.
+//! - Colab's dialog `Your GPU is close to its memory limit. … Currently, 10.07 GB / 11.17
+//!   GB is being used.`: a warning, with what is in use and the card's size.
+
+use super::fields::{after, size_after};
+use super::model::OomKind;
+use super::scan::Draft;
+use super::units;
+
+/// Wordings of the host running out of memory.
+const HOST: [&str; 6] = [
+    "Cannot allocate memory",
+    "std::bad_alloc",
+    "Out of memory: Killed process",
+    "out of memory: Killed process",
+    "crashed after using all available RAM",
+    // NumPy's `Unable to allocate N for an array with shape (…)`.
+    "for an array with shape",
+];
+
+/// Words that make a line mentioning `out of memory` an error rather than prose.
+const ERROR_WORDS: [&str; 7] = [
+    "error",
+    "fail",
+    "exception",
+    "warn",
+    "fatal",
+    "abort",
+    "killed",
+];
+
+/// A line in a wording the other readers do not know, or `None`.
+pub fn headline(body: &str) -> Option<Draft> {
+    if let Some(draft) = usage_warning(body) {
+        return Some(draft);
+    }
+    let host = HOST.iter().any(|w| body.contains(w)) || python_memory_error(body) || killed(body);
+    if !host && !device_error(body) {
+        return None;
+    }
+    let mut draft = Draft::new(OomKind::Other, true);
+    let m = &mut draft.msg;
+    if host {
+        m.memory_space = Some("host".into());
+    }
+    if let Some(rest) = after(body, "Unable to allocate ") {
+        // NumPy: `Unable to allocate 3.45 GiB for an array with shape (30000, 30000) and
+        // data type float32`.
+        m.requested_bytes = units::size_exact_prefix(rest, true).map(|s| s.0);
+        m.requested_shape = after(rest, "with shape ").and_then(|s| {
+            let end = s.find(')')?;
+            s.starts_with('(')
+                .then(|| super::fields::bounded(s.get(..=end).unwrap_or(s)))
+        });
+        m.requested_dtype = after(rest, "data type ")
+            .and_then(super::fields::word)
+            .map(|w| w.trim_end_matches(['.', ',']).to_owned());
+    } else {
+        m.requested_bytes = ["allocate ", "allocating ", "alloc "]
+            .iter()
+            .find_map(|k| units::size_exact_prefix(after(body, k)?, true))
+            .map(|s| s.0);
+    }
+    Some(draft)
+}
+
+/// Python's `MemoryError` raised (the line starts with it, or names it as the exception).
+fn python_memory_error(body: &str) -> bool {
+    body.starts_with("MemoryError") || body.contains("builtins.MemoryError")
+}
+
+/// The shell's `Killed` alone on its line: the process got SIGKILL, which the kernel's
+/// out-of-memory killer sends when the host's RAM runs out.
+fn killed(body: &str) -> bool {
+    body.trim() == "Killed"
+}
+
+/// An error line that says the device (or whatever it is) ran out of memory.
+fn device_error(body: &str) -> bool {
+    let lower = body.to_ascii_lowercase();
+    let says = ["out of memory", "outofmemory", "out_of_memory"]
+        .iter()
+        .any(|w| lower.contains(w));
+    says && !body.trim_end().ends_with('?') && ERROR_WORDS.iter().any(|w| lower.contains(w))
+}
+
+/// Colab's dialog: the GPU's memory in use and its size, a warning (nothing failed).
+fn usage_warning(body: &str) -> Option<Draft> {
+    if !body.contains("close to its memory limit") {
+        return None;
+    }
+    let mut draft = Draft::new(OomKind::Other, false);
+    let rest = after(body, "Currently, ")?;
+    draft.msg.used_bytes = units::size_prefix(rest, false).map(|s| s.0);
+    draft.msg.capacity_bytes = size_after(rest, "/ ");
+    Some(draft)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_host_wordings() {
+        let d = headline("JIT session error: Cannot allocate memory").unwrap();
+        assert_eq!(d.msg.memory_space.as_deref(), Some("host"));
+        assert!(d.failure);
+        let d = headline("numpy.core._exceptions._ArrayMemoryError: Unable to allocate 3.35 GiB for an array with shape (30000, 30000) and data type float32").unwrap();
+        assert_eq!(d.msg.requested_bytes, Some(3_597_035_110));
+        assert_eq!(d.msg.requested_shape.as_deref(), Some("(30000, 30000)"));
+        assert_eq!(d.msg.requested_dtype.as_deref(), Some("float32"));
+        assert!(headline("MemoryError").is_some());
+        assert!(headline("Killed").is_some());
+        assert!(headline("Killed the bug").is_none());
+        assert!(headline("raise MemoryErrorHandler").is_none());
+    }
+
+    #[test]
+    fn reads_error_lines_but_not_questions() {
+        let d =
+            headline("node06:632909:635501 [6] alloc.h:41 NCCL WARN Cuda failure 'out of memory'")
+                .unwrap();
+        assert_eq!((d.msg.kind, d.msg.memory_space), (OomKind::Other, None));
+        assert!(headline("Why does my GPU run out of memory? Any error?").is_none());
+        assert!(headline("out of memory? no.").is_none());
+    }
+
+    #[test]
+    fn reads_colabs_dialog() {
+        let d = headline("Your GPU is close to its memory limit. You will not be able to use any additional memory in this session. Currently, 10.07 GB / 11.17 GB is being used.").unwrap();
+        assert!(!d.failure);
+        assert_eq!(d.msg.used_bytes, Some(10_812_580_168));
+        assert_eq!(d.msg.capacity_bytes, Some(11_993_696_174));
+    }
+}
