@@ -5,6 +5,9 @@
 //!   20.00 MiB (GPU 0; 7.79 GiB total capacity; 6.50 GiB already allocated; 3.12 MiB free;
 //!   …)`, newer `HIP out of memory. Tried to allocate 16.00 GiB. GPU 0 has a total
 //!   capacity of 15.24 GiB of which 15.09 GiB is free. …`;
+//! - PyTorch on Apple's GPU (`MPS backend out of memory (MPS allocated: …, max allowed:
+//!   …). Tried to allocate N on shared pool.`) and its host allocator
+//!   (`DefaultCPUAllocator: not enough memory: you tried to allocate N bytes.`);
 //! - Tenstorrent's DRAM allocator (tt-xla, the PJRT plugin JAX runs on Tenstorrent
 //!   devices with): `Out of Memory: Not enough space to allocate N B DRAM buffer across K
 //!   banks, where each bank needs to store Y B, but bank size is Z B (allocated: A B,
@@ -16,14 +19,36 @@ use super::scan::{set, Draft};
 use super::short::leading_u32;
 
 /// Phrases of these messages (the scan's triggers include them).
-pub const TRIGGERS: [&str; 2] = [
+pub const TRIGGERS: [&str; 4] = [
     "out of memory. Tried to allocate",
     "Not enough space to allocate",
+    MPS,
+    CPU_ALLOCATOR,
 ];
+
+/// PyTorch on Apple's GPU: `MPS backend out of memory (MPS allocated: 17.70 GB, other
+/// allocations: 405.62 MB, max allowed: 18.13 GB). Tried to allocate 256 bytes on shared
+/// pool.`
+const MPS: &str = "MPS backend out of memory";
+/// PyTorch's host allocator: `DefaultCPUAllocator: not enough memory: you tried to
+/// allocate 1073741824 bytes.`
+const CPU_ALLOCATOR: &str = "DefaultCPUAllocator: not enough memory";
 
 /// One of these messages, or `None` when `body` is not one.
 pub fn headline(body: &str) -> Option<Draft> {
-    if body.contains("out of memory. Tried to allocate") {
+    if body.contains(MPS) {
+        let mut draft = Draft::new(OomKind::Short, true);
+        let m = &mut draft.msg;
+        m.pytorch_allocated_bytes = size_after(body, "MPS allocated: ");
+        m.capacity_bytes = size_after(body, "max allowed: ");
+        m.requested_bytes = size_after(body, "Tried to allocate ");
+        Some(draft)
+    } else if body.contains(CPU_ALLOCATOR) {
+        let mut draft = Draft::new(OomKind::Short, true);
+        draft.msg.memory_space = Some("host".into());
+        draft.msg.requested_bytes = size_after(body, "tried to allocate ");
+        Some(draft)
+    } else if body.contains("out of memory. Tried to allocate") {
         Some(caching_allocator(body))
     } else if body.contains("Not enough space to allocate") && body.contains(" banks") {
         Some(dram_banks(body))
@@ -191,6 +216,19 @@ fn leading_u64(text: &str) -> Option<u64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn reads_pytorchs_mps_and_host_allocators() {
+        let d = headline("RuntimeError: MPS backend out of memory (MPS allocated: 17.70 GB, other allocations: 405.62 MB, max allowed: 18.13 GB). Tried to allocate 256 bytes on shared pool. Use PYTORCH_MPS_HIGH_WATERMARK_RATIO=0.0 to disable upper limit").unwrap();
+        assert_eq!(d.msg.requested_bytes, Some(256));
+        assert_eq!(d.msg.capacity_bytes, Some(19_466_939_269));
+        assert!(d.msg.pytorch_allocated_bytes.is_some());
+        let d = headline("RuntimeError: [enforce fail at alloc_cpu.cpp:75] . DefaultCPUAllocator: not enough memory: you tried to allocate 1073741824 bytes.").unwrap();
+        assert_eq!(
+            (d.msg.requested_bytes, d.msg.memory_space.as_deref()),
+            (Some(1 << 30), Some("host"))
+        );
+    }
 
     #[test]
     fn reads_pytorchs_caching_allocator() {

@@ -8,8 +8,9 @@
 //!   3.45 GiB for an array with shape (…) and data type float64`, the kernel's `Out of
 //!   memory: Killed process 1234 (python)` and the shell's bare `Killed`, Colab's `Your
 //!   session crashed after using all available RAM`.
-//! - Any other error line saying `out of memory` (NCCL's `Cuda failure 'out of memory'`
-//!   among them): an error, failure or warning word beside it, not a question.
+//! - Any other error line saying `out of memory`: an error, failure or warning word
+//!   beside it, not a question; and TensorFlow's `Dst tensor is not initialized` (a copy
+//!   to the GPU that found no room).
 //! - Colab's dialog `Your GPU is close to its memory limit. … Currently, 10.07 GB / 11.17
 //!   GB is being used.`: a warning, with what is in use and the card's size.
 
@@ -86,13 +87,19 @@ fn killed(body: &str) -> bool {
     body.trim() == "Killed"
 }
 
+/// TensorFlow failing to copy a tensor to the GPU for want of room there: `Failed copying
+/// input tensor from …CPU:0 to …GPU:0 in order to run …: Dst tensor is not initialized.`
+const NO_ROOM_FOR_COPY: &str = "Dst tensor is not initialized";
+
 /// An error line that says the device (or whatever it is) ran out of memory.
 fn device_error(body: &str) -> bool {
     let lower = body.to_ascii_lowercase();
     let says = ["out of memory", "outofmemory", "out_of_memory"]
         .iter()
         .any(|w| lower.contains(w));
-    says && !body.trim_end().ends_with('?') && ERROR_WORDS.iter().any(|w| lower.contains(w))
+    let says_so =
+        says && !body.trim_end().ends_with('?') && ERROR_WORDS.iter().any(|w| lower.contains(w));
+    says_so || body.contains(NO_ROOM_FOR_COPY)
 }
 
 /// Colab's dialog: the GPU's memory in use and its size, a warning (nothing failed).
@@ -134,6 +141,7 @@ mod tests {
         assert_eq!((d.msg.kind, d.msg.memory_space), (OomKind::Other, None));
         assert!(headline("Why does my GPU run out of memory? Any error?").is_none());
         assert!(headline("out of memory? no.").is_none());
+        assert!(headline("InternalError: Failed copying input tensor from /job:localhost/replica:0/task:0/device:CPU:0 to /job:localhost/replica:0/task:0/device:GPU:0 in order to run _EagerConst: Dst tensor is not initialized.").is_some());
     }
 
     #[test]
