@@ -2,7 +2,9 @@
 //! states ([`detail`], the scan keeps the one stating most), and what the chosen failure
 //! takes from others printed about the same request ([`borrow`]): XLA's exact count
 //! beside the allocator's rounded one or a size printed in GiB, the allocator's state,
-//! the operation, shape, device and error code.
+//! the operation, shape, device and error code; and the figures a message states in other
+//! words ([`derive_totals`]), or a BFC `Stats:` block alone as its failure
+//! ([`stats_alone`]).
 
 use super::model::{AllocatorStats, OomKind, OomMessage};
 use super::scan::set;
@@ -185,6 +187,48 @@ pub(super) fn detail(m: &OomMessage) -> usize {
         + m.allocations.len()
         + allocator
         + remat
+}
+
+/// The BFC allocator prints its `Stats:` block only when it runs out: pasted alone (its
+/// `Limit` and `InUse` at least), it is that failure's state with the request cut away.
+pub(super) fn stats_alone(allocator: AllocatorStats) -> Option<OomMessage> {
+    (allocator.in_use_bytes.is_some() && allocator.limit_bytes.is_some()).then(|| OomMessage {
+        kind: OomKind::BfcRuntime,
+        allocator: Some(allocator),
+        truncated: true,
+        ..OomMessage::default()
+    })
+}
+
+/// The figures a message states in other words, filled in where it states them so:
+/// TensorCore plus SparseCore is what the program needs, and its excess over the
+/// memory; a BFC allocator's `InUse` and `Limit` are what is used and the capacity.
+pub(super) fn derive_totals(m: &mut OomMessage) {
+    if let (Some(tc), Some(sc)) = (m.tensorcore_bytes, m.sparsecore_bytes) {
+        let used = tc.saturating_add(sc);
+        set(&mut m.used_bytes, Some(used));
+        if let Some(cap) = m.capacity_bytes.filter(|&c| used > c) {
+            set(&mut m.exceeded_by_bytes, Some(used - cap));
+        }
+    }
+    let allocator = m
+        .allocator
+        .as_ref()
+        .map(|a| (a.in_use_bytes, a.limit_bytes));
+    if let Some((in_use, limit)) = allocator {
+        set(&mut m.capacity_bytes, limit);
+        // A buffer assignment's `total allocation` is the program's own need, not what
+        // the allocator had in use.
+        if m.kind != OomKind::GpuBufferAssignment {
+            set(&mut m.used_bytes, in_use);
+        }
+    }
+    if m.allocator
+        .as_ref()
+        .is_some_and(|a| a == &AllocatorStats::default())
+    {
+        m.allocator = None;
+    }
 }
 
 #[cfg(test)]
