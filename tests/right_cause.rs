@@ -807,3 +807,43 @@ fn host_warnings_listed_and_driver_faults_told_apart() {
     );
     assert_ne!(r.diagnosis[0].id, DiagnosisId::HeldElsewhere);
 }
+
+/// tcmalloc's `large alloc N bytes == (nil)` is the allocation failing, not a warning
+/// (jax#12550: 343 TiB for `jnp.sqrt(2)` on a TPU VM, a size no machine has); its warning
+/// is read with its first letter lost (transformers#27294); TensorFlow's tensor sized
+/// from its shape takes the allocator's equal request (tensorflow#52620); a pinned host
+/// buffer is never weighed against the GPU's pool (tf-models#8597).
+#[test]
+fn host_failures_and_requests_told_by_their_own_lines() {
+    let r = report_of(&[held_out("heldout11", "23-")]);
+    assert_eq!(r.headline.verdict, Verdict::RanOut);
+    let m = &r.error.as_ref().unwrap().message;
+    assert_eq!(
+        (m.requested_bytes, m.memory_space.as_deref()),
+        (Some(377_396_076_847_104), Some("host"))
+    );
+    assert_eq!(r.diagnosis[0].id, DiagnosisId::ImpossibleSize);
+
+    let m = report_of(&[held_out("heldout11", "25-")])
+        .error
+        .unwrap()
+        .message;
+    assert_eq!(m.host_allocations_bytes, [13_261_799_424]);
+
+    let m = report_of(&[held_out("heldout11", "11-")])
+        .error
+        .unwrap()
+        .message;
+    assert_eq!(
+        (m.requested_bytes, m.requested_bytes_from_shape),
+        (Some(2_147_483_648), Some(2_147_483_648))
+    );
+
+    let r = report_of(&[held_out("heldout11", "19-")]);
+    let m = &r.error.as_ref().unwrap().message;
+    assert_eq!(
+        (m.memory_space.as_deref(), m.capacity_bytes),
+        (Some("host"), None)
+    );
+    assert_ne!(r.diagnosis[0].id, DiagnosisId::LargeReplicated);
+}

@@ -31,6 +31,18 @@ pub(super) fn borrow(msg: &mut OomMessage, other: &OomMessage) {
     if exact_count.is_some() {
         msg.requested_bytes = exact_count;
     }
+    // TensorFlow's tensor, sized from its shape, is the allocator's request of that size
+    // (`OOM when allocating tensor with shape[4,32,2048,2048]` after BFC's `trying to
+    // allocate 2.00GiB (rounded to 2147483648)`).
+    if msg.requested_bytes.is_none() {
+        let from_shape = msg.requested_bytes_from_shape;
+        if let Some(r) = other
+            .requested_bytes
+            .filter(|&r| from_shape.is_some_and(|s| r == s || rounds_to(s, Some(r))))
+        {
+            msg.requested_bytes = Some(r);
+        }
+    }
     // XLA's exact count beats the allocator's rounded one.
     if let Some(exact) = other
         .requested_bytes

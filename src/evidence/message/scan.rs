@@ -524,8 +524,10 @@ impl Scanner {
                 }
             }
         }
-        // The pool a BFC warning speaks of is the one announced, as a failure's is.
-        let pools_apply = !msg.advisory || msg.kind == OomKind::BfcRuntime;
+        // The pool a BFC warning speaks of is the one announced, as a failure's is. A
+        // device's pool and memory say nothing of the host's (pinned host memory).
+        let on_host = msg.memory_space.as_deref() == Some("host");
+        let pools_apply = (!msg.advisory || msg.kind == OomKind::BfcRuntime) && !on_host;
         if let (true, Some(pool)) = (pools_apply, self.device_pool) {
             let same_device = match (msg.device_ordinal, pool.ordinal) {
                 (Some(a), Some(b)) => a == b,
@@ -541,7 +543,7 @@ impl Scanner {
                 }
             }
         }
-        if !msg.advisory && msg.kind == OomKind::Driver {
+        if !msg.advisory && msg.kind == OomKind::Driver && !on_host {
             // Read when the framework found the device, which is when a driver failure
             // (creating its pool or a context) happens.
             set(&mut msg.capacity_bytes, self.device_memory.total);

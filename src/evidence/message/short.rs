@@ -30,9 +30,10 @@ const TRIGGERS: [&str; 23] = [
     "Can't reduce memory use be low",
     // Host memory warnings, not failures: TensorFlow's CPU allocator (`Allocation of N
     // exceeds 10% of free system memory.`) and tcmalloc (`tcmalloc: large alloc N bytes
-    // == 0x…`).
+    // == 0x…`, also seen with its first letter lost). tcmalloc's `== (nil)` is the
+    // allocation failing.
     "exceeds 10% of",
-    "tcmalloc: large alloc",
+    "malloc: large alloc",
     "Out of memory while trying to allocate",
     "Out of memory allocating",
     "Failed to allocate request for",
@@ -99,10 +100,10 @@ pub fn headline(body: &str) -> Option<Draft> {
         if draft.engine_try {
             m.memory_space = Some(WORKSPACE.into());
         }
-    } else if let Some(bytes) = host_allocation(body) {
+    } else if let Some(bytes) = host_allocation(body).or_else(|| failed_host_allocation(body)) {
         m.requested_bytes = Some(bytes);
         m.memory_space = Some("host".into());
-        draft.failure = false;
+        draft.failure = body.contains(NIL);
         return Some(draft);
     } else if !body.contains("failed to allocate memory") && !resource_exhausted(body) {
         return None;
@@ -111,13 +112,23 @@ pub fn headline(body: &str) -> Option<Draft> {
     Some(draft)
 }
 
+/// tcmalloc's address for an allocation it could not make.
+const NIL: &str = "== (nil)";
+
 /// The size of a large host allocation a warning reports: TensorFlow's `Allocation of N
-/// exceeds 10% of (free) system memory`, tcmalloc's `large alloc N bytes`.
+/// exceeds 10% of (free) system memory`, tcmalloc's `large alloc N bytes == 0x…` (not
+/// one that failed: [`failed_host_allocation`]).
 pub(super) fn host_allocation(body: &str) -> Option<u64> {
     if let Some(rest) = after(body, "Allocation of ").filter(|r| r.contains("exceeds 10% of")) {
         return units::size_exact_prefix(rest, true).map(|s| s.0);
     }
-    let rest = after(body, "tcmalloc: large alloc ")?;
+    let rest = after(body, "malloc: large alloc ").filter(|_| !body.contains(NIL))?;
+    units::size_exact_prefix(rest, true).map(|s| s.0)
+}
+
+/// The size of a host allocation tcmalloc failed to make (`large alloc N bytes == (nil)`).
+fn failed_host_allocation(body: &str) -> Option<u64> {
+    let rest = after(body, "malloc: large alloc ").filter(|_| body.contains(NIL))?;
     units::size_exact_prefix(rest, true).map(|s| s.0)
 }
 
@@ -318,6 +329,19 @@ mod tests {
         assert!(headline("an unrelated line").is_none());
         let d = headline("INTERNAL: Failed to allocate 98697216 bytes for new constant").unwrap();
         assert_eq!(d.msg.requested_bytes, Some(98_697_216));
+        // tcmalloc's `(nil)` is a failure; its address, a warning.
+        let d = headline("tcmalloc: large alloc 113702387720192 bytes == (nil) @  0x7f6a2b8f1680")
+            .unwrap();
+        assert_eq!(
+            (d.failure, d.msg.requested_bytes),
+            (true, Some(113_702_387_720_192))
+        );
+        let d = headline("cmalloc: large alloc 13261799424 bytes == 0x53d90000 @  0x7efe22acb680")
+            .unwrap();
+        assert_eq!(
+            (d.failure, d.msg.requested_bytes),
+            (false, Some(13_261_799_424))
+        );
     }
 
     #[test]
