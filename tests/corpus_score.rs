@@ -150,7 +150,7 @@ fn the_eighth_held_out_corpus_stays_where_it_was_measured() {
 /// development set: no lower than last measured.
 #[test]
 fn the_ninth_held_out_corpus_stays_where_it_was_measured() {
-    stays_at_least("tests/heldout9/errors", 25, 92.1, 51.9);
+    stays_at_least("tests/heldout9/errors", 25, 92.1, 55.9);
 }
 
 /// The tenth, collected blind (half from web pages was asked; six came from them) and
@@ -168,6 +168,14 @@ fn the_eleventh_held_out_corpus_stays_where_it_was_measured() {
     stays_at_least("tests/heldout11/errors", 29, 91.2, 68.9);
 }
 
+/// The twelfth, collected blind (17: the search reached few threads the earlier sets had
+/// not taken) and measured once at 85.7% / 35.3% with the eighth round in; since then a
+/// development set: no lower than last measured.
+#[test]
+fn the_twelfth_held_out_corpus_stays_where_it_was_measured() {
+    stays_at_least("tests/heldout12/errors", 17, 92.8, 41.1);
+}
+
 #[test]
 fn the_corpora_share_no_source() {
     let dirs = [
@@ -183,6 +191,7 @@ fn the_corpora_share_no_source() {
         "tests/heldout9/errors",
         "tests/heldout10/errors",
         "tests/heldout11/errors",
+        "tests/heldout12/errors",
     ];
     let mut seen: Vec<(&str, String)> = Vec::new();
     for dir in dirs {

@@ -847,3 +847,40 @@ fn host_failures_and_requests_told_by_their_own_lines() {
     );
     assert_ne!(r.diagnosis[0].id, DiagnosisId::LargeReplicated);
 }
+
+/// XLA:GPU's scheduler line alone, the arguments and outputs 122 GiB over an 18.8 GiB
+/// limit (blackjax#1007), does not fit; beside a failure it shows the program too big
+/// (purejaxrl#38). A BFC warning on a Jetson takes the device's memory as TensorFlow
+/// found it (ssd-tensorflow#231); Vulkan's `ERROR_OUT_OF_DEVICE_MEMORY` is read, not
+/// refused (an IsaacLab log).
+#[test]
+fn the_schedulers_limit_and_devices_found_at_start() {
+    let r = report_of(&[held_out("heldout12", "04-")]);
+    assert_eq!(r.headline.verdict, Verdict::DoesNotFit);
+    let m = &r.error.as_ref().unwrap().message;
+    assert_eq!(
+        (m.io_bytes, m.scheduler_limit_bytes),
+        (Some(131_344_632_216), Some(20_236_835_225))
+    );
+    let ids: Vec<DiagnosisId> = report_of(&[held_out("heldout9", "01-")])
+        .diagnosis
+        .iter()
+        .map(|d| d.id)
+        .collect();
+    assert!(ids.contains(&DiagnosisId::AggregateTooBig), "{ids:?}");
+    assert!(!ids.contains(&DiagnosisId::TooLittleToTell), "{ids:?}");
+
+    let m = report_of(&[held_out("heldout12", "10-")])
+        .error
+        .unwrap()
+        .message;
+    assert_eq!(
+        (m.capacity_bytes, m.free_bytes),
+        (Some(4_176_855_695), Some(2_136_746_230))
+    );
+    assert_eq!(
+        lead("heldout12", "17-").0,
+        Verdict::RanOut,
+        "a Vulkan out-of-memory log"
+    );
+}

@@ -35,6 +35,7 @@ pub fn headline(m: &OomMessage) -> Headline {
         .or_else(|| request(m))
         .or_else(|| program_only(m))
         .or_else(|| allocator_only(m))
+        .or_else(|| scheduler(m))
         .unwrap_or_else(|| nothing_stated(m))
 }
 
@@ -231,6 +232,24 @@ fn allocator_use(m: &OomMessage) -> Option<(HeadlineFigure, HeadlineFigure, &str
         read("capacity", limit, Label::Read),
         name,
     ))
+}
+
+/// XLA:GPU's scheduler found the program's arguments and outputs alone over the memory
+/// it plans within: no temporary can fit beside them.
+fn scheduler(m: &OomMessage) -> Option<Headline> {
+    let (io, limit) = (m.io_bytes?, m.scheduler_limit_bytes?);
+    if io <= limit {
+        return None;
+    }
+    let (io, limit) = (
+        read("arguments_and_outputs", io, Label::Read),
+        read("scheduler_limit", limit, Label::Read),
+    );
+    let text = format!(
+        "Does not fit: the program's arguments and outputs alone take {}, over the {} XLA:GPU's scheduler plans within",
+        io.shown, limit.shown
+    );
+    Some(make(Verdict::DoesNotFit, text, vec![io, limit]))
 }
 
 /// What the program needs, without a capacity to set it against.

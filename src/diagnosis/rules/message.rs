@@ -397,6 +397,13 @@ fn shows_program_too_big(m: &OomMessage) -> bool {
             return true;
         }
     }
+    // The arguments and outputs alone over what XLA:GPU's scheduler may plan within.
+    if m.io_bytes
+        .zip(m.scheduler_limit_bytes)
+        .is_some_and(|(io, limit)| io > limit)
+    {
+        return true;
+    }
     if m.exceeded_by_bytes.is_some()
         || matches!(
             m.kind,

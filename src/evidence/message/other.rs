@@ -94,9 +94,15 @@ const NO_ROOM_FOR_COPY: &str = "Dst tensor is not initialized";
 /// An error line that says the device (or whatever it is) ran out of memory.
 fn device_error(body: &str) -> bool {
     let lower = body.to_ascii_lowercase();
-    let says = ["out of memory", "outofmemory", "out_of_memory"]
-        .iter()
-        .any(|w| lower.contains(w));
+    let says = [
+        "out of memory",
+        "outofmemory",
+        "out_of_memory",
+        "out of gpu memory",
+        "out_of_device_memory",
+    ]
+    .iter()
+    .any(|w| lower.contains(w));
     let says_so =
         says && !body.trim_end().ends_with('?') && ERROR_WORDS.iter().any(|w| lower.contains(w));
     says_so || body.contains(NO_ROOM_FOR_COPY)
@@ -141,6 +147,10 @@ mod tests {
         assert_eq!((d.msg.kind, d.msg.memory_space), (OomKind::Other, None));
         assert!(headline("Why does my GPU run out of memory? Any error?").is_none());
         assert!(headline("out of memory? no.").is_none());
+        assert!(headline(
+            "[Error] [carb.graphics-vulkan.plugin] VkResult: ERROR_OUT_OF_DEVICE_MEMORY"
+        )
+        .is_some());
         assert!(headline("InternalError: Failed copying input tensor from /job:localhost/replica:0/task:0/device:CPU:0 to /job:localhost/replica:0/task:0/device:GPU:0 in order to run _EagerConst: Dst tensor is not initialized.").is_some());
     }
 

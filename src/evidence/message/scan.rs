@@ -503,14 +503,22 @@ impl Scanner {
             },
             (None, None) => match self.loose_allocator.take().and_then(stats_alone) {
                 Some(msg) => msg,
-                None => {
-                    let (_, draft) = self.fallback.take()?;
-                    let failure = draft.failure;
-                    OomMessage {
-                        advisory: !failure,
-                        ..draft.finish()
+                None => match self.fallback.take() {
+                    Some((_, draft)) => {
+                        let failure = draft.failure;
+                        OomMessage {
+                            advisory: !failure,
+                            ..draft.finish()
+                        }
                     }
-                }
+                    // XLA:GPU's scheduler alone: the arguments and outputs over its limit
+                    // (its figures are set below), the run's failure not in the text.
+                    None if self.scheduler.is_some() => OomMessage {
+                        truncated: true,
+                        ..OomMessage::default()
+                    },
+                    None => return None,
+                },
             },
         };
         if !msg.advisory {
@@ -543,9 +551,15 @@ impl Scanner {
                 }
             }
         }
-        if !msg.advisory && msg.kind == OomKind::Driver && !on_host {
+        let bfc_without_limit = msg.kind == OomKind::BfcRuntime
+            && msg
+                .allocator
+                .as_ref()
+                .is_none_or(|a| a.limit_bytes.is_none());
+        if (!msg.advisory && msg.kind == OomKind::Driver || bfc_without_limit) && !on_host {
             // Read when the framework found the device, which is when a driver failure
-            // (creating its pool or a context) happens.
+            // (creating its pool or a context) happens; for an allocator that states no
+            // limit, the device it was given.
             set(&mut msg.capacity_bytes, self.device_memory.total);
             set(&mut msg.free_bytes, self.device_memory.free);
         }
