@@ -72,6 +72,9 @@ fn state_figures(m: &OomMessage) -> Vec<Figure> {
         "already allocated when it failed"
     } else if bank {
         "allocated in each bank when it failed"
+    } else if m.kind == crate::evidence::message::OomKind::Other {
+        // A usage report (Colab's dialog): what is held, by whatever holds it.
+        "in use, as the environment reports it"
     } else {
         "what the program needs there"
     };
