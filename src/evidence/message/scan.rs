@@ -512,11 +512,8 @@ impl Scanner {
                         }
                     }
                     // XLA:GPU's scheduler alone: the arguments and outputs over its limit
-                    // (its figures are set below), the run's failure not in the text.
-                    None if self.scheduler.is_some() => OomMessage {
-                        truncated: true,
-                        ..OomMessage::default()
-                    },
+                    // (its figures are set below), a one-line message of its own.
+                    None if self.scheduler.is_some() => OomMessage::default(),
                     None => return None,
                 },
             },
