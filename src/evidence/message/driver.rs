@@ -86,7 +86,7 @@ pub fn headline(body: &str) -> Option<Draft> {
 /// The driver's status code as printed (`CUDA_ERROR_OUT_OF_MEMORY`, `HIP_ERROR_OutOfMemory`,
 /// `CUDA_ERROR_UNKNOWN`).
 fn status(body: &str) -> Option<String> {
-    ["CUDA_ERROR_", "HIP_ERROR_"].iter().find_map(|prefix| {
+    super::model::DRIVER_STATUS.iter().find_map(|prefix| {
         let at = body.find(prefix)?;
         let code = body.get(at..)?;
         let end = code

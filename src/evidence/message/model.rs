@@ -209,6 +209,9 @@ pub struct OomMessage {
     pub truncated: bool,
 }
 
+/// How a driver's status codes begin (`CUDA_ERROR_OUT_OF_MEMORY`, `HIP_ERROR_OutOfMemory`).
+pub(super) const DRIVER_STATUS: [&str; 2] = ["CUDA_ERROR_", "HIP_ERROR_"];
+
 impl OomMessage {
     /// Whether the driver failed with a status other than a shortage of memory
     /// (`CUDA_ERROR_UNKNOWN` from a setup it cannot use): a fault, not an out-of-memory
@@ -217,9 +220,7 @@ impl OomMessage {
         let Some(code) = self.error_code.as_deref() else {
             return false;
         };
-        let driver_status = ["CUDA_ERROR_", "HIP_ERROR_"]
-            .iter()
-            .any(|p| code.starts_with(p));
+        let driver_status = DRIVER_STATUS.iter().any(|p| code.starts_with(p));
         self.kind == OomKind::Driver
             && driver_status
             && !code.contains("OUT_OF_MEMORY")

@@ -100,7 +100,7 @@ pub fn headline(body: &str) -> Option<Draft> {
         if draft.engine_try {
             m.memory_space = Some(WORKSPACE.into());
         }
-    } else if let Some(bytes) = host_allocation(body).or_else(|| failed_host_allocation(body)) {
+    } else if let Some(bytes) = host_allocation(body).or_else(|| tcmalloc(body).map(|t| t.0)) {
         m.requested_bytes = Some(bytes);
         m.memory_space = Some("host".into());
         draft.failure = body.contains(NIL);
@@ -117,19 +117,22 @@ const NIL: &str = "== (nil)";
 
 /// The size of a large host allocation a warning reports: TensorFlow's `Allocation of N
 /// exceeds 10% of (free) system memory`, tcmalloc's `large alloc N bytes == 0x…` (not
-/// one that failed: [`failed_host_allocation`]).
+/// one that failed: see [`tcmalloc`]).
 pub(super) fn host_allocation(body: &str) -> Option<u64> {
     if let Some(rest) = after(body, "Allocation of ").filter(|r| r.contains("exceeds 10% of")) {
         return units::size_exact_prefix(rest, true).map(|s| s.0);
     }
-    let rest = after(body, "malloc: large alloc ").filter(|_| !body.contains(NIL))?;
-    units::size_exact_prefix(rest, true).map(|s| s.0)
+    tcmalloc(body)
+        .filter(|&(_, failed)| !failed)
+        .map(|(bytes, _)| bytes)
 }
 
-/// The size of a host allocation tcmalloc failed to make (`large alloc N bytes == (nil)`).
-fn failed_host_allocation(body: &str) -> Option<u64> {
-    let rest = after(body, "malloc: large alloc ").filter(|_| body.contains(NIL))?;
-    units::size_exact_prefix(rest, true).map(|s| s.0)
+/// tcmalloc's `large alloc N bytes == …`: the size, and whether the allocation failed
+/// (`== (nil)`).
+fn tcmalloc(body: &str) -> Option<(u64, bool)> {
+    let rest = after(body, "malloc: large alloc ")?;
+    let bytes = units::size_exact_prefix(rest, true)?.0;
+    Some((bytes, body.contains(NIL)))
 }
 
 fn resource_exhausted(body: &str) -> bool {
