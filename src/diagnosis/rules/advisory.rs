@@ -53,6 +53,11 @@ pub fn allocator_warning(cx: &Context<'_>) -> Option<Line> {
 /// images loaded at once), about a third of a Colab host's RAM.
 const ONE_HOST_ARRAY: u64 = 4 << 30;
 
+/// TensorFlow warns of an allocation above 10% of the host's free RAM, so a warning of
+/// one this small says the machine had under ten times it (640 MiB) free: something
+/// else holds the RAM. tcmalloc reports only from 1 GiB by default, far above this.
+const SMALL_HOST_WARNING: u64 = 64 << 20;
+
 /// JAX preallocates 75% of a GPU when it starts (90% before 0.4), TensorFlow nearly all
 /// of it: a usage from this share up is what the frameworks' pools hold, whatever the
 /// program needs.
@@ -71,7 +76,17 @@ pub fn host_warning(cx: &Context<'_>) -> Option<Line> {
     }
     let request = m.requested_bytes?;
     let one_array = request >= ONE_HOST_ARRAY;
-    let (id, text, cause) = if one_array {
+    let (id, text, cause) = if request < SMALL_HOST_WARNING {
+        (
+            DiagnosisId::HeldElsewhere,
+            format!(
+                "Not an accelerator failure: an allocation of only {} exceeds 10% of the host's free RAM, so under {} of RAM was free (estimated): other processes, or arrays the program kept, hold the machine's memory",
+                size(request),
+                size(request.saturating_mul(10))
+            ),
+            "the host's RAM held by something else",
+        )
+    } else if one_array {
         (
             DiagnosisId::DominantBuffer,
             format!(
@@ -92,6 +107,18 @@ pub fn host_warning(cx: &Context<'_>) -> Option<Line> {
     };
     let line = Line::new(id, Label::Estimated, text, cause);
     let fix = advice;
+    if id == DiagnosisId::HeldElsewhere {
+        return Some(line.fixes(vec![
+            fix(
+                "see what holds the RAM (free -h, top sorted by memory): other notebooks or processes, or this process's own arrays kept from earlier cells or steps; free them or restart the runtime",
+                None,
+            ),
+            fix(
+                "if the run died, check that the host killed it (`dmesg`: `Out of memory: Killed process`); if an accelerator error came after, paste that error",
+                None,
+            ),
+        ]));
+    }
     Some(line.fixes(vec![
         fix(
             "stream the data instead of loading it whole (tf.data from files, numpy.memmap, smaller images or shards)",

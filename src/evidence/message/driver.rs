@@ -15,7 +15,7 @@ use super::scan::Draft;
 use super::units;
 
 /// Phrases of a driver failure (the scan's triggers include them).
-pub const TRIGGERS: [&str; 16] = [
+pub const TRIGGERS: [&str; 17] = [
     "CUDA_ERROR_OUT_OF_MEMORY",
     "HIP_ERROR_OutOfMemory",
     "hipErrorOutOfMemory",
@@ -31,6 +31,8 @@ pub const TRIGGERS: [&str; 16] = [
     // cuDNN failing to start, most often for want of memory beside a preallocated pool
     // (the next line may say how much was free).
     "Could not create cudnn handle",
+    // TensorFlow 1.x's lower-case wording of the same.
+    "could not create cudnn handle",
     // cuBLAS the same: `failed to create cublas handle: CUBLAS_STATUS_ALLOC_FAILED`, or
     // `…: CUBLAS_STATUS_NOT_INITIALIZED`, which TensorFlow's next line says "may be due to
     // OOM (cublas needs some free memory when you initialize it …)".
@@ -71,7 +73,9 @@ pub fn headline(body: &str) -> Option<Draft> {
         m.memory_space = Some("host".into());
     }
     m.capacity_bytes = count_after(body, "total memory reported:").filter(|&t| t < NO_SIZE);
-    m.device_ordinal = after(body, "device ordinal ").and_then(super::short::leading_u32);
+    m.device_ordinal = after(body, "device ordinal ")
+        .and_then(super::short::leading_u32)
+        .or_else(|| bracketed_ordinal(body));
     m.error_code = status(body);
     // IREE's HAL takes the program's own buffers straight from the driver (no pool in
     // between): its failure is the program's request, not memory outside a pool.
@@ -81,6 +85,13 @@ pub fn headline(body: &str) -> Option<Draft> {
     draft.echo = body.contains("could not allocate pinned host memory");
     draft.last_try_echoable = !draft.echo;
     Some(draft)
+}
+
+/// The device ordinal newer StreamExecutor logs print in brackets before the failure:
+/// `cuda_executor.cc:1182] [0] Failed to allocate device memory of …`.
+fn bracketed_ordinal(body: &str) -> Option<u32> {
+    let (before, _) = body.split_once("] Failed to allocate device memory")?;
+    before.rsplit_once('[')?.1.parse().ok()
 }
 
 /// The driver's status code as printed (`CUDA_ERROR_OUT_OF_MEMORY`, `HIP_ERROR_OutOfMemory`,
@@ -259,6 +270,23 @@ mod tests {
         assert_eq!(usage[7].name, "DEVICE_LOCAL live");
         assert_eq!(
             iree_alloca_size("vm.call @hal.device.queue.alloca(%r8(x)"),
+            None
+        );
+    }
+
+    #[test]
+    fn reads_the_bracketed_device_ordinal() {
+        let d = headline("E0624 16:54:38.775269    1496 cuda_executor.cc:1182] [3] Failed to allocate device memory of 14.39GiB (15453913088 bytes): RESOURCE_EXHAUSTED: : CUDA_ERROR_OUT_OF_MEMORY: out of memory").unwrap();
+        assert_eq!(
+            (d.msg.device_ordinal, d.msg.requested_bytes),
+            (Some(3), Some(15_453_913_088))
+        );
+        assert_eq!(
+            bracketed_ordinal("[1] Failed to allocate device memory of 1B"),
+            Some(1)
+        );
+        assert_eq!(
+            bracketed_ordinal("x] [a] Failed to allocate device memory"),
             None
         );
     }

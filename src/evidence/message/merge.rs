@@ -34,12 +34,26 @@ pub(super) fn borrow(msg: &mut OomMessage, other: &OomMessage) {
     // TensorFlow's tensor, sized from its shape, is the allocator's request of that size
     // (`OOM when allocating tensor with shape[4,32,2048,2048]` after BFC's `trying to
     // allocate 2.00GiB (rounded to 2147483648)`).
+    // With no type printed (TensorFlow 1.x's `OOM when allocating tensor with
+    // shape[3,3,512,512]`), the shape sizes it up to its element's size: a request of
+    // its elements times 1, 2, 4, 8 or 16 bytes is its own.
     if msg.requested_bytes.is_none() {
         let from_shape = msg.requested_bytes_from_shape;
-        if let Some(r) = other
-            .requested_bytes
-            .filter(|&r| from_shape.is_some_and(|s| r == s || rounds_to(s, Some(r))))
-        {
+        let elements = msg
+            .requested_shape
+            .as_deref()
+            .filter(|_| from_shape.is_none())
+            .and_then(super::short::elements_of);
+        let sized = |r: u64, s: u64| r == s || rounds_to(s, Some(r));
+        let of_shape = |r: u64| {
+            from_shape.is_some_and(|s| sized(r, s))
+                || elements.is_some_and(|n| {
+                    [1, 2, 4, 8, 16]
+                        .iter()
+                        .any(|&k| sized(r, n.saturating_mul(k)))
+                })
+        };
+        if let Some(r) = other.requested_bytes.filter(|&r| of_shape(r)) {
             msg.requested_bytes = Some(r);
         }
     }
