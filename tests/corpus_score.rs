@@ -150,7 +150,7 @@ fn the_eighth_held_out_corpus_stays_where_it_was_measured() {
 /// development set: no lower than last measured.
 #[test]
 fn the_ninth_held_out_corpus_stays_where_it_was_measured() {
-    stays_at_least("tests/heldout9/errors", 25, 92.1, 55.9);
+    stays_at_least("tests/heldout9/errors", 25, 92.1, 59.9);
 }
 
 /// The tenth, collected blind (half from web pages was asked; six came from them) and
@@ -173,7 +173,15 @@ fn the_eleventh_held_out_corpus_stays_where_it_was_measured() {
 /// development set: no lower than last measured.
 #[test]
 fn the_twelfth_held_out_corpus_stays_where_it_was_measured() {
-    stays_at_least("tests/heldout12/errors", 17, 92.8, 41.1);
+    stays_at_least("tests/heldout12/errors", 17, 92.8, 47.0);
+}
+
+/// The thirteenth, collected blind (25: JAX/XLA, TensorFlow, the CUDA driver, host RAM)
+/// and measured once at 98.1% / 32.0% with the tenth round in (its README); since then
+/// a development set: no lower than last measured.
+#[test]
+fn the_thirteenth_held_out_corpus_stays_where_it_was_measured() {
+    stays_at_least("tests/heldout13/errors", 25, 99.9, 43.9);
 }
 
 #[test]
@@ -192,6 +200,7 @@ fn the_corpora_share_no_source() {
         "tests/heldout10/errors",
         "tests/heldout11/errors",
         "tests/heldout12/errors",
+        "tests/heldout13/errors",
     ];
     let mut seen: Vec<(&str, String)> = Vec::new();
     for dir in dirs {

@@ -884,3 +884,90 @@ fn the_schedulers_limit_and_devices_found_at_start() {
         "a Vulkan out-of-memory log"
     );
 }
+
+/// A host warning of a small allocation says how little RAM was free: 4–9 MiB over 10%
+/// of it (imageai#111), 42 MiB with the rest of a 32 GB host in I/O buffers (annif#427)
+/// is memory held elsewhere, not the program's arrays. TensorFlow 1.x's lower-case
+/// `could not create cudnn handle` is a failure read as one (an AlexNet log).
+#[test]
+fn small_host_warnings_and_lower_case_cudnn_handles() {
+    for (corpus, prefix) in [("heldout12", "14-"), ("heldout9", "23-")] {
+        let r = report_of(&[held_out(corpus, prefix)]);
+        assert_eq!(
+            (r.headline.verdict, r.diagnosis[0].id),
+            (Verdict::Warning, DiagnosisId::HeldElsewhere),
+            "{corpus}/{prefix}"
+        );
+        let words = all_words(&r);
+        assert!(words.contains("free -h"), "{words}");
+        assert!(!words.contains("stream the data"), "{words}");
+    }
+    // A 6 GiB warning stays one array held whole: the small branch does not reach it.
+    assert_eq!(
+        lead("heldout8", "28-"),
+        (Verdict::Warning, DiagnosisId::DominantBuffer)
+    );
+    assert_eq!(lead("heldout12", "13-").0, Verdict::RanOut);
+}
+
+/// The thirteenth set's lessons. The input and an elementwise op's result of one
+/// all-pairs shape, 2× f64[1036,1036,2930], are one array however the listing splits
+/// it (moscot#51); a BFC warning and then a traceback as Jupyter prints it is the run
+/// failing there (ott#504); a BFC allocator with room under its limit that could not
+/// grow had the device's memory taken by something else (magenta#1772); TensorFlow
+/// 1.x's tensor printed with no type takes the allocator's request of its size
+/// (DeepLabCut#22); newer StreamExecutor logs print the device as `[0]`
+/// (magenta-realtime#76); host warnings and then `std::bad_alloc` or the shell's
+/// `已杀死` are the host running out (fast-style-transfer#185, tensorflow-yolov3#310).
+#[test]
+fn one_array_twice_growth_refused_and_hosts_that_died() {
+    let r = report_of(&[held_out("heldout13", "01-")]);
+    assert_eq!(r.diagnosis[0].id, DiagnosisId::DominantBuffer);
+    assert!(
+        r.diagnosis[0].text.contains("2× 23.43 GiB"),
+        "{}",
+        r.diagnosis[0].text
+    );
+
+    assert_eq!(lead("heldout13", "03-").0, Verdict::RanOut);
+
+    let r = report_of(&[held_out("heldout13", "12-")]);
+    assert_eq!(r.diagnosis[0].id, DiagnosisId::HeldElsewhere);
+    assert!(
+        r.diagnosis[0]
+            .text
+            .contains("could not grow its regions past 2.13 GiB"),
+        "{}",
+        r.diagnosis[0].text
+    );
+
+    let m = report_of(&[held_out("heldout13", "13-")])
+        .error
+        .unwrap()
+        .message;
+    assert_eq!(
+        (m.requested_bytes, m.requested_bytes_from_shape),
+        (Some(9_437_184), None)
+    );
+
+    let m = report_of(&[held_out("heldout13", "09-")])
+        .error
+        .unwrap()
+        .message;
+    assert_eq!(m.device_ordinal, Some(0));
+
+    for prefix in ["23-", "24-"] {
+        let r = report_of(&[held_out("heldout13", prefix)]);
+        assert_eq!(r.headline.verdict, Verdict::RanOut, "{prefix}");
+        let m = &r.error.as_ref().unwrap().message;
+        assert_eq!(m.memory_space.as_deref(), Some("host"), "{prefix}");
+        assert!(!m.host_allocations_bytes.is_empty(), "{prefix}");
+        assert!(
+            r.diagnosis[0].text.contains("before it, the host warned"),
+            "{}",
+            r.diagnosis[0].text
+        );
+    }
+    // A warning with nothing after it stays a warning.
+    assert_eq!(lead("heldout13", "25-").0, Verdict::Warning);
+}

@@ -6,7 +6,7 @@
 
 use crate::diagnosis::line::{advice, pct, Context, Line, Remedy};
 use crate::diagnosis::oom;
-use crate::evidence::message::{OomKind, OomMessage, WORKSPACE};
+use crate::evidence::message::{MessageAllocation, OomKind, OomMessage, WORKSPACE};
 use crate::plan::shape::dims_of;
 use crate::report::model::{Category, DiagnosisId, Label, LiveBuffer, Plan, Role};
 use crate::report::present;
@@ -355,11 +355,21 @@ pub fn dominant_in_message(cx: &Context<'_>) -> Option<Line> {
     {
         return None;
     }
-    let a = m
-        .allocations
+    let a = m.allocations.iter().max_by_key(|a| oom::data_bytes(a))?;
+    let mut twins = twins_of(a, &m.allocations);
+    let mut bytes = twins
         .iter()
-        .max_by_key(|a| oom::data_bytes(a))
-        .filter(|a| big && pct(oom::data_bytes(a), need) >= DOMINANT_SHARE)?;
+        .map(|t| oom::data_bytes(t))
+        .fold(oom::data_bytes(a), u64::saturating_add);
+    // Twins adding up to more than the need share one buffer (an output aliasing its
+    // input): the array is counted once.
+    if bytes > need {
+        twins.clear();
+        bytes = oom::data_bytes(a);
+    }
+    if !big || pct(bytes, need) < DOMINANT_SHARE {
+        return None;
+    }
     let ops = [a.op_name.as_str(), a.op_type.as_str(), a.xla_label.as_str()];
     let category = if a.allocation_type == "parameter" {
         Category::Parameter
@@ -367,13 +377,35 @@ pub fn dominant_in_message(cx: &Context<'_>) -> Option<Line> {
         Category::Temporary
     };
     let made = Made::of(&ops, &a.shape, category);
-    let text = format!(
-        "one allocation is {:.1}% of what the program needs ({} of {}, read): {}",
-        pct(oom::data_bytes(a), need),
-        size(a.size_bytes),
-        size(need),
-        tpu::describe(a)
-    );
+    let text = if twins.is_empty() {
+        format!(
+            "one allocation is {:.1}% of what the program needs ({} of {}, read): {}",
+            pct(bytes, need),
+            size(a.size_bytes),
+            size(need),
+            tpu::describe(a)
+        )
+    } else {
+        let inputs = twins
+            .iter()
+            .filter(|t| t.allocation_type == "parameter")
+            .count();
+        let also = match (twins.len(), inputs) {
+            (1, 1) => "the same shape again as an input".to_owned(),
+            (1, _) => "the same shape once more".to_owned(),
+            (n, 0) => format!("the same shape {n} more times"),
+            (n, i) => format!("the same shape {n} more times, {i} as inputs"),
+        };
+        format!(
+            "one tensor's shape is {:.1}% of what the program needs ({}× {}, {} of {}, read): {}; {also}: one array taken in and made again",
+            pct(bytes, need),
+            twins.len() + 1,
+            size(a.size_bytes),
+            size(bytes),
+            size(need),
+            tpu::describe(a)
+        )
+    };
     let remedy = fix(made, &a.shape, a.size_bytes);
     let fits = oom::excess(m).zip(remedy.saving).map(|(e, s)| s >= e);
     let Remedy { fix, saving, cost } = remedy;
@@ -385,6 +417,25 @@ pub fn dominant_in_message(cx: &Context<'_>) -> Option<Line> {
             .fits_after(fits)
             .check(),
     )
+}
+
+/// Of one shape, so few allocations are one array in its stages (taken in, then an
+/// elementwise op's result); more are per-layer activations, not one buffer.
+const MAX_TWINS: usize = 2;
+
+/// The other allocations of `a`'s shape, when there are at most [`MAX_TWINS`].
+fn twins_of<'m>(a: &MessageAllocation, all: &'m [MessageAllocation]) -> Vec<&'m MessageAllocation> {
+    if a.shape.is_empty() {
+        return Vec::new();
+    }
+    let twins: Vec<&MessageAllocation> = all
+        .iter()
+        .filter(|b| b.shape == a.shape && !std::ptr::eq(*b, a))
+        .collect();
+    if twins.len() > MAX_TWINS {
+        return Vec::new();
+    }
+    twins
 }
 
 /// One buffer over half the pool: a configuration error (a debug print, a missing

@@ -5,7 +5,7 @@
 
 use crate::diagnosis::line::{pct, Context, Line};
 use crate::diagnosis::oom;
-use crate::evidence::message::{OomKind, OomMessage, CONSTANT_OP, PROGRAM_LOAD_OP};
+use crate::evidence::message::{AllocatorStats, OomKind, OomMessage, CONSTANT_OP, PROGRAM_LOAD_OP};
 use crate::report::model::{DiagnosisId, Label};
 use crate::units::size;
 
@@ -74,7 +74,9 @@ fn in_message(cx: &Context<'_>) -> Option<Line> {
             program_load(m)
         }
         _ if m.pytorch_allocated_bytes.is_some() => outside_pytorch(m),
-        _ => tiny_request(m).or_else(|| small_pool(m)),
+        _ => tiny_request(m)
+            .or_else(|| small_pool(m))
+            .or_else(|| pool_could_not_grow(m)),
     }
 }
 
@@ -234,6 +236,53 @@ fn small_pool(m: &OomMessage) -> Option<Line> {
     Some(line(
         text,
         "another process, the display, or an earlier framework in this process took the device's memory before this pool was made",
+    ))
+}
+
+/// Whether the BFC allocator's limit left room for a new region of the request's size
+/// beyond the regions it held: an allocator that fails then failed to grow, since
+/// growing asks the device for a region, backing off to the request's size.
+pub fn could_grow(a: &AllocatorStats, request: u64) -> bool {
+    a.limit_bytes
+        .zip(a.region_allocated_bytes)
+        .is_some_and(|(limit, region)| limit.saturating_sub(region) >= request)
+}
+
+/// The BFC allocator's limit had room for a new region of the request's size, yet it
+/// failed: the device itself had no more to give (free pieces inside its regions too
+/// small matter only because of that). Something else holds it: another process,
+/// another allocator of this process, a library's memory.
+fn pool_could_not_grow(m: &OomMessage) -> Option<Line> {
+    let a = m.allocator.as_ref()?;
+    let (limit, in_use, region) = (a.limit_bytes?, a.in_use_bytes?, a.region_allocated_bytes?);
+    let request = m.requested_bytes.or(m.requested_bytes_from_shape)?;
+    if !could_grow(a, request) {
+        return None;
+    }
+    let name = if a.name.is_empty() {
+        "the allocator"
+    } else {
+        a.name.as_str()
+    };
+    let pieces = region.saturating_sub(in_use);
+    let inside = if pieces >= request {
+        format!(
+            "; the {} free inside them is in pieces smaller than the request",
+            size(pieces)
+        )
+    } else {
+        String::new()
+    };
+    let text = format!(
+        "{name} had room under its limit for the {} requested ({} of {} in use, read), but could not grow its regions past {} (read): the device had no more memory to give it{inside}",
+        size(request),
+        size(in_use),
+        size(limit),
+        size(region)
+    );
+    Some(line(
+        text,
+        "the device's memory was taken by something else when the allocator tried to grow: another process, another framework or session in this process, or a library's own memory",
     ))
 }
 

@@ -46,7 +46,7 @@ pub fn headline(body: &str) -> Option<Draft> {
     if let Some(draft) = usage_warning(body) {
         return Some(draft);
     }
-    let host = HOST.iter().any(|w| body.contains(w)) || python_memory_error(body) || killed(body);
+    let host = host_failure(body);
     if !host && !device_error(body) {
         return None;
     }
@@ -76,16 +76,33 @@ pub fn headline(body: &str) -> Option<Draft> {
     Some(draft)
 }
 
+/// Whether a line says the host ran out of RAM: a line of its own, never the wrapped
+/// tail of the line before (a warning of a large allocation, then `terminate called
+/// after throwing an instance of 'std::bad_alloc'`).
+pub fn host_failure(body: &str) -> bool {
+    HOST.iter().any(|w| body.contains(w)) || python_memory_error(body) || killed(body)
+}
+
 /// Python's `MemoryError` raised (the line starts with it, or names it as the exception).
 fn python_memory_error(body: &str) -> bool {
     body.starts_with("MemoryError") || body.contains("builtins.MemoryError")
 }
 
-/// The shell's `Killed` alone on its line: the process got SIGKILL, which the kernel's
+/// The shell's `Killed` (`已杀死` in a Chinese locale) alone on its line, or ending a
+/// progress bar's line it was printed after: the process got SIGKILL, which the kernel's
 /// out-of-memory killer sends when the host's RAM runs out.
 fn killed(body: &str) -> bool {
-    body.trim() == "Killed"
+    let line = body.trim();
+    KILLED.iter().any(|word| {
+        line == *word
+            || line
+                .strip_suffix(word)
+                .is_some_and(|bar| bar.ends_with(' ') && bar.contains("%|"))
+    })
 }
+
+/// The shell's word for a process killed by a signal, in the locales seen.
+const KILLED: [&str; 2] = ["Killed", "已杀死"];
 
 /// TensorFlow failing to copy a tensor to the GPU for want of room there: `Failed copying
 /// input tensor from …CPU:0 to …GPU:0 in order to run …: Dst tensor is not initialized.`
@@ -136,6 +153,9 @@ mod tests {
         assert!(headline("MemoryError").is_some());
         assert!(headline("Killed").is_some());
         assert!(headline("Killed the bug").is_none());
+        assert!(headline("已杀死").is_some());
+        assert!(headline("loss: 4.1:  10%|███▍        Killed").is_some());
+        assert!(headline("the process was Killed").is_none());
         assert!(headline("raise MemoryErrorHandler").is_none());
     }
 

@@ -118,6 +118,11 @@ impl Draft {
         true
     }
 
+    /// Whether this message speaks of the host's RAM.
+    fn is_host(&self) -> bool {
+        self.msg.memory_space.as_deref() == Some("host")
+    }
+
     /// Enters `block` unless this message already read one (then it is another message's).
     pub fn enter(&mut self, block: Block) -> bool {
         if self.seen.contains(&block) {
@@ -266,7 +271,7 @@ impl Scanner {
         if body.is_empty() {
             return; // a blank line keeps the current block: listings space their entries
         }
-        if body.starts_with("Traceback (most recent call last)") && self.best.is_none() {
+        if starts_traceback(body) && self.best.is_none() {
             let open_warning = self
                 .current
                 .as_ref()
@@ -489,12 +494,24 @@ impl Scanner {
         self.close_current();
         let mut msg = match (self.best, self.best_warning) {
             (Some((_, msg)), _) => msg,
-            // Host memory warnings speak of their largest allocation.
-            (None, Some((_, msg))) if msg.is_host_allocation_warning() => OomMessage {
-                advisory: true,
-                requested_bytes: self.largest_host_warning.or(msg.requested_bytes),
-                ..msg
-            },
+            // Host memory warnings, then the host failing (`std::bad_alloc`, the OOM
+            // killer): the process died for want of RAM, which the failure says; the
+            // warnings stay as the allocations they were (`host_allocations_bytes`).
+            (None, Some((_, msg))) if msg.is_host_allocation_warning() => {
+                match self
+                    .fallback
+                    .take()
+                    .filter(|(_, d)| d.failure && d.is_host())
+                {
+                    Some((_, draft)) => draft.finish(),
+                    // Alone, they speak of their largest allocation.
+                    None => OomMessage {
+                        advisory: true,
+                        requested_bytes: self.largest_host_warning.or(msg.requested_bytes),
+                        ..msg
+                    },
+                }
+            }
             // A BFC warning followed by a traceback: the allocator could not give the
             // request and the run failed right after (the failure's own line is cut).
             (None, Some((_, msg))) => OomMessage {
@@ -599,6 +616,20 @@ fn is_repeat_on_another_device(first: &Draft, next: &Draft) -> bool {
         && matches!((a.device_ordinal, b.device_ordinal), (Some(x), Some(y)) if x != y)
 }
 
+/// A Python traceback's first line: `Traceback (most recent call last):`, or as Jupyter
+/// prints it, after the exception's name (`XlaRuntimeError    Traceback (most recent
+/// call last)`).
+fn starts_traceback(body: &str) -> bool {
+    const TRACEBACK: &str = "Traceback (most recent call last)";
+    body.starts_with(TRACEBACK)
+        || body
+            .split_once(char::is_whitespace)
+            .is_some_and(|(name, rest)| {
+                let exception = name.ends_with("Error") || name.ends_with("Exception");
+                exception && rest.trim_start().starts_with(TRACEBACK)
+            })
+}
+
 /// XLA:GPU's convolution autotuner reporting that one algorithm's scratch space could
 /// not be had: it tries the next algorithm (`Convolution performance may be suboptimal`),
 /// so the line is a warning, not the failure.
@@ -634,6 +665,8 @@ fn starts_record(body: &str) -> bool {
         || listing::KEYS.iter().any(|k| body.starts_with(k))
         || listing::is_separator(body)
         || listing::tpu_entry_start(body).is_some()
+        || other::host_failure(body)
+        || starts_traceback(body)
         || [
             "Traceback",
             "File \"",
@@ -668,6 +701,17 @@ fn left_open(body: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn tracebacks_as_python_and_jupyter_print_them() {
+        assert!(starts_traceback("Traceback (most recent call last):"));
+        assert!(starts_traceback(
+            "XlaRuntimeError                           Traceback (most recent call last)"
+        ));
+        assert!(!starts_traceback(
+            "See the Traceback (most recent call last) above"
+        ));
+    }
 
     #[test]
     fn open_brackets_and_quotes_keep_a_line_open() {
