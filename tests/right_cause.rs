@@ -963,11 +963,43 @@ fn one_array_twice_growth_refused_and_hosts_that_died() {
         assert_eq!(m.memory_space.as_deref(), Some("host"), "{prefix}");
         assert!(!m.host_allocations_bytes.is_empty(), "{prefix}");
         assert!(
-            r.diagnosis[0].text.contains("before it, the host warned"),
+            r.diagnosis[0]
+                .text
+                .starts_with("The host ran out of RAM after warning of large allocations"),
             "{}",
             r.diagnosis[0].text
         );
     }
     // A warning with nothing after it stays a warning.
     assert_eq!(lead("heldout13", "25-").0, Verdict::Warning);
+}
+
+/// The fourteenth set's lessons (tuned on after its one blind measurement). A Pallas
+/// kernel's own VMEM estimate over the core's VMEM is read (helion#2321); a tensor's
+/// exact size beside the allocator's request printed to two decimals (`118.28MiB`) is
+/// that request (Tacotron-2#13); the shell's `Killed` right after a host warning quoted
+/// in prose is the host failing, after one 16 GiB array (tensorflow#59383).
+#[test]
+fn kernel_estimates_printed_requests_and_a_quoted_kill() {
+    let r = report_of(&[held_out("heldout14", "14-")]);
+    let m = &r.error.as_ref().unwrap().message;
+    assert_eq!(
+        (m.memory_space.as_deref(), m.used_bytes, m.capacity_bytes),
+        (Some("vmem"), Some(282_025_001), Some(70_369_935))
+    );
+    assert_eq!(r.diagnosis[0].id, DiagnosisId::ScopedMemory);
+
+    let m = report_of(&[held_out("heldout14", "19-")])
+        .error
+        .unwrap()
+        .message;
+    assert_eq!(
+        (m.requested_bytes, m.requested_bytes_from_shape),
+        (Some(124_025_569), Some(124_026_880))
+    );
+
+    assert_eq!(
+        lead("heldout14", "13-"),
+        (Verdict::RanOut, DiagnosisId::DominantBuffer)
+    );
 }

@@ -63,34 +63,54 @@ const SMALL_HOST_WARNING: u64 = 64 << 20;
 /// program needs.
 const PREALLOCATED_SHARE: f64 = 70.0;
 
-/// The lead line when the text holds only warnings of large host allocations
-/// (TensorFlow's `Allocation of N exceeds 10% of free system memory`, tcmalloc's `large
-/// alloc N bytes`): nothing failed on the accelerator; the host's RAM is filling, and a
-/// process killed after them was killed by the host's out-of-memory killer.
+/// The lead line when the text holds warnings of large host allocations (TensorFlow's
+/// `Allocation of N exceeds 10% of free system memory`, tcmalloc's `large alloc N
+/// bytes`), alone or followed by the host failing (`std::bad_alloc`, the shell's
+/// `Killed`): not the accelerator's memory; the host's RAM is filling, and a process
+/// killed after them was killed by the host's out-of-memory killer.
 pub fn host_warning(cx: &Context<'_>) -> Option<Line> {
-    let m = cx
-        .message
-        .filter(|m| m.advisory && m.is_host_allocation_warning())?;
+    let m = cx.message?;
     if cx.module.is_some() {
         return None;
     }
-    let request = m.requested_bytes?;
-    let one_array = request >= ONE_HOST_ARRAY;
+    let warned = m.advisory && m.is_host_allocation_warning();
+    let died = !m.advisory
+        && m.kind == OomKind::Other
+        && m.memory_space.as_deref() == Some("host")
+        && m.requested_bytes.is_none();
+    let request = if warned {
+        m.requested_bytes?
+    } else if died {
+        *m.host_allocations_bytes.iter().max()?
+    } else {
+        return None;
+    };
+    let (lead, then) = if warned {
+        (
+            "Not an accelerator failure: ",
+            "; if the process was then killed, the host ran out of RAM (estimated)",
+        )
+    } else {
+        (
+            "The host ran out of RAM after warning of large allocations (read): ",
+            " (estimated)",
+        )
+    };
     let (id, text, cause) = if request < SMALL_HOST_WARNING {
         (
             DiagnosisId::HeldElsewhere,
             format!(
-                "Not an accelerator failure: an allocation of only {} exceeds 10% of the host's free RAM, so under {} of RAM was free (estimated): other processes, or arrays the program kept, hold the machine's memory",
+                "{lead}an allocation of only {} exceeds 10% of the host's free RAM, so under {} of RAM was free (estimated): other processes, or arrays the program kept, hold the machine's memory",
                 size(request),
                 size(request.saturating_mul(10))
             ),
             "the host's RAM held by something else",
         )
-    } else if one_array {
+    } else if request >= ONE_HOST_ARRAY {
         (
             DiagnosisId::DominantBuffer,
             format!(
-                "Not an accelerator failure: one host allocation of {} (read), an array held whole in the machine's RAM (a dataset or images loaded at once, a model's weights read in one piece); if the process was then killed, the host ran out of RAM (estimated)",
+                "{lead}one host allocation of {} (read), an array held whole in the machine's RAM (a dataset or images loaded at once, a model's weights read in one piece){then}",
                 size(request)
             ),
             "one large array in host memory",
@@ -99,7 +119,7 @@ pub fn host_warning(cx: &Context<'_>) -> Option<Line> {
         (
             DiagnosisId::AggregateTooBig,
             format!(
-                "Not an accelerator failure: the host allocates {} at once (read) and more besides: the model and its data outgrow the machine's RAM; if the process was then killed, the host ran out of RAM (estimated)",
+                "{lead}the host allocates {} at once (read) and more besides: the model and its data outgrow the machine's RAM{then}",
                 size(request)
             ),
             "the model's weights, optimizer state and data together in host memory",

@@ -500,7 +500,7 @@ pub fn too_little_to_tell(
         }
     }
     if stated.is_empty() && m.memory_space.as_deref() == Some("host") {
-        return Some(host_too_little(m));
+        return Some(host_too_little());
     }
     let stated = if stated.is_empty() {
         "the message says that memory ran out and states no size".to_owned()
@@ -528,31 +528,11 @@ pub fn too_little_to_tell(
 /// The host's RAM ran out and the message states no size (XLA:CPU's JIT `Cannot
 /// allocate memory`, `std::bad_alloc`, the OOM killer): how to tell the program's host
 /// arrays from what else fills the machine.
-fn host_too_little(m: &OomMessage) -> Line {
-    // Warnings of large allocations before the failure say what the program asked for,
-    // not what the machine had: still too little to tell whose the RAM was.
-    let warned = m
-        .host_allocations_bytes
-        .iter()
-        .max()
-        .map(|&largest| {
-            format!(
-                "; before it, the host warned of {} large allocation{}, the largest {} (read)",
-                m.host_allocations_bytes.len(),
-                if m.host_allocations_bytes.len() == 1 {
-                    ""
-                } else {
-                    "s"
-                },
-                size(largest)
-            )
-        })
-        .unwrap_or_default();
-    let own = if warned.is_empty() { "" } else { " of its own" };
+fn host_too_little() -> Line {
     let line = Line::new(
         DiagnosisId::TooLittleToTell,
         Label::Read,
-        format!("the message says the host (CPU) ran out of RAM and states no size{own} (read){warned}: whether the program's own arrays (a dataset loaded whole, arrays kept across steps, XLA:CPU's buffers) or other processes filled it cannot be told from it"),
+        "the message says the host (CPU) ran out of RAM and states no size (read): whether the program's own arrays (a dataset loaded whole, arrays kept across steps, XLA:CPU's buffers) or other processes filled it cannot be told from it".into(),
         "too little in the message: neither the process's memory nor the machine's is stated",
     );
     let how = |text: &str| advice(text, None);

@@ -44,7 +44,9 @@ pub(super) fn borrow(msg: &mut OomMessage, other: &OomMessage) {
             .as_deref()
             .filter(|_| from_shape.is_none())
             .and_then(super::short::elements_of);
-        let sized = |r: u64, s: u64| r == s || rounds_to(s, Some(r));
+        // The allocator's size, exact, rounded up to its granularity, or printed with two
+        // decimals (`118.28MiB` for a tensor of 124,026,880 bytes).
+        let sized = |r: u64, s: u64| r == s || rounds_to(s, Some(r)) || printed_rounded(r, s);
         let of_shape = |r: u64| {
             from_shape.is_some_and(|s| sized(r, s))
                 || elements.is_some_and(|n| {

@@ -101,6 +101,20 @@ fn killed(body: &str) -> bool {
     })
 }
 
+/// Whether the shell's `Killed` follows a host memory warning on its own line, as when a
+/// log quoted in prose runs the warning and the next line together (`"Allocation of N
+/// exceeds 10% of free system memory. Killed" indicates …`).
+pub fn killed_after_warning(body: &str) -> bool {
+    let Some(rest) = super::fields::after(body, "system memory.") else {
+        return false;
+    };
+    let rest = rest.trim_start();
+    KILLED.iter().any(|word| {
+        rest.strip_prefix(word)
+            .is_some_and(|after| !after.starts_with(|c: char| c.is_alphanumeric()))
+    })
+}
+
 /// The shell's word for a process killed by a signal, in the locales seen.
 const KILLED: [&str; 2] = ["Killed", "已杀死"];
 
@@ -156,6 +170,18 @@ mod tests {
         assert!(headline("已杀死").is_some());
         assert!(headline("loss: 4.1:  10%|███▍        Killed").is_some());
         assert!(headline("the process was Killed").is_none());
+        assert!(killed_after_warning(
+            "The error \"Allocation of 17198850112 exceeds 10% of free system memory. Killed\" indicates"
+        ));
+        assert!(killed_after_warning(
+            "Allocation of 17198850112 exceeds 10% of free system memory. Killed"
+        ));
+        assert!(!killed_after_warning(
+            "Allocation of 17198850112 exceeds 10% of free system memory. Killer app"
+        ));
+        assert!(!killed_after_warning(
+            "Allocation of 17198850112 exceeds 10% of free system memory."
+        ));
         assert!(headline("raise MemoryErrorHandler").is_none());
     }
 

@@ -444,6 +444,10 @@ impl Scanner {
         {
             self.host_allocations.push(bytes);
         }
+        // The shell's `Killed` run into the warning's line: the host failing after it.
+        if other::killed_after_warning(body) {
+            self.keep_fallback("Killed");
+        }
         self.last_host_line = Some(fields::bounded(body));
     }
 

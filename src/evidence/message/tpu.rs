@@ -69,6 +69,13 @@ fn compile_check(draft: &mut Draft, body: &str) {
             m.used_bytes = Some(bytes);
             m.capacity_bytes = used.get(len..).and_then(|r| size_after(r, " of "));
         }
+    } else if let Some(estimate) = after(body, "Estimated ") {
+        // A kernel's estimate of its own scoped memory, as Helion's Pallas backend words
+        // it: `Estimated 268.96MB exceeds 67.11MB vmem capacity.`
+        if let Some((bytes, len)) = units::size_exact_prefix(estimate, false) {
+            m.used_bytes = Some(bytes);
+            m.capacity_bytes = estimate.get(len..).and_then(|r| size_after(r, "exceeds "));
+        }
     }
     m.exceeded_by_bytes = size_after(body, "capacity by ");
 }
@@ -466,6 +473,11 @@ mod tests {
 
     #[test]
     fn reads_the_compile_check() {
+        let d = headline("RuntimeError: XLA:TPU compile permanent error. Ran out of memory in memory space vmem. Estimated 268.96MB exceeds 67.11MB vmem capacity.").unwrap();
+        assert_eq!(
+            (d.msg.used_bytes, d.msg.capacity_bytes),
+            (Some(282_025_001), Some(70_369_935))
+        );
         let d = headline("RESOURCE_EXHAUSTED: E1000: CompileTimeHbmOom: XLA:TPU compile permanent error. Ran out of memory in memory space hbm. Used 49.34G of 32.00G hbm. Exceeded hbm capacity by 17.34G.").unwrap();
         assert_eq!(d.msg.kind, OomKind::TpuCompileHbm);
         assert_eq!(d.msg.memory_space.as_deref(), Some("hbm"));
