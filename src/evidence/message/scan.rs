@@ -492,11 +492,12 @@ impl Scanner {
         }
     }
 
-    /// The chosen message, or `None` when the text held none.
-    pub fn finish(mut self) -> Option<OomMessage> {
-        self.flush();
-        self.close_current();
-        let mut msg = match (self.best, self.best_warning) {
+    /// The message the text's lines make, before what others printed about it is
+    /// joined in: the best failure, else warnings (which a failure after them may turn
+    /// into one), else an allocator state alone, a line in an unknown wording, or the
+    /// scheduler's limit.
+    fn chosen(&mut self) -> Option<OomMessage> {
+        Some(match (self.best.take(), self.best_warning.take()) {
             (Some((_, msg)), _) => msg,
             // Host memory warnings, then the host failing (`std::bad_alloc`, the OOM
             // killer): the process died for want of RAM, which the failure says; the
@@ -538,7 +539,14 @@ impl Scanner {
                     None => return None,
                 },
             },
-        };
+        })
+    }
+
+    /// The chosen message, or `None` when the text held none.
+    pub fn finish(mut self) -> Option<OomMessage> {
+        self.flush();
+        self.close_current();
+        let mut msg = self.chosen()?;
         if !msg.advisory {
             for other in &self.recent {
                 borrow(&mut msg, other);
