@@ -222,11 +222,7 @@ fn driver_request(m: &OomMessage, req: &HeadlineFigure) -> Option<Headline> {
 fn allocator_use(m: &OomMessage) -> Option<(HeadlineFigure, HeadlineFigure, &str)> {
     let a = m.allocator.as_ref()?;
     let (in_use, limit) = (a.in_use_bytes?, a.limit_bytes?);
-    let name = if a.name.is_empty() {
-        "the allocator"
-    } else {
-        a.name.as_str()
-    };
+    let name = a.display_name();
     Some((
         read("in_use", in_use, Label::Read),
         read("capacity", limit, Label::Read),

@@ -58,6 +58,10 @@ const ONE_HOST_ARRAY: u64 = 4 << 30;
 /// else holds the RAM. tcmalloc reports only from 1 GiB by default, far above this.
 const SMALL_HOST_WARNING: u64 = 64 << 20;
 
+/// The last fix of every host warning: whether the host's out-of-memory killer ended
+/// the run, and what to paste if the accelerator failed after.
+const CHECK_KILLED: &str = "if the run died, check that the host killed it (`dmesg`: `Out of memory: Killed process`); if an accelerator error came after, paste that error";
+
 /// JAX preallocates 75% of a GPU when it starts (90% before 0.4), TensorFlow nearly all
 /// of it: a usage from this share up is what the frameworks' pools hold, whatever the
 /// program needs.
@@ -134,7 +138,7 @@ pub fn host_warning(cx: &Context<'_>) -> Option<Line> {
                 None,
             ),
             fix(
-                "if the run died, check that the host killed it (`dmesg`: `Out of memory: Killed process`); if an accelerator error came after, paste that error",
+                CHECK_KILLED,
                 None,
             ),
         ]));
@@ -149,7 +153,7 @@ pub fn host_warning(cx: &Context<'_>) -> Option<Line> {
             Some("cost, or some precision"),
         ),
         fix(
-            "if the run died, check that the host killed it (`dmesg`: `Out of memory: Killed process`); if an accelerator error came after, paste that error",
+            CHECK_KILLED,
             None,
         ),
     ]))

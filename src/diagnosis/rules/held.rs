@@ -259,11 +259,7 @@ fn pool_could_not_grow(m: &OomMessage) -> Option<Line> {
     if !could_grow(a, request) {
         return None;
     }
-    let name = if a.name.is_empty() {
-        "the allocator"
-    } else {
-        a.name.as_str()
-    };
+    let name = a.display_name();
     let pieces = region.saturating_sub(in_use);
     let inside = if pieces >= request {
         format!(

@@ -165,11 +165,7 @@ pub fn fragmentation(cx: &Context<'_>) -> Option<Line> {
 fn bfc_fragmented(m: &OomMessage, request: u64) -> Option<String> {
     let a = m.allocator.as_ref()?;
     let in_use = a.in_use_bytes?;
-    let name = if a.name.is_empty() {
-        "the allocator"
-    } else {
-        a.name.as_str()
-    };
+    let name = a.display_name();
     // Free inside the regions already taken from the device: no new region is needed,
     // unless the limit left room for one, which the device then refused (`held`).
     if let Some(region) = a
@@ -617,11 +613,7 @@ fn overflow(m: &OomMessage) -> String {
                         "; {} of {} in use in {} ({:.0}%, read)",
                         size(in_use),
                         size(limit),
-                        if a.name.is_empty() {
-                            "the allocator"
-                        } else {
-                            &a.name
-                        },
+                        a.display_name(),
                         pct(in_use, limit)
                     ));
                     t.push_str(&pool_state(m));

@@ -323,6 +323,17 @@ pub struct AllocatorStats {
     pub rounded_request_bytes: Option<u64>,
 }
 
+impl AllocatorStats {
+    /// Its name as a report says it: `GPU_0_bfc`, or "the allocator" when none was printed.
+    pub fn display_name(&self) -> &str {
+        if self.name.is_empty() {
+            "the allocator"
+        } else {
+            &self.name
+        }
+    }
+}
+
 /// `Can't reduce memory use below X (N bytes) by rematerialization; only reduced to Y (M
 /// bytes), down from Z (K bytes) originally`.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]

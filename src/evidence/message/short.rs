@@ -241,15 +241,15 @@ fn set_op(draft: &mut Draft, body: &str) {
     }
 }
 
-/// The bytes of a TensorFlow tensor `[2,480,640,66]` of `float`: its elements times the
-/// element's size, when the type is one TensorFlow names (`None` for an unknown type, a
-/// dimension that is not a number, or an overflow).
 /// The number of elements of a tensor's printed shape (`[3,3,512,512]`, or a proto's
 /// `dim { size: 3 } …`).
 pub(super) fn elements_of(shape: &str) -> Option<u64> {
     tensor_bytes(&listed_dims(shape)?, "int8")
 }
 
+/// The bytes of a TensorFlow tensor `[2,480,640,66]` of `float`: its elements times the
+/// element's size, when the type is one TensorFlow names (`None` for an unknown type, a
+/// dimension that is not a number, or an overflow).
 fn tensor_bytes(shape: &str, dtype: &str) -> Option<u64> {
     let element: u64 = match dtype.trim_end_matches([',', '.']) {
         "bool" | "int8" | "uint8" | "qint8" | "quint8" | "float8_e4m3fn" | "float8_e5m2" => 1,
