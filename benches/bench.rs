@@ -8,6 +8,7 @@
 //! OOMLENS_BENCH_SIZES=0.1,0.5 cargo bench --bench bench
 //! cargo bench --bench bench -- scale IN OUT COPIES   # just make a scaled capture
 //! cargo bench --bench bench -- shapes [DIR]          # every capture in DIR at 0.5 GB
+//! OOMLENS_BENCH_SHAPES_GB=1 cargo bench --bench bench -- shapes   # … at 1 GB
 //! ```
 //! Captures are written to `bench-out/` (git-ignored) and reused between runs. `cat`
 //! and oomlens run `OOMLENS_BENCH_RUNS` times (3) and the fastest run is reported;
@@ -295,7 +296,7 @@ fn fastest_and_median(seconds: &mut [f64]) -> (f64, f64) {
     )
 }
 
-/// Every capture shape at 0.5 GB: `cat` and oomlens on each, the ratio of their
+/// Every capture shape at 0.5 GB (or `OOMLENS_BENCH_SHAPES_GB`): `cat` and oomlens on each, the ratio of their
 /// fastest times, oomlens's peak memory, and the worst ratio over all shapes (issue 14
 /// §5's target: at most 4× `cat` and 128 MiB on every shape). The ratio of the median
 /// times is printed beside it, to show how much a slow stretch of the machine moves it.
@@ -303,7 +304,12 @@ fn fastest_and_median(seconds: &mut [f64]) -> (f64, f64) {
 /// on, five let a slow stretch of a few seconds decide the fastest run of oomlens (a
 /// quarter of a second) more often than that of `cat` (a tenth).
 fn shapes(root: &Path, dir: &Path) {
-    const GB: f64 = 0.5;
+    // 0.5 GB unless `OOMLENS_BENCH_SHAPES_GB` says otherwise (the page's target is at 1 GB).
+    let gb: f64 = std::env::var("OOMLENS_BENCH_SHAPES_GB")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .filter(|gb: &f64| *gb > 0.0)
+        .unwrap_or(0.5);
     let runs: usize = std::env::var("OOMLENS_BENCH_RUNS")
         .ok()
         .and_then(|v| v.parse().ok())
@@ -333,8 +339,8 @@ fn shapes(root: &Path, dir: &Path) {
             })
             .unwrap_or_default();
         let source_len = std::fs::metadata(&source).map(|m| m.len()).unwrap_or(0);
-        let copies = copies_for(GB, source_len, repeated_len(&source));
-        let capture = out_dir.join(format!("scaled{}_{stem}_{GB}GB.xplane.pb", scale::VERSION));
+        let copies = copies_for(gb, source_len, repeated_len(&source));
+        let capture = out_dir.join(format!("scaled{}_{stem}_{gb}GB.xplane.pb", scale::VERSION));
         if !capture.exists() {
             if let Err(e) = make_capture(&source, &capture, copies) {
                 eprintln!("could not build {}: {e}", capture.display());

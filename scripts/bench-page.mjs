@@ -102,8 +102,8 @@ async function pageRun(page, file) {
   await page.setInputFiles('#file-input', file);
   const state = await waitForRun(page, runs, 600000);
   const seconds = (Date.now() - started) / 1000;
-  const phases = JSON.parse(await page.evaluate(() => document.getElementById('engine-info').dataset.phases || '[]'));
-  return { seconds, state, phases };
+  const info = await page.evaluate(() => ({ ...document.getElementById('engine-info').dataset }));
+  return { seconds, state, phases: JSON.parse(info.phases || '[]'), readAhead: JSON.parse(info.readAhead || 'null') };
 }
 
 /** The better of two runs: a finished one, the faster. */
@@ -158,6 +158,7 @@ try {
       const run = best[i];
       const memory = Number(await build.page.evaluate(() => document.getElementById('engine-info').dataset.memory || 0));
       console.error(`${build.name}: phases (fastest run): ${run.phases.map(([name, ms]) => `${name} ${(ms / 1000).toFixed(2)} s`).join(', ')}`);
+      if (run.readAhead) console.error(`${build.name}: read ahead (fastest run): ${JSON.stringify(run.readAhead)}`);
       const shown = run.state === 'done' ? `${run.seconds.toFixed(2)} s` : run.state;
       const ratio = (read) => (run.state === 'done' ? `${(run.seconds / read).toFixed(2)}×` : '—');
       const row = `| ${basename(file, '.xplane.pb')} | ${(size / 1e9).toFixed(2)} GB | ${shown} | ${(size / 1e6 / run.seconds).toFixed(0)} MB/s | ${cat.slices.toFixed(2)} s | ${ratio(cat.slices)} | ${cat.stream.toFixed(2)} s | ${ratio(cat.stream)} | ${(memory / 1048576).toFixed(1)} MiB | ${(peak.renderer / 1048576).toFixed(0)} MiB | ${(peak.all / 1048576).toFixed(0)} MiB |`;

@@ -304,3 +304,77 @@ fn report_with(src: &FileSource, scan: Scan) -> String {
     let report = analyze(src, "host", "capture", &options, &mut |_, _, _| {}).expect("analyze");
     oomlens::report::json::render(&oomlens::report(vec![report]))
 }
+
+/// A device plane read by one thread and too large to walk twice cheaply (from 32 MiB,
+/// `ALONE_TABLES_FIRST_FROM` in `runtime/scan.rs`) takes its tables from its end and is
+/// read in one walk. Where the walk confirms them, and where it refutes them (what the
+/// walk read is then undone and the plane read again), the report is the one of the
+/// same plane without the line that makes it large (opened by walking it, as planes
+/// below 32 MiB are).
+#[test]
+fn large_device_planes_read_by_one_thread_take_their_tables_from_the_end() {
+    let first_tpu = |name: &[u8]| name.ends_with(b"TPU:0");
+    // A line of 33 MiB ahead of the others: a field no reader knows, which the walk
+    // steps over.
+    let padded = |header, lines: Vec<Vec<u8>>, tables| {
+        let mut padding = field(2, b"padding");
+        padding.extend(field(15, &vec![0u8; 33 << 20]));
+        [header, vec![field(3, &padding)], lines, tables].concat()
+    };
+    let mut tried = 0;
+    for path in real_captures::all() {
+        let original = std::fs::read(&path).expect("read");
+        let src: &dyn ByteSource = &original.as_slice();
+        let index = CaptureIndex::scan(src).expect("index");
+        if !index.planes.iter().any(|p| first_tpu(p.name.as_bytes())) {
+            continue;
+        }
+        let misleading = rewrite_planes(&original, &first_tpu, &entry_in_last_line);
+        for (what, small, confirmed) in [
+            ("as written", &original, true),
+            ("a table entry inside the last line", &misleading, false),
+        ] {
+            let capture = &rewrite_planes(small, &first_tpu, &padded);
+            let src: &dyn ByteSource = &capture.as_slice();
+            let index = CaptureIndex::scan(src).expect("index");
+            let at = index.planes.iter().find(|p| first_tpu(p.name.as_bytes()));
+            let at = at.expect("the first TPU plane");
+            assert!(at.len >= 33 << 20, "{what}: the plane is large");
+            let mut plane = Plane::open_tables_first(src, at).expect("open");
+            assert!(plane.tables_unconfirmed(), "{what}: a guess is made");
+            plane.visit_events(src, &mut Walk).expect("walk");
+            assert_eq!(plane.confirm_tables(), confirmed, "{what}");
+
+            let (guessed, reference) = (
+                report_from_file(capture, tried),
+                report_from_file(small, tried),
+            );
+            assert_eq!(guessed, reference, "{}: {what}", path.display());
+            tried += 1;
+        }
+    }
+    assert!(tried >= 2, "no capture had a TPU plane");
+}
+
+/// The one-thread report of `capture`, read from a file, without what the padding
+/// changes: the file's size and the planes' sizes and line counts.
+fn report_from_file(capture: &[u8], n: usize) -> String {
+    let file = std::env::temp_dir().join(format!(
+        "oomlens-large-plane-{}-{n}.xplane.pb",
+        std::process::id()
+    ));
+    std::fs::write(&file, capture).expect("write");
+    let src = FileSource::open(&file).expect("open");
+    let report = report_with(&src, Scan::OneThread);
+    let _ = std::fs::remove_file(&file);
+    let mut report: serde_json::Value = serde_json::from_str(&report).expect("json");
+    assert_eq!(
+        report["file_bytes"],
+        capture.len() as u64,
+        "the file's size"
+    );
+    assert!(report["planes"].as_array().is_some_and(|p| !p.is_empty()));
+    report["file_bytes"] = serde_json::Value::Null;
+    report["planes"] = serde_json::Value::Null;
+    report.to_string()
+}

@@ -12,7 +12,9 @@
 // Protocol:
 //   in:  {type: 'start', blob, start, block, ahead, run}  read [start, …) in blocks of
 //                                                        `block` bytes; `run` names this
-//                                                        sequence (a new start ends the last)
+//                                                        sequence (a new start ends the last).
+//                                                        Only its first block until told `on`
+//        {type: 'on', run}                               the engine reads on: read ahead
 //        {type: 'recycle', buffer}                       a block's buffer, back to read into
 //   out: {type: 'slice', run, start, buffer, length}     one block, `length` bytes of
 //                                                        `buffer` (transferred)
@@ -27,6 +29,8 @@ let next = 0;
 let block = 0;
 let ahead = 0;
 let made = 0;
+/** Where reading stops until the engine is seen to read on (the end of a run's first block). */
+let until = 0;
 let pumping = false;
 const pool = [];
 
@@ -64,7 +68,7 @@ async function pump() {
   if (pumping) return;
   pumping = true;
   try {
-    while (next < size) {
+    while (next < size && next < until) {
       const buf = buffer();
       if (!buf) break;
       const mine = run;
@@ -103,7 +107,10 @@ self.onmessage = (event) => {
     next = msg.start;
     block = msg.block;
     ahead = msg.ahead;
+    until = next + block;
     stream = msg.blob.slice(next).stream().getReader({ mode: 'byob' });
+  } else if (msg.type === 'on' && msg.run === run) {
+    until = Infinity;
   } else if (msg.type === 'recycle' && msg.buffer instanceof ArrayBuffer) {
     reuse(msg.buffer);
   }

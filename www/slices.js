@@ -108,6 +108,13 @@ export class SliceStream {
     const inRun = this.stats.runs > 0 && Number.isInteger(index) && index >= this.used && index < this.used + AHEAD;
     if (!inRun) this.begin(start);
     this.pass(start);
+    // A run's reader reads its first block only, until the engine takes a second: a
+    // lone block looked up (an event read again while the runtime is summarized) then
+    // costs no read ahead.
+    if (this.used > 0 && !this.readingOn) {
+      this.readingOn = true;
+      this.worker.postMessage({ type: 'on', run: this.run });
+    }
     if (this.arrived.has(start)) return Promise.resolve(this.hand(start, end));
     const since = performance.now();
     return new Promise((resolve) => {
@@ -123,6 +130,7 @@ export class SliceStream {
     this.arrived.clear();
     this.runStart = start;
     this.used = 0;
+    this.readingOn = false;
     this.worker.postMessage({ type: 'start', blob: this.blob, start, block: BLOCK, ahead: AHEAD, run: this.run });
   }
 

@@ -17,7 +17,7 @@ use super::records::{ExecutionRecord, Origin, RuntimeScan};
 /// The module and program named for each run id (by CPU thunks, or by a run scope on
 /// another thread than its launch), with when each was first seen: entries older than
 /// the launches kept are dropped with them.
-#[derive(Debug, Default, Serialize, Deserialize)]
+#[derive(Debug, Default, Clone, Serialize, Deserialize)]
 pub(super) struct RunIds {
     modules: HashMap<i64, (u32, i64)>,
     programs: HashMap<i64, (u64, i64)>,

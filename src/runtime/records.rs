@@ -163,7 +163,7 @@ impl RetryTotals {
 /// to the crate; the rest is the runtime's, and the maps that must stay consistent
 /// with the capped histories (modules interned, runs seen, launches dropped) are this
 /// file's, behind small methods.
-#[derive(Debug, Default, Serialize, Deserialize)]
+#[derive(Debug, Default, Clone, Serialize, Deserialize)]
 pub struct RuntimeScan {
     pub(crate) allocators: Vec<AllocatorState>,
     /// The latest allocator events (see [`MAX_ALLOCATION_RECORDS`]), in time order

@@ -157,6 +157,14 @@ fn plane_run<'p>(
     (len >= 2 && bytes >= shared_from).then_some(run)
 }
 
+/// From this size on, a device plane read by one thread is opened tables-first (its
+/// tables found from its end) and read by one walk that confirms them, instead of a
+/// walk to find its tables and another to read its lines. Where a source is read in
+/// blocks (the page's `File`), a plane larger than the few blocks it keeps is otherwise
+/// read twice from the file; below this the two walks read blocks it still holds. The
+/// price is a copy of the scan so far, to undo a walk that refutes the guess.
+const ALONE_TABLES_FIRST_FROM: u64 = 32 << 20;
+
 /// One device plane into `result`: its kernels matched to launches (the first TPU's
 /// module runs collected as launches too), and its line and kernel counts kept, 0 for a
 /// plane that cannot be read.
@@ -174,7 +182,8 @@ pub(super) fn scan_device_plane(
     let shared = how.device_shared_from().is_some_and(|from| at.len >= from)
         && result.kernels_match_in_any_order()
         && !at.name.contains("TPU");
-    let opened = if shared {
+    let alone = !shared && at.len >= ALONE_TABLES_FIRST_FROM;
+    let opened = if shared || alone {
         Plane::open_tables_first(src, at)
     } else {
         Plane::open(src, at)
@@ -183,13 +192,33 @@ pub(super) fn scan_device_plane(
         result.count_device_plane(0, 0);
         return Ok(());
     };
-    result.note_device_memory(&plane);
     // Launches read from a device's module line come in line order.
     let collect = *first_tpu && plane.name.contains("TPU");
     if collect {
         *first_tpu = false;
     }
+    if alone && plane.tables_unconfirmed() {
+        let before = result.clone();
+        let events_before = result.device_events;
+        result.note_device_memory(&plane);
+        let mut visitor = DeviceVisitor::new(&plane, result, order, collect);
+        plane.visit_events(src, &mut visitor)?;
+        if plane.confirm_tables() {
+            let seen = result.device_events - events_before;
+            result.count_device_plane(plane.line_count, seen);
+            return Ok(());
+        }
+        // The walk met the tables elsewhere: what it read goes, and the plane is read
+        // the usual way.
+        *result = before;
+        let Ok(walked) = plane.reopen(src) else {
+            result.count_device_plane(0, 0);
+            return Ok(());
+        };
+        plane = walked;
+    }
     let events_before = result.device_events;
+    result.note_device_memory(&plane);
     if let (true, false, Some(second)) = (shared, collect, src.share()) {
         let part = match_kernels_shared(src, second.as_ref(), &mut plane, result, order, how)?;
         if let Some(part) = part {

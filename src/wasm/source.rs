@@ -24,7 +24,8 @@ pub(super) struct BlobSource {
     /// A dropped block's buffer that nothing shows any more, kept to read the next
     /// slice into: no allocation, and none of its bytes zeroed again.
     spare: RefCell<Option<Vec<u8>>>,
-    /// Where the last slice read from the blob ended.
+    /// Where the last slice read from the blob began and ended.
+    last_start: Cell<u64>,
     last_end: Cell<u64>,
     /// Given each slice's `ArrayBuffer` once copied (`options.discard`): the worker
     /// transfers it into a closed `MessagePort`, which frees it at once (see
@@ -67,10 +68,11 @@ impl Block {
 /// `FileReaderSync` call costs about 0.6 ms plus 1.5 ms per MiB in Chromium: large
 /// slices approach its best throughput.
 const BLOCK: u64 = 16 << 20;
-/// Size of the slice read for a small read far from the last one (the next line's
-/// header after skipping a long line): a whole block there would read what is skipped.
+/// Size of the slice read for a small read after a jump (the next line's header after
+/// skipping a long line), and the step of a larger one: a whole block there would read
+/// what is skipped.
 const SMALL_BLOCK: u64 = 64 << 10;
-/// How far past the last block a small read must land to be read as a small block.
+/// How far past the last block a read must land to be a jump.
 const FAR: u64 = 2 << 20;
 /// Blocks kept: a window straddles at most two, plus one for a jump back.
 const CACHED_BLOCKS: usize = 3;
@@ -96,6 +98,7 @@ impl BlobSource {
             let _ = discard.call1(&JsValue::NULL, &bytes.buffer());
         }
         self.reporter.read(end, n as u64);
+        self.last_start.set(start);
         self.last_end.set(end);
         Ok(())
     }
@@ -149,18 +152,16 @@ impl BlobSource {
     }
 
     /// The index of a held block holding `offset`, made the most recently used, reading
-    /// one if none does (a whole aligned block, or a small one for a small read far on).
-    fn block_at(&self, offset: u64, small: bool) -> io::Result<usize> {
+    /// one if none does (see [`BlobSource::span_at`]) for a read of `len` bytes there
+    /// (`copy`: `len` bytes copied out, and no more asked for from there on).
+    fn block_at(&self, offset: u64, len: u64, copy: bool) -> io::Result<usize> {
         let mut blocks = self.blocks.borrow_mut();
         if let Some(i) = blocks.iter().position(|b| b.holds(offset)) {
             let hit = blocks.remove(i);
             blocks.push(hit);
             return Ok(blocks.len() - 1);
         }
-        let far = offset > self.last_end.get().saturating_add(FAR);
-        let size = if far && small { SMALL_BLOCK } else { BLOCK };
-        let start = offset - offset % size;
-        let end = (start + size).min(self.len);
+        let (start, end) = self.span_at(offset, len, copy);
         let mut bytes = self.buffer();
         self.read_slice(start, end, &mut bytes, 0)?;
         let block = Block {
@@ -170,10 +171,29 @@ impl BlobSource {
         Ok(Self::keep(&mut blocks, &self.spare, block))
     }
 
+    /// The slice to read for a read of `len` bytes at `offset`: a whole aligned block
+    /// when the engine reads on through the file. After a jump (far past the last slice,
+    /// or back before it: a plane's tables read from its end, an event looked up again
+    /// while the runtime is summarized) only what the read needs, in
+    /// [`SMALL_BLOCK`] steps: a whole block there would mostly be bytes nobody reads,
+    /// and with a reader worker, restart its read ahead for nothing. A walk's window
+    /// (not `copy`) takes a whole block, as the walk goes on from there.
+    fn span_at(&self, offset: u64, len: u64, copy: bool) -> (u64, u64) {
+        let far = offset > self.last_end.get().saturating_add(FAR);
+        let back = offset < self.last_start.get();
+        if (far || back) && (len < SMALL_BLOCK || copy) {
+            let start = offset - offset % SMALL_BLOCK;
+            let want = (offset + len.max(1)).div_ceil(SMALL_BLOCK) * SMALL_BLOCK - start;
+            return (start, (start + want.min(BLOCK)).min(self.len));
+        }
+        let start = offset - offset % BLOCK;
+        (start, (start + BLOCK).min(self.len))
+    }
+
     /// Copies from a held block holding `offset` (reading one if none does) into
     /// `buf`; returns how many bytes it copied.
     fn copy_from_block(&self, offset: u64, buf: &mut [u8]) -> io::Result<usize> {
-        let at = self.block_at(offset, (buf.len() as u64) < SMALL_BLOCK)?;
+        let at = self.block_at(offset, buf.len() as u64, true)?;
         let blocks = self.blocks.borrow();
         let block = &blocks[at];
         let from = (offset - block.start) as usize;
@@ -238,7 +258,7 @@ impl ByteSource for BlobSource {
         }
         let end = (offset + len as u64).min(self.len);
         // A read that fails here fails again, and is reported, through `read_at`.
-        let mut at = self.block_at(offset, (len as u64) < SMALL_BLOCK).ok()?;
+        let mut at = self.block_at(offset, len as u64, false).ok()?;
         if self.blocks.borrow()[at].end() < end {
             at = self.carry_on(at, offset).ok()??;
         }
@@ -291,6 +311,7 @@ pub(super) fn blob_source(
         reporter: Rc::new(Reporter::new(progress, len)),
         blocks: RefCell::new(Vec::with_capacity(CACHED_BLOCKS)),
         spare: RefCell::new(None),
+        last_start: Cell::new(0),
         last_end: Cell::new(0),
         discard,
         read_ahead: Cell::new(false),

@@ -52,6 +52,7 @@ export function render() {
   $('engine-info').dataset.workers = String(res.workers || 1);
   $('engine-info').dataset.memory = String(res.memoryBytes || 0);
   $('engine-info').dataset.phases = JSON.stringify(res.phases || []);
+  $('engine-info').dataset.readAhead = JSON.stringify(res.readAhead || null);
   $('engine-info').title = (res.phases || []).map(([name, ms]) => `${name}: ${(ms / 1000).toFixed(2)} s`).join(', ');
   text($('version'), res.version);
   for (const id of ['copy-md', 'download-json']) $(id).disabled = false;
