@@ -152,16 +152,15 @@ impl BlobSource {
     }
 
     /// The index of a held block holding `offset`, made the most recently used, reading
-    /// one if none does (see [`BlobSource::span_at`]) for a read of `len` bytes there
-    /// (`copy`: `len` bytes copied out, and no more asked for from there on).
-    fn block_at(&self, offset: u64, len: u64, copy: bool) -> io::Result<usize> {
+    /// one if none does (see [`BlobSource::span_at`]) for a read of `len` bytes there.
+    fn block_at(&self, offset: u64, len: u64) -> io::Result<usize> {
         let mut blocks = self.blocks.borrow_mut();
         if let Some(i) = blocks.iter().position(|b| b.holds(offset)) {
             let hit = blocks.remove(i);
             blocks.push(hit);
             return Ok(blocks.len() - 1);
         }
-        let (start, end) = self.span_at(offset, len, copy);
+        let (start, end) = self.span_at(offset, len);
         let mut bytes = self.buffer();
         self.read_slice(start, end, &mut bytes, 0)?;
         let block = Block {
@@ -176,12 +175,12 @@ impl BlobSource {
     /// or back before it: a plane's tables read from its end, an event looked up again
     /// while the runtime is summarized) only what the read needs, in
     /// [`SMALL_BLOCK`] steps: a whole block there would mostly be bytes nobody reads,
-    /// and with a reader worker, restart its read ahead for nothing. A walk's window
-    /// (not `copy`) takes a whole block, as the walk goes on from there.
-    fn span_at(&self, offset: u64, len: u64, copy: bool) -> (u64, u64) {
+    /// and with a reader worker, restart its read ahead for nothing. A walk that goes
+    /// on from there reads on in whole blocks.
+    fn span_at(&self, offset: u64, len: u64) -> (u64, u64) {
         let far = offset > self.last_end.get().saturating_add(FAR);
         let back = offset < self.last_start.get();
-        if (far || back) && (len < SMALL_BLOCK || copy) {
+        if far || back {
             let start = offset - offset % SMALL_BLOCK;
             let want = (offset + len.max(1)).div_ceil(SMALL_BLOCK) * SMALL_BLOCK - start;
             return (start, (start + want.min(BLOCK)).min(self.len));
@@ -193,7 +192,7 @@ impl BlobSource {
     /// Copies from a held block holding `offset` (reading one if none does) into
     /// `buf`; returns how many bytes it copied.
     fn copy_from_block(&self, offset: u64, buf: &mut [u8]) -> io::Result<usize> {
-        let at = self.block_at(offset, buf.len() as u64, true)?;
+        let at = self.block_at(offset, buf.len() as u64)?;
         let blocks = self.blocks.borrow();
         let block = &blocks[at];
         let from = (offset - block.start) as usize;
@@ -258,7 +257,7 @@ impl ByteSource for BlobSource {
         }
         let end = (offset + len as u64).min(self.len);
         // A read that fails here fails again, and is reported, through `read_at`.
-        let mut at = self.block_at(offset, len as u64, false).ok()?;
+        let mut at = self.block_at(offset, len as u64).ok()?;
         if self.blocks.borrow()[at].end() < end {
             at = self.carry_on(at, offset).ok()??;
         }

@@ -321,3 +321,25 @@ fn events_counted_by_start_are_counted_as_reading_them_would() {
         assert_eq!(counted.1.len(), 15, "{counted:?}");
     }
 }
+
+/// Nanoseconds to picoseconds without a 128-bit product saturates where
+/// `saturating_mul` does, at and around both bounds.
+#[test]
+fn picoseconds_saturate_as_saturating_mul_does() {
+    let bound = i64::MAX / 1000;
+    for ns in [
+        0,
+        1,
+        -1,
+        1_700_000_000_000_000_000 / 1000,
+        bound,
+        bound + 1,
+        -bound,
+        -bound - 1,
+    ]
+    .into_iter()
+    .chain([i64::MAX, i64::MIN, i64::MIN / 1000, i64::MIN / 1000 - 1])
+    {
+        assert_eq!(event::ns_to_ps(ns), ns.saturating_mul(1000), "{ns}");
+    }
+}
