@@ -296,10 +296,11 @@ fn fastest_and_median(seconds: &mut [f64]) -> (f64, f64) {
     )
 }
 
-/// Every capture shape at 0.5 GB (or `OOMLENS_BENCH_SHAPES_GB`): `cat` and oomlens on each, the ratio of their
-/// fastest times, oomlens's peak memory, and the worst ratio over all shapes (issue 14
-/// §5's target: at most 4× `cat` and 128 MiB on every shape). The ratio of the median
-/// times is printed beside it, to show how much a slow stretch of the machine moves it.
+/// Every capture shape at 0.5 GB (or `OOMLENS_BENCH_SHAPES_GB`): `cat` and oomlens on
+/// each, the ratio of their fastest times, oomlens's peak memory, and the worst ratio
+/// over all shapes (issue 14 §5's target: at most 4× `cat` and 128 MiB on every shape).
+/// The ratio of the median times is printed beside it, to show how much a slow stretch
+/// of the machine moves it.
 /// 15 runs each by default (`OOMLENS_BENCH_RUNS`): on the shared VM this was measured
 /// on, five let a slow stretch of a few seconds decide the fastest run of oomlens (a
 /// quarter of a second) more often than that of `cat` (a tenth).

@@ -81,6 +81,8 @@ export class SliceStream {
     /** Where this run of blocks began, and how many of its blocks the engine took or passed. */
     this.runStart = 0;
     this.used = 0;
+    /** Whether the reader was told to read this run ahead (the engine took a second block). */
+    this.readingOn = false;
     /** Blocks of this run received and not yet taken: start → {buffer, length}. */
     this.arrived = new Map();
     /** The engine's request waiting for its block: {start, resolve}. */

@@ -251,8 +251,8 @@ pub(super) fn start_of(raw: &[u8], line: &LineInfo) -> i64 {
 
 /// `ns` × 1000, saturating, as `i64::saturating_mul` gives it, but by comparing with
 /// the bounds: WebAssembly has no instruction for the high half of a product, so
-/// `saturating_mul` there calls a 128-bit multiply for every event (4% of the page's
-/// host plane scan).
+/// `saturating_mul` there calls a 128-bit multiply for every event (about 4% of the
+/// engine's samples on a GPU capture, profiled in Node).
 #[inline]
 pub(crate) fn ns_to_ps(ns: i64) -> i64 {
     const BOUND: i64 = i64::MAX / 1000;
