@@ -6,9 +6,9 @@
 //! chunks: …` and the `Stats:` block (`Limit:`, `InUse:`, `MaxInUse:`, …).
 
 use super::clean;
+use super::draft::{set, Block, Draft, Family};
 use super::fields::{after, bounded, count_after, word};
 use super::model::{AllocatorStats, OomKind};
-use super::scan::{set, Block, Draft, Family};
 use super::units;
 
 /// Lines that belong to a BFC dump, for the scanner's record-start test.

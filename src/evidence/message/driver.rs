@@ -9,9 +9,9 @@
 //! Allocators that retry smaller print one line per try, largest first: the first is
 //! the request (the scanner keeps it, see `scan`).
 
+use super::draft::Draft;
 use super::fields::{after, count_after};
 use super::model::{add_usage, OomKind, UsageItem};
-use super::scan::Draft;
 use super::units;
 
 /// Phrases of a driver failure (the scan's triggers include them).

@@ -13,9 +13,9 @@
 //!   banks, where each bank needs to store Y B, but bank size is Z B (allocated: A B,
 //!   free: F B, largest free block: L B)`.
 
+use super::draft::{set, Draft};
 use super::fields::{after, count_after, size_after};
 use super::model::OomKind;
-use super::scan::{set, Draft};
 use super::short::leading_u32;
 
 /// Phrases of these messages (the scan's triggers include them).

@@ -3,8 +3,8 @@
 //! summary (parameters, constants, outputs, temporaries and their fragmentation, total)
 //! and the `Peak buffers:` listing.
 
+use super::draft::{set, Block, Draft, Family};
 use super::listing;
-use super::scan::{set, Block, Draft, Family};
 use super::units;
 
 /// Lines that start a GPU block or a summary field, for the scanner's record-start test.

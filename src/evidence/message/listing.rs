@@ -2,9 +2,9 @@
 //! `1. Size: …`) and XLA:GPU's `Peak buffers` (entries `Buffer 1:`). Both print one field
 //! per line and close each entry with a line of `=`, which is how a cut listing shows.
 
+use super::draft::Draft;
 use super::fields::{bounded, field, number_attr, quoted_attr};
 use super::model::MessageAllocation;
-use super::scan::Draft;
 use super::units;
 
 /// Entries kept per message: real listings run from a few entries to over a thousand;

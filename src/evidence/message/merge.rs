@@ -6,8 +6,8 @@
 //! words ([`derive_totals`]), or a BFC `Stats:` block alone as its failure
 //! ([`stats_alone`]).
 
+use super::draft::set;
 use super::model::{AllocatorStats, OomKind, OomMessage};
-use super::scan::set;
 
 /// Fills what `msg` lacks from `other` when both speak of the same request.
 pub(super) fn borrow(msg: &mut OomMessage, other: &OomMessage) {

@@ -12,9 +12,9 @@
 //! They are read as one message: the exact count, the device (`ND 0`) and what the core
 //! already held (`total:`).
 
+use super::draft::{set, Draft};
 use super::fields::{after, count_after, size_after};
 use super::model::{add_usage, OomKind, OomMessage};
-use super::scan::{set, Draft};
 use super::short::leading_u32;
 
 /// Phrases of these lines (the scan's triggers include them).

@@ -14,9 +14,9 @@
 //! - Colab's dialog `Your GPU is close to its memory limit. … Currently, 10.07 GB / 11.17
 //!   GB is being used.`: a warning, with what is in use and the card's size.
 
+use super::draft::Draft;
 use super::fields::{after, size_after};
 use super::model::OomKind;
-use super::scan::Draft;
 use super::units;
 
 /// Wordings of the host running out of memory.

@@ -1,20 +1,15 @@
 //! One pass over the text: physical lines are cleaned and, where a field was wrapped,
 //! rejoined into logical lines; each logical line either starts a message (a headline),
-//! continues the current one (a block line), or is noise.
-//!
-//! Several messages in one log: each is kept as a draft until the next starts. A failure
-//! beats a warning (BFC's `freed_by_count` "not a failure", a rematerialization warning);
-//! among failures the one stating the most figures wins, and of equals the last one (the
-//! failure that ended the run). The winner then borrows the allocator, operation, shape,
-//! device and error code from other failures about the same request (same size, or one
-//! without a size), and the last rematerialization warning in the text.
+//! continues the current one (a block line), or is noise. Which of several messages in
+//! one text is the one, and what it takes from the others: `choice`.
+
+mod choice;
 
 use std::collections::VecDeque;
 
-use super::merge::{borrow, borrow_allocator, derive_totals, detail, stats_alone};
-use super::model::{
-    AllocatorStats, MessageAllocation, OomKind, OomMessage, RematWarning, UsageItem,
-};
+use super::draft::{set, Block, Draft, Family};
+use super::merge::detail;
+use super::model::{AllocatorStats, OomKind, OomMessage, RematWarning, UsageItem};
 use super::{bfc, clean, driver, fields, foreign, gpu, listing, neuron, other, scoped, short, tpu};
 
 /// Physical lines joined into one logical line at most (a wrapped label or headline).
@@ -23,163 +18,6 @@ const MAX_JOINS: usize = 8;
 const MAX_LOGICAL: usize = 16 * 1024;
 /// Earlier failures remembered for borrowing details.
 const RECENT: usize = 32;
-
-/// The block of a message the next field lines belong to.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub enum Block {
-    #[default]
-    None,
-    TpuTotal,
-    TpuProgram,
-    TpuPersistent,
-    TpuRuntime,
-    TpuHeap,
-    TpuListing,
-    GpuStats,
-    GpuPeak,
-    BfcDump,
-    BfcStats,
-}
-
-/// The format families whose blocks a message can take.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Family {
-    Tpu,
-    Gpu,
-    Bfc,
-}
-
-/// A message being read.
-#[derive(Debug, Default)]
-pub struct Draft {
-    pub msg: OomMessage,
-    /// False for warnings that say they are not a failure.
-    pub failure: bool,
-    pub block: Block,
-    /// Blocks already read: a second one of a kind belongs to another message.
-    pub seen: Vec<Block>,
-    pub listing_started: bool,
-    pub entry_open: bool,
-    pub skipping_entry: bool,
-    pub stats_open: bool,
-    pub dump_open: bool,
-    /// BFC `Sum Total of in-use chunks`, used when no `Stats:` block says `InUse`.
-    pub sum_total: Option<u64>,
-    /// The BFC dump's `Next region of size N` lines added up: the pool's regions, used
-    /// when no line states their total.
-    pub regions: u64,
-    /// A block read for the failure it comes with, never a message on its own (a BFC
-    /// `Stats:` block printed before TensorFlow's `OOM when allocating tensor` line).
-    pub context_only: bool,
-    /// A line that repeats the failure of the line before it (TensorFlow's pinned-host
-    /// allocator prints each failure twice), not another try.
-    pub echo: bool,
-    /// Whether the last try recorded may still be echoed by the next line.
-    pub last_try_echoable: bool,
-    /// The placeholders of a message thrown unformatted (`{}`), whose values follow one
-    /// per line.
-    pub template: Vec<foreign::Slot>,
-    /// A banked memory's number of banks, once read.
-    pub banks: Option<u64>,
-    /// One engine's try of an autotuner that profiles engine after engine for one
-    /// request (cuDNN's `Profiling failure on CUDNN engine …`): the next engine's failure
-    /// is another try of the same request.
-    pub engine_try: bool,
-}
-
-impl Draft {
-    pub fn new(kind: OomKind, failure: bool) -> Self {
-        let msg = OomMessage {
-            kind,
-            ..OomMessage::default()
-        };
-        Draft {
-            msg,
-            failure,
-            ..Draft::default()
-        }
-    }
-
-    /// Takes a block of `family`: a one-line message becomes that family's kind; another
-    /// family's message refuses it.
-    pub fn adopt(&mut self, family: Family) -> bool {
-        let own = family_of(self.msg.kind);
-        if own == Some(family) {
-            return true;
-        }
-        if own.is_some() {
-            return false;
-        }
-        self.msg.kind = match family {
-            Family::Tpu => OomKind::TpuCompileHbm,
-            Family::Gpu => OomKind::GpuBufferAssignment,
-            Family::Bfc => OomKind::BfcRuntime,
-        };
-        true
-    }
-
-    /// Whether this message speaks of the host's RAM.
-    fn is_host(&self) -> bool {
-        self.msg.memory_space.as_deref() == Some("host")
-    }
-
-    /// Enters `block` unless this message already read one (then it is another message's).
-    pub fn enter(&mut self, block: Block) -> bool {
-        if self.seen.contains(&block) {
-            return false;
-        }
-        self.seen.push(block);
-        self.block = block;
-        true
-    }
-
-    fn finish(mut self) -> OomMessage {
-        // An entry cut before its first field (`Buffer 2:` and nothing after it) states
-        // nothing: the cut is said by `truncated`.
-        if self.entry_open
-            && self
-                .msg
-                .allocations
-                .last()
-                .is_some_and(|a| a == &MessageAllocation::default())
-        {
-            self.msg.allocations.pop();
-        }
-        let cut_listing = self.listing_started
-            && self.msg.allocations.is_empty()
-            && self.msg.omitted_allocations == 0;
-        self.msg.truncated |= cut_listing || self.entry_open || self.stats_open || self.dump_open;
-        if let Some(allocator) = self.msg.allocator.as_mut() {
-            allocator.in_use_bytes = allocator.in_use_bytes.or(self.sum_total);
-            if self.regions > 0 {
-                set(&mut allocator.region_allocated_bytes, Some(self.regions));
-            }
-        }
-        self.msg
-    }
-}
-
-pub fn family_of(kind: OomKind) -> Option<Family> {
-    match kind {
-        OomKind::TpuCompileHbm | OomKind::TpuTcSc | OomKind::TpuEarlyAbort => Some(Family::Tpu),
-        OomKind::TpuRuntime => Some(Family::Tpu),
-        OomKind::GpuBufferAssignment => Some(Family::Gpu),
-        OomKind::BfcRuntime => Some(Family::Bfc),
-        OomKind::ScopedMemory
-        | OomKind::Driver
-        | OomKind::NeuronRuntime
-        | OomKind::Short
-        | OomKind::Other => None,
-    }
-}
-
-/// Sets `slot` unless an earlier line of the message already did: the first statement of
-/// a figure is the message's own (later blocks repeat it rounded).
-pub fn set<T>(slot: &mut Option<T>, value: Option<T>) {
-    if slot.is_none() {
-        *slot = value;
-    }
-}
 
 /// The scanner's state across lines; `parse` feeds it and asks for the result.
 #[derive(Default)]
@@ -450,169 +288,6 @@ impl Scanner {
         }
         self.last_host_line = Some(fields::bounded(body));
     }
-
-    fn close_current(&mut self) {
-        let Some(draft) = self.current.take() else {
-            return;
-        };
-        let failure = draft.failure;
-        if draft.context_only {
-            self.loose_allocator = draft.finish().allocator;
-            return;
-        }
-        self.offer(failure, draft.finish());
-    }
-
-    /// Keeps `msg` if it states at least as much as the best of its rank so far.
-    fn offer(&mut self, failure: bool, msg: OomMessage) {
-        let score = detail(&msg);
-        if !failure && msg.kind == OomKind::BfcRuntime && self.best.is_none() {
-            set(&mut self.advisory_request, msg.requested_bytes);
-        }
-        if !failure && msg.is_host_allocation_warning() {
-            self.largest_host_warning = self.largest_host_warning.max(msg.requested_bytes);
-        }
-        if failure {
-            // What `borrow` may take, without the listing (bounded memory).
-            self.recent.push_back(OomMessage {
-                allocations: Vec::new(),
-                ..msg.clone()
-            });
-            if self.recent.len() > RECENT {
-                self.recent.pop_front();
-            }
-        }
-        let slot = if failure {
-            &mut self.best
-        } else {
-            &mut self.best_warning
-        };
-        if slot.as_ref().is_none_or(|(best, _)| score >= *best) {
-            *slot = Some((score, msg));
-        }
-    }
-
-    /// The message the text's lines make, before what others printed about it is
-    /// joined in: the best failure, else warnings (which a failure after them may turn
-    /// into one), else an allocator state alone, a line in an unknown wording, or the
-    /// scheduler's limit.
-    fn chosen(&mut self) -> Option<OomMessage> {
-        Some(match (self.best.take(), self.best_warning.take()) {
-            (Some((_, msg)), _) => msg,
-            // Host memory warnings, then the host failing (`std::bad_alloc`, the OOM
-            // killer): the process died for want of RAM, which the failure says; the
-            // warnings stay as the allocations they were (`host_allocations_bytes`).
-            (None, Some((_, msg))) if msg.is_host_allocation_warning() => {
-                match self
-                    .fallback
-                    .take()
-                    .filter(|(_, d)| d.failure && d.is_host())
-                {
-                    Some((_, draft)) => draft.finish(),
-                    // Alone, they speak of their largest allocation.
-                    None => OomMessage {
-                        advisory: true,
-                        requested_bytes: self.largest_host_warning.or(msg.requested_bytes),
-                        ..msg
-                    },
-                }
-            }
-            // A BFC warning followed by a traceback: the allocator could not give the
-            // request and the run failed right after (the failure's own line is cut).
-            (None, Some((_, msg))) => OomMessage {
-                advisory: !(self.died_after_warning && msg.kind == OomKind::BfcRuntime),
-                ..msg
-            },
-            (None, None) => match self.loose_allocator.take().and_then(stats_alone) {
-                Some(msg) => msg,
-                None => match self.fallback.take() {
-                    Some((_, draft)) => {
-                        let failure = draft.failure;
-                        OomMessage {
-                            advisory: !failure,
-                            ..draft.finish()
-                        }
-                    }
-                    // XLA:GPU's scheduler alone: the arguments and outputs over its limit
-                    // (its figures are set below), a one-line message of its own.
-                    None if self.scheduler.is_some() => OomMessage::default(),
-                    None => return None,
-                },
-            },
-        })
-    }
-
-    /// The chosen message, or `None` when the text held none.
-    pub fn finish(mut self) -> Option<OomMessage> {
-        self.flush();
-        self.close_current();
-        let mut msg = self.chosen()?;
-        if !msg.advisory {
-            for other in &self.recent {
-                borrow(&mut msg, other);
-            }
-            if let Some(loose) = &self.loose_allocator {
-                let ours = msg.allocator.get_or_insert_with(AllocatorStats::default);
-                if ours.name.is_empty() || loose.name.is_empty() || ours.name == loose.name {
-                    borrow_allocator(ours, loose);
-                }
-            }
-        }
-        // The pool a BFC warning speaks of is the one announced, as a failure's is. A
-        // device's pool and memory say nothing of the host's (pinned host memory).
-        let on_host = msg.memory_space.as_deref() == Some("host");
-        let pools_apply = (!msg.advisory || msg.kind == OomKind::BfcRuntime) && !on_host;
-        if let (true, Some(pool)) = (pools_apply, self.device_pool) {
-            let same_device = match (msg.device_ordinal, pool.ordinal) {
-                (Some(a), Some(b)) => a == b,
-                _ => true,
-            };
-            if same_device {
-                set(&mut msg.device_ordinal, pool.ordinal);
-                set(&mut msg.capacity_bytes, pool.bytes);
-                // The pool announced is the BFC allocator's: its limit.
-                if let Some(bytes) = pool.bytes {
-                    let allocator = msg.allocator.get_or_insert_with(AllocatorStats::default);
-                    set(&mut allocator.limit_bytes, Some(bytes));
-                }
-            }
-        }
-        let bfc_without_limit = msg.kind == OomKind::BfcRuntime
-            && msg
-                .allocator
-                .as_ref()
-                .is_none_or(|a| a.limit_bytes.is_none());
-        if (!msg.advisory && msg.kind == OomKind::Driver || bfc_without_limit) && !on_host {
-            // Read when the framework found the device, which is when a driver failure
-            // (creating its pool or a context) happens; for an allocator that states no
-            // limit, the device it was given.
-            set(&mut msg.capacity_bytes, self.device_memory.total);
-            set(&mut msg.free_bytes, self.device_memory.free);
-        }
-        msg.remat = self.remat.or(msg.remat);
-        msg.host_allocations_bytes = self.host_allocations;
-        if let Some((io, limit)) = self.scheduler {
-            msg.io_bytes = Some(io);
-            msg.scheduler_limit_bytes = Some(limit);
-        }
-        msg.advisory_request_bytes = self.advisory_request;
-        // The rounded size is a figure of its own only beside the exact one: another
-        // printer's line stating the request (XLA's `trying to allocate N bytes`), even
-        // where the allocator had nothing to round.
-        let stated_elsewhere = |bytes: Option<u64>| {
-            self.recent
-                .iter()
-                .any(|o| o.kind != OomKind::BfcRuntime && o.requested_bytes == bytes)
-        };
-        if let Some(allocator) = msg.allocator.as_mut() {
-            let rounded = allocator.rounded_request_bytes;
-            if rounded == msg.requested_bytes && !stated_elsewhere(rounded) {
-                allocator.rounded_request_bytes = None;
-            }
-        }
-        derive_totals(&mut msg);
-        Some(msg)
-    }
 }
 
 /// The same request failing on another device (`… on device ordinal 7`, then `… on
@@ -712,6 +387,7 @@ fn left_open(body: &str) -> bool {
 
 #[cfg(test)]
 mod tests {
+    use super::super::merge::borrow;
     use super::*;
 
     #[test]

@@ -9,9 +9,9 @@
 //! what does not fit. (XLA:TPU's compile-time check in memory space
 //! `vmem` or `smem` is read by `tpu` and triaged the same way.)
 
+use super::draft::{set, Draft};
 use super::fields::{after, count_after, size_after, word};
 use super::model::OomKind;
-use super::scan::{set, Draft};
 
 /// Phrases of a scoped-memory failure (the scan's triggers include them).
 pub const TRIGGERS: [&str; 11] = [

@@ -5,9 +5,9 @@
 //! shape[…] and type float on /job:…/device:GPU:0 by allocator GPU_0_bfc`, `failed to
 //! allocate memory`; and XLA's rematerialization warning.
 
+use super::draft::Draft;
 use super::fields::{after, bounded, size_after, word};
 use super::model::{AllocatorStats, OomKind, RematWarning};
-use super::scan::Draft;
 use super::units;
 
 /// Phrases that announce an out-of-memory message (any family). A line without one is

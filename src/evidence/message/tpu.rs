@@ -4,10 +4,10 @@
 //! SparseCore split; the early abort; and the runtime's failures to place a buffer or a
 //! program (`Attempting to allocate X. That was not possible. There are Y free.`).
 
+use super::draft::{set, Block, Draft, Family};
 use super::fields::{after, bounded, count_after, field, size_after, word};
 use super::listing;
 use super::model::OomKind;
-use super::scan::{set, Block, Draft, Family};
 use super::short;
 use super::units;
 
@@ -285,7 +285,7 @@ fn block_start(draft: &mut Draft, body: &str) -> bool {
         };
     }
     // A headless paste is adopted as a TPU message before its first line is read.
-    let tpu_listing = super::scan::family_of(draft.msg.kind) == Some(Family::Tpu);
+    let tpu_listing = super::draft::family_of(draft.msg.kind) == Some(Family::Tpu);
     let entry = listing::tpu_entry_start(body).or_else(|| {
         tpu_listing
             .then(|| listing::unnumbered_tpu_entry_start(body))

@@ -1,0 +1,177 @@
+//! The choice among the messages of one text. Each message is kept as a draft until the
+//! next starts. A failure beats a warning (BFC's `freed_by_count` "not a failure", a
+//! rematerialization warning); among failures the one stating the most figures wins, and
+//! of equals the last one (the failure that ended the run). The winner then borrows the
+//! allocator, operation, shape, device and error code from other failures about the same
+//! request (same size, or one without a size), and the last rematerialization warning in
+//! the text; the device's pool and memory the framework announced fill what it left out.
+
+use super::super::draft::set;
+use super::super::merge::{borrow, borrow_allocator, derive_totals, detail, stats_alone};
+use super::super::model::{AllocatorStats, OomKind, OomMessage};
+use super::{Scanner, RECENT};
+
+impl Scanner {
+    pub(super) fn close_current(&mut self) {
+        let Some(draft) = self.current.take() else {
+            return;
+        };
+        let failure = draft.failure;
+        if draft.context_only {
+            self.loose_allocator = draft.finish().allocator;
+            return;
+        }
+        self.offer(failure, draft.finish());
+    }
+
+    /// Keeps `msg` if it states at least as much as the best of its rank so far.
+    pub(super) fn offer(&mut self, failure: bool, msg: OomMessage) {
+        let score = detail(&msg);
+        if !failure && msg.kind == OomKind::BfcRuntime && self.best.is_none() {
+            set(&mut self.advisory_request, msg.requested_bytes);
+        }
+        if !failure && msg.is_host_allocation_warning() {
+            self.largest_host_warning = self.largest_host_warning.max(msg.requested_bytes);
+        }
+        if failure {
+            // What `borrow` may take, without the listing (bounded memory).
+            self.recent.push_back(OomMessage {
+                allocations: Vec::new(),
+                ..msg.clone()
+            });
+            if self.recent.len() > RECENT {
+                self.recent.pop_front();
+            }
+        }
+        let slot = if failure {
+            &mut self.best
+        } else {
+            &mut self.best_warning
+        };
+        if slot.as_ref().is_none_or(|(best, _)| score >= *best) {
+            *slot = Some((score, msg));
+        }
+    }
+
+    /// The message the text's lines make, before what others printed about it is
+    /// joined in: the best failure, else warnings (which a failure after them may turn
+    /// into one), else an allocator state alone, a line in an unknown wording, or the
+    /// scheduler's limit.
+    fn chosen(&mut self) -> Option<OomMessage> {
+        Some(match (self.best.take(), self.best_warning.take()) {
+            (Some((_, msg)), _) => msg,
+            // Host memory warnings, then the host failing (`std::bad_alloc`, the OOM
+            // killer): the process died for want of RAM, which the failure says; the
+            // warnings stay as the allocations they were (`host_allocations_bytes`).
+            (None, Some((_, msg))) if msg.is_host_allocation_warning() => {
+                match self
+                    .fallback
+                    .take()
+                    .filter(|(_, d)| d.failure && d.is_host())
+                {
+                    Some((_, draft)) => draft.finish(),
+                    // Alone, they speak of their largest allocation.
+                    None => OomMessage {
+                        advisory: true,
+                        requested_bytes: self.largest_host_warning.or(msg.requested_bytes),
+                        ..msg
+                    },
+                }
+            }
+            // A BFC warning followed by a traceback: the allocator could not give the
+            // request and the run failed right after (the failure's own line is cut).
+            (None, Some((_, msg))) => OomMessage {
+                advisory: !(self.died_after_warning && msg.kind == OomKind::BfcRuntime),
+                ..msg
+            },
+            (None, None) => match self.loose_allocator.take().and_then(stats_alone) {
+                Some(msg) => msg,
+                None => match self.fallback.take() {
+                    Some((_, draft)) => {
+                        let failure = draft.failure;
+                        OomMessage {
+                            advisory: !failure,
+                            ..draft.finish()
+                        }
+                    }
+                    // XLA:GPU's scheduler alone: the arguments and outputs over its limit
+                    // (its figures are set below), a one-line message of its own.
+                    None if self.scheduler.is_some() => OomMessage::default(),
+                    None => return None,
+                },
+            },
+        })
+    }
+
+    /// The chosen message, or `None` when the text held none.
+    pub fn finish(mut self) -> Option<OomMessage> {
+        self.flush();
+        self.close_current();
+        let mut msg = self.chosen()?;
+        if !msg.advisory {
+            for other in &self.recent {
+                borrow(&mut msg, other);
+            }
+            if let Some(loose) = &self.loose_allocator {
+                let ours = msg.allocator.get_or_insert_with(AllocatorStats::default);
+                if ours.name.is_empty() || loose.name.is_empty() || ours.name == loose.name {
+                    borrow_allocator(ours, loose);
+                }
+            }
+        }
+        // The pool a BFC warning speaks of is the one announced, as a failure's is. A
+        // device's pool and memory say nothing of the host's (pinned host memory).
+        let on_host = msg.memory_space.as_deref() == Some("host");
+        let pools_apply = (!msg.advisory || msg.kind == OomKind::BfcRuntime) && !on_host;
+        if let (true, Some(pool)) = (pools_apply, self.device_pool) {
+            let same_device = match (msg.device_ordinal, pool.ordinal) {
+                (Some(a), Some(b)) => a == b,
+                _ => true,
+            };
+            if same_device {
+                set(&mut msg.device_ordinal, pool.ordinal);
+                set(&mut msg.capacity_bytes, pool.bytes);
+                // The pool announced is the BFC allocator's: its limit.
+                if let Some(bytes) = pool.bytes {
+                    let allocator = msg.allocator.get_or_insert_with(AllocatorStats::default);
+                    set(&mut allocator.limit_bytes, Some(bytes));
+                }
+            }
+        }
+        let bfc_without_limit = msg.kind == OomKind::BfcRuntime
+            && msg
+                .allocator
+                .as_ref()
+                .is_none_or(|a| a.limit_bytes.is_none());
+        if (!msg.advisory && msg.kind == OomKind::Driver || bfc_without_limit) && !on_host {
+            // Read when the framework found the device, which is when a driver failure
+            // (creating its pool or a context) happens; for an allocator that states no
+            // limit, the device it was given.
+            set(&mut msg.capacity_bytes, self.device_memory.total);
+            set(&mut msg.free_bytes, self.device_memory.free);
+        }
+        msg.remat = self.remat.or(msg.remat);
+        msg.host_allocations_bytes = self.host_allocations;
+        if let Some((io, limit)) = self.scheduler {
+            msg.io_bytes = Some(io);
+            msg.scheduler_limit_bytes = Some(limit);
+        }
+        msg.advisory_request_bytes = self.advisory_request;
+        // The rounded size is a figure of its own only beside the exact one: another
+        // printer's line stating the request (XLA's `trying to allocate N bytes`), even
+        // where the allocator had nothing to round.
+        let stated_elsewhere = |bytes: Option<u64>| {
+            self.recent
+                .iter()
+                .any(|o| o.kind != OomKind::BfcRuntime && o.requested_bytes == bytes)
+        };
+        if let Some(allocator) = msg.allocator.as_mut() {
+            let rounded = allocator.rounded_request_bytes;
+            if rounded == msg.requested_bytes && !stated_elsewhere(rounded) {
+                allocator.rounded_request_bytes = None;
+            }
+        }
+        derive_totals(&mut msg);
+        Some(msg)
+    }
+}
