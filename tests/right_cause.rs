@@ -1003,3 +1003,43 @@ fn kernel_estimates_printed_requests_and_a_quoted_kill() {
         (Verdict::RanOut, DiagnosisId::DominantBuffer)
     );
 }
+
+/// The fifteenth set's lessons (tuned on after its one blind measurement). A log printed
+/// as an escaped string (`…by allocator GPU_0_bfc\n\t [[{{node …`) is split at its escapes,
+/// so the allocator's name ends where its line does (faceswap#670). TorchInductor's
+/// autotuner skipping Triton configs over the shared memory (`Runtime error during
+/// autotuning` … `Ignoring this choice`) is a warning about a kernel's shared memory, the
+/// first choice the request and the next its later try, never "does not fit"
+/// (openpi#654). The kernel's OOM killer in the wording of Linux before 4.19 (`Out of
+/// memory: Kill process 7248 (python3) score 266 or sacrifice child`) is the host
+/// running out of RAM (deep_sort_yolov3#111).
+#[test]
+fn escaped_logs_skipped_autotune_choices_and_the_old_oom_killer() {
+    let m = report_of(&[held_out("heldout15", "07-")])
+        .error
+        .unwrap()
+        .message;
+    assert_eq!(m.allocator.unwrap().name, "GPU_0_bfc");
+
+    let r = report_of(&[held_out("heldout15", "03-")]);
+    assert_eq!(
+        (r.headline.verdict, r.diagnosis[0].id),
+        (Verdict::Warning, DiagnosisId::ScopedMemory)
+    );
+    let m = &r.error.as_ref().unwrap().message;
+    assert_eq!(
+        (m.requested_bytes, m.capacity_bytes),
+        (Some(131_072), Some(101_376))
+    );
+    assert_eq!(m.retried_requests_bytes, [147_456]);
+    assert!(
+        r.diagnosis[0].text.contains("nothing failed"),
+        "{}",
+        r.diagnosis[0].text
+    );
+
+    let r = report_of(&[held_out("heldout15", "15-")]);
+    assert_eq!(r.headline.verdict, Verdict::RanOut);
+    let m = &r.error.as_ref().unwrap().message;
+    assert_eq!(m.memory_space.as_deref(), Some("host"));
+}

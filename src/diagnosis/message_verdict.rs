@@ -22,11 +22,11 @@ pub fn read(name: &str, bytes: u64, label: Label) -> HeadlineFigure {
 
 /// The verdict of `m` (see the module's doc).
 pub fn headline(m: &OomMessage) -> Headline {
-    if m.advisory {
-        return warning(m);
-    }
     if crate::diagnosis::rules::scoped::is_scoped(m) {
         return scoped(m);
+    }
+    if m.advisory {
+        return warning(m);
     }
     tensorcore_sparsecore(m)
         .or_else(|| over_capacity(m))
@@ -287,35 +287,54 @@ fn nothing_stated(m: &OomMessage) -> Headline {
 }
 
 /// A kernel's scoped memory over a core's: the kernel does not fit, whatever the batch.
+/// As a warning, it is one of an autotuner's choices for the kernel, skipped (the only
+/// scoped message read as a warning).
 fn scoped(m: &OomMessage) -> Headline {
     let memory = match m.memory_space.as_deref() {
         Some("shared") | None => "shared memory".to_owned(),
         Some(space) => space.to_ascii_uppercase(),
     };
+    let (verdict, opening, kernel) = if m.advisory {
+        (
+            Verdict::Warning,
+            "A warning, not a failure",
+            "one of the autotuner's choices for a kernel",
+        )
+    } else {
+        (Verdict::DoesNotFit, "Does not fit", "a kernel")
+    };
+    let skipped = if m.advisory {
+        ": it skips that choice and tries the others"
+    } else {
+        ""
+    };
     let (need, capacity, each) = crate::diagnosis::rules::scoped::kernel_figures(m);
-    match (need, capacity) {
+    let (text, figures) = match (need, capacity) {
         (Some(n), Some(c)) => {
             let (n, c) = (
                 read("needs", n, Label::Read),
                 read("capacity", c, Label::Read),
             );
             let text = format!(
-                "Does not fit: a kernel needs {} of {memory}{each}, a core has {}",
+                "{opening}: {kernel} needs {} of {memory}{each}, a core has {}{skipped}",
                 n.shown, c.shown
             );
-            make(Verdict::DoesNotFit, text, vec![n, c])
+            (text, vec![n, c])
         }
         (Some(n), None) => {
             let n = read("needs", n, Label::Read);
-            let text = format!("Does not fit: a kernel needs {} of {memory}{each}", n.shown);
-            make(Verdict::DoesNotFit, text, vec![n])
+            let text = format!(
+                "{opening}: {kernel} needs {} of {memory}{each}{skipped}",
+                n.shown
+            );
+            (text, vec![n])
         }
-        (None, _) => make(
-            Verdict::DoesNotFit,
-            format!("Does not fit: a kernel needs more {memory} than a core has"),
+        (None, _) => (
+            format!("{opening}: {kernel} needs more {memory} than a core has{skipped}"),
             Vec::new(),
         ),
-    }
+    };
+    make(verdict, text, figures)
 }
 
 /// The verdict of a warning alone: nothing says memory ran out.

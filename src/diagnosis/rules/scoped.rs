@@ -62,8 +62,11 @@ pub fn kernel_figures(m: &OomMessage) -> (Option<u64>, Option<u64>, &'static str
 }
 
 pub fn scoped_memory(cx: &Context<'_>) -> Option<Line> {
-    let m = cx.message.filter(|m| !m.advisory && is_scoped(m))?;
+    let m = cx.message.filter(|m| is_scoped(m))?;
     let memory = space(m).unwrap_or("scoped memory");
+    if m.advisory {
+        return Some(skipped_choice(m, memory));
+    }
     let (need, capacity, each) = kernel_figures(m);
     let mut text = match (need, capacity) {
         (Some(n), Some(c)) => format!(
@@ -96,4 +99,32 @@ pub fn scoped_memory(cx: &Context<'_>) -> Option<Line> {
     Some(line.fix(fix).cost(
         "smaller blocks can run slower; a raised limit leaves less on-chip memory to other kernels",
     ))
+}
+
+/// One of an autotuner's choices for a kernel over a core's memory, skipped while the
+/// run goes on (TorchInductor's `Runtime error during autotuning … Ignoring this
+/// choice`): nothing failed; it matters only if every choice fails or the chosen one is
+/// slow.
+fn skipped_choice(m: &OomMessage, memory: &str) -> Line {
+    let (need, capacity, _) = kernel_figures(m);
+    let needs = match (need, capacity) {
+        (Some(n), Some(c)) => format!("needs {} of {memory} where a core has {}", size(n), size(c)),
+        (Some(n), None) => format!("needs {} of {memory}", size(n)),
+        (None, _) => format!("needs more {memory} than a core has"),
+    };
+    let tries = match m.retried_requests_bytes.len() {
+        0 => String::new(),
+        1 => ", as does the next one".to_owned(),
+        n => format!(", as do the {n} after it"),
+    };
+    let line = Line::new(
+        DiagnosisId::ScopedMemory,
+        Label::Read,
+        format!(
+            "one of the autotuner's choices for a kernel {needs} (read){tries}: the autotuner skips those and benchmarks the others, so nothing failed"
+        ),
+        "the autotuner tries block sizes and pipeline stages the GPU cannot hold; a skipped choice costs nothing but the speed it might have had",
+    );
+    line.fix("nothing, for the run: it goes on with the choices that fit. If every choice fails, or the kernel chosen is slow, search only configs that fit (smaller BLOCK_M/BLOCK_N/BLOCK_K or fewer num_stages), or use a GPU with more shared memory per block")
+        .cost("none: the choices skipped might have been faster")
 }

@@ -14,24 +14,50 @@ pub const MAX_LINE: usize = 64 * 1024;
 const PREFIX_SEARCH: usize = 400;
 
 /// Calls `f` on every physical line of `text`: split at `\n`, at `\r\n`, and at a lone
-/// `\r` (progress bars), longer ones cut at `MAX_LINE` on a character boundary.
+/// `\r` (progress bars), longer ones cut at `MAX_LINE` on a character boundary. A log
+/// pasted as an escaped string (see [`is_escaped_log`]) is split at its `\n` escapes too.
 pub fn for_each_line(text: &str, mut f: impl FnMut(&str)) {
     for line in text.split('\n') {
         let line = line.strip_suffix('\r').unwrap_or(line);
         for piece in line.split('\r') {
-            let mut rest = piece;
-            while rest.len() > MAX_LINE {
-                let mut cut = MAX_LINE;
-                while !rest.is_char_boundary(cut) {
-                    cut -= 1;
-                }
-                let (head, tail) = rest.split_at(cut);
-                f(head);
-                rest = tail;
+            if is_escaped_log(piece) {
+                piece
+                    .split(ESCAPED_NEWLINE)
+                    .for_each(|p| cut_long(p, &mut f));
+            } else {
+                cut_long(piece, &mut f);
             }
-            f(rest);
         }
     }
+}
+
+/// The two characters `\` `n`: a line break as a string's repr prints it.
+const ESCAPED_NEWLINE: &str = "\\n";
+
+/// Whether `piece` is several log lines printed as one escaped string (a Python
+/// exception's repr in a logger's line: `…by allocator GPU_0_bfc\n\t [[{{node …}}]]\nHint:
+/// …`): an escaped line break followed by a tab or another one. A Windows path holds
+/// `\n` too (`C:\new`), all but never followed by those.
+fn is_escaped_log(piece: &str) -> bool {
+    piece.match_indices(ESCAPED_NEWLINE).any(|(at, _)| {
+        let next = piece.get(at + ESCAPED_NEWLINE.len()..).unwrap_or("");
+        next.starts_with('\t') || next.starts_with("\\t") || next.starts_with(ESCAPED_NEWLINE)
+    })
+}
+
+/// Calls `f` on `piece`, cut at `MAX_LINE` on character boundaries.
+fn cut_long(piece: &str, f: &mut impl FnMut(&str)) {
+    let mut rest = piece;
+    while rest.len() > MAX_LINE {
+        let mut cut = MAX_LINE;
+        while !rest.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        let (head, tail) = rest.split_at(cut);
+        f(head);
+        rest = tail;
+    }
+    f(rest);
 }
 
 /// A cleaned physical line.
@@ -343,6 +369,31 @@ mod tests {
     fn body(raw: &str) -> String {
         let mut buf = String::new();
         clean(raw, &mut buf).body.to_string()
+    }
+
+    fn lines(text: &str) -> Vec<String> {
+        let mut out = Vec::new();
+        for_each_line(text, |l| out.push(l.to_owned()));
+        out
+    }
+
+    #[test]
+    fn splits_a_log_printed_as_an_escaped_string() {
+        // faceswap#670: a thread's exception logged as its repr.
+        let logged = "DEBUG    Error in thread: OOM when allocating tensor by allocator GPU_0_bfc\\n\t [[{{node mul}}]]\\nHint: If you want\\n\\n\t [[{{node recv}}]]";
+        assert_eq!(
+            lines(logged),
+            [
+                "DEBUG    Error in thread: OOM when allocating tensor by allocator GPU_0_bfc",
+                "\t [[{{node mul}}]]",
+                "Hint: If you want",
+                "",
+                "\t [[{{node recv}}]]"
+            ]
+        );
+        // A Windows path is one line.
+        let path = "File \"C:\\new\\models\\net.py\", line 3";
+        assert_eq!(lines(path), [path]);
     }
 
     #[test]

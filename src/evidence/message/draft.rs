@@ -65,6 +65,9 @@ pub struct Draft {
     /// request (cuDNN's `Profiling failure on CUDNN engine …`): the next engine's failure
     /// is another try of the same request.
     pub engine_try: bool,
+    /// One of TorchInductor's autotuning choices failing, skipped (see `AUTOTUNE_ERROR`
+    /// in `scan`): the next choice's failure is another try of the same kernel.
+    pub autotune_choice: bool,
 }
 
 impl Draft {

@@ -6,8 +6,9 @@
 //! - The host's memory: the C library's `Cannot allocate memory` (XLA:CPU's JIT, a
 //!   fork), `std::bad_alloc`, Python's `MemoryError` and NumPy's `Unable to allocate
 //!   3.45 GiB for an array with shape (…) and data type float64`, the kernel's `Out of
-//!   memory: Killed process 1234 (python)` and the shell's bare `Killed`, Colab's `Your
-//!   session crashed after using all available RAM`.
+//!   memory: Killed process 1234 (python)` (older kernels: `Kill process … or sacrifice
+//!   child`) and the shell's bare `Killed`, Colab's `Your session crashed after using
+//!   all available RAM`.
 //! - Any other error line saying `out of memory`: an error, failure or warning word
 //!   beside it, not a question; and TensorFlow's `Dst tensor is not initialized` (a copy
 //!   to the GPU that found no room).
@@ -20,11 +21,15 @@ use super::model::OomKind;
 use super::units;
 
 /// Wordings of the host running out of memory.
-const HOST: [&str; 6] = [
+const HOST: [&str; 7] = [
     "Cannot allocate memory",
     "std::bad_alloc",
-    "Out of memory: Killed process",
-    "out of memory: Killed process",
+    // The kernel's OOM killer: `Out of memory: Killed process 1234 (python)`, and before
+    // Linux 4.19 `Out of memory: Kill process 1234 (python3) score 266 or sacrifice
+    // child`; the line before it says some task `invoked oom-killer`.
+    "Out of memory: Kill",
+    "out of memory: Kill",
+    "invoked oom-killer",
     "crashed after using all available RAM",
     // NumPy's `Unable to allocate N for an array with shape (…)`.
     "for an array with shape",

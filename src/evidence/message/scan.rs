@@ -47,6 +47,9 @@ pub struct Scanner {
     /// allocator statistics IREE printed.
     last_alloca: Option<u64>,
     iree_usage: Vec<UsageItem>,
+    /// Whether the last logical line was TorchInductor's `Runtime error during
+    /// autotuning:`, which introduces the failure of one of its choices.
+    after_autotune_error: bool,
     /// Whether the last logical line said a program was being loaded (`Error loading
     /// program 'jit__forward':` before the runtime's `Attempting to allocate …`).
     last_loads_program: bool,
@@ -147,6 +150,10 @@ impl Scanner {
             if draft.msg.kind == OomKind::Driver {
                 set(&mut draft.msg.device_ordinal, self.last_ordinal);
             }
+            if self.after_autotune_error || body.contains(AUTOTUNE_ERROR) {
+                draft.failure = false;
+                draft.autotune_choice = true;
+            }
             if body.contains("native function hal.") {
                 if body.contains("hal.device.queue.alloca") {
                     set(&mut draft.msg.requested_bytes, self.last_alloca);
@@ -167,6 +174,7 @@ impl Scanner {
         }
         self.last_ordinal = fields::after(body, "device ordinal ").and_then(short::leading_u32);
         self.last_loads_program = tpu::is_program_load(body);
+        self.after_autotune_error = body.contains(AUTOTUNE_ERROR);
         if let Some(size) = driver::iree_alloca_size(body) {
             self.last_alloca = Some(size);
         }
@@ -184,7 +192,9 @@ impl Scanner {
             let another_engine = current.engine_try
                 && draft.engine_try
                 && current.msg.requested_bytes == draft.msg.requested_bytes;
+            let another_choice = current.autotune_choice && draft.autotune_choice;
             if another_engine
+                || another_choice
                 || driver::is_retry_of(current, &draft)
                 || is_repeat_on_another_device(current, &draft)
             {
@@ -321,6 +331,12 @@ fn starts_traceback(body: &str) -> bool {
 /// not be had: it tries the next algorithm (`Convolution performance may be suboptimal`),
 /// so the line is a warning, not the failure.
 const AUTOTUNER_SKIP: &str = "Failed to determine best cudnn convolution algorithm";
+
+/// TorchInductor's autotuner (`select_algorithm.py`) reporting that one of its choices
+/// failed (a Triton config over the shared memory, say); it prints `Ignoring this choice`
+/// and benchmarks the others, so the failure after it is a warning, and the next
+/// choice's failure another try of the same kernel.
+const AUTOTUNE_ERROR: &str = "Runtime error during autotuning";
 
 fn headline(body: &str) -> Option<Draft> {
     if !short::has_trigger(body) {
