@@ -378,3 +378,99 @@ fn report_from_file(capture: &[u8], n: usize) -> String {
     report["planes"] = serde_json::Value::Null;
     report.to_string()
 }
+
+/// A GPU plane whose kernels two threads match is opened by its tables, read from its
+/// end. Where the walk refutes that guess, nothing taken from the guessed tables stays in
+/// the report: not even the device's memory, a plane stat (`memory_size`) that a
+/// misleading guess can hold. Here the last line ends in fields that also read as a
+/// table entry and a plane stat of 1 PiB; the two-thread report must be the one-thread
+/// report (that plane walked, as planes below 32 MiB are).
+#[test]
+fn a_refuted_guess_leaves_no_device_memory_behind() {
+    let shared = Scan::TwoThreads {
+        host_from_bytes: u64::MAX,
+        device_from_bytes: 0,
+        cut_from_bytes: 0,
+    };
+    let first_gpu = |name: &[u8]| name.ends_with(b"/device:GPU:0");
+    let bogus: u64 = 1 << 50;
+    let mut tried = 0;
+    for path in real_captures::all() {
+        let original = std::fs::read(&path).expect("read");
+        let src: &dyn ByteSource = &original.as_slice();
+        let index = CaptureIndex::scan(src).expect("index");
+        let Some(at) = index.planes.iter().find(|p| first_gpu(p.name.as_bytes())) else {
+            continue;
+        };
+        let walked = Plane::open(src, at).expect("open");
+        if walked.line_count < 2 {
+            continue;
+        }
+        let Some(memory_size) = walked
+            .stat_names
+            .iter()
+            .find(|(_, name)| name.as_str() == "memory_size")
+            .map(|(id, _)| *id)
+        else {
+            continue;
+        };
+        assert_ne!(
+            walked
+                .plane_stat("memory_size")
+                .and_then(|v| v.as_ref())
+                .and_then(|v| v.as_u64()),
+            Some(bogus)
+        );
+        // The table entry makes the guess start inside the last line; the stat after it
+        // is then taken for one of the plane's.
+        let misleading = |header, lines, tables: Vec<Vec<u8>>| {
+            let mut stat = Vec::new();
+            wire::varint(1 << 3, &mut stat);
+            wire::varint(memory_size, &mut stat);
+            wire::varint(3 << 3, &mut stat);
+            wire::varint(bogus, &mut stat);
+            let mut fields = entry_in_last_line(header, lines, Vec::new());
+            let last = fields.pop().expect("the last line");
+            let mut at = 1;
+            let len = read_varint(&last, &mut at) as usize;
+            let mut payload = last[at..at + len].to_vec();
+            payload.extend(field(6, &stat));
+            fields.push(field(3, &payload));
+            fields.extend(tables);
+            fields
+        };
+        let rewritten = rewrite_planes(&original, &first_gpu, &misleading);
+        let src: &dyn ByteSource = &rewritten.as_slice();
+        let index = CaptureIndex::scan(src).expect("index");
+        let at = index.planes.iter().find(|p| first_gpu(p.name.as_bytes()));
+        let mut guessed = Plane::open_tables_first(src, at.expect("the plane")).expect("open");
+        assert!(guessed.tables_unconfirmed(), "a guess is made");
+        assert_eq!(
+            guessed
+                .plane_stat("memory_size")
+                .and_then(|v| v.as_ref())
+                .and_then(|v| v.as_u64()),
+            Some(bogus),
+            "{}: the guess holds the misleading stat",
+            path.display()
+        );
+        guessed.visit_events(src, &mut Walk).expect("walk");
+        assert!(!guessed.confirm_tables(), "the walk refutes the guess");
+
+        let file = std::env::temp_dir().join(format!(
+            "oomlens-gpu-tables-{}-{tried}.xplane.pb",
+            std::process::id()
+        ));
+        std::fs::write(&file, &rewritten).expect("write");
+        let src = FileSource::open(&file).expect("open");
+        let (two, one) = (
+            report_with(&src, shared),
+            report_with(&src, Scan::OneThread),
+        );
+        let _ = std::fs::remove_file(&file);
+        assert!(!two.contains(&bogus.to_string()), "{}", path.display());
+        assert_eq!(two, one, "{}", path.display());
+        tried += 1;
+    }
+    assert!(tried >= 1, "no capture had a GPU plane stating its memory");
+}

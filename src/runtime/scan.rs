@@ -197,13 +197,16 @@ pub(super) fn scan_device_plane(
     if collect {
         *first_tpu = false;
     }
+    // The device's memory is noted from a plane's stats only once its tables are known
+    // to be its own (walked, or read from its end and confirmed by the walk): a refuted
+    // guess may hold stats that are not the plane's.
     if alone && plane.tables_unconfirmed() {
         let before = result.clone();
         let events_before = result.device_events;
-        result.note_device_memory(&plane);
         let mut visitor = DeviceVisitor::new(&plane, result, order, collect);
         plane.visit_events(src, &mut visitor)?;
         if plane.confirm_tables() {
+            result.note_device_memory(&plane);
             let seen = result.device_events - events_before;
             result.count_device_plane(plane.line_count, seen);
             return Ok(());
@@ -218,10 +221,10 @@ pub(super) fn scan_device_plane(
         plane = walked;
     }
     let events_before = result.device_events;
-    result.note_device_memory(&plane);
     if let (true, false, Some(second)) = (shared, collect, src.share()) {
         let part = match_kernels_shared(src, second.as_ref(), &mut plane, result, order, how)?;
         if let Some(part) = part {
+            result.note_device_memory(&plane);
             result.absorb_kernels(part);
             let seen = result.device_events - events_before;
             result.count_device_plane(plane.line_count, seen);
@@ -237,6 +240,7 @@ pub(super) fn scan_device_plane(
         };
         plane = walked;
     }
+    result.note_device_memory(&plane);
     let mut visitor = DeviceVisitor::new(&plane, result, order, collect);
     plane.visit_events(src, &mut visitor)?;
     let seen = result.device_events - events_before;

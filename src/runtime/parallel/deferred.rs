@@ -267,7 +267,6 @@ fn walk_planes(
             part.count_device_plane(0, 0);
             continue;
         };
-        part.note_device_memory(&plane);
         let plane = Arc::new(plane);
         let ids = StatIds::resolve(&plane);
         shared.lines().planes.push(Some((Arc::clone(&plane), ids)));
@@ -283,6 +282,8 @@ fn walk_planes(
             shared.more.notify_all();
             break;
         };
+        // Its stats are the plane's only now that the walk confirmed its tables.
+        part.note_device_memory(&plane);
         let seen = part.device_events - events_before;
         part.count_device_plane(line_count, seen);
         if shared.lines().queue.len() > MAX_HANDED_OVER {
