@@ -201,6 +201,15 @@ fn the_fifteenth_held_out_corpus_stays_where_it_was_measured() {
     stays_at_least("tests/heldout15/errors", 15, 99.9, 79.9);
 }
 
+/// The sixteenth, collected blind (19: TensorFlow 1.x/2.x, Triton shared memory on Intel
+/// GPUs, the CUDA driver, a JAX BFC request wrapped by a terminal) and measured once at
+/// 88.1% / 63.2% with the thirteenth round in (its README); since then a development set:
+/// no lower than last measured.
+#[test]
+fn the_sixteenth_held_out_corpus_stays_where_it_was_measured() {
+    stays_at_least("tests/heldout16/errors", 19, 96.9, 73.6);
+}
+
 #[test]
 fn the_corpora_share_no_source() {
     let dirs = [
@@ -220,6 +229,7 @@ fn the_corpora_share_no_source() {
         "tests/heldout13/errors",
         "tests/heldout14/errors",
         "tests/heldout15/errors",
+        "tests/heldout16/errors",
     ];
     let mut seen: Vec<(&str, String)> = Vec::new();
     for dir in dirs {

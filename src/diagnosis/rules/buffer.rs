@@ -11,6 +11,7 @@ use crate::plan::shape::dims_of;
 use crate::report::model::{Category, DiagnosisId, Label, LiveBuffer, Plan, Role};
 use crate::report::present;
 
+use super::held;
 use super::plan::NOTEWORTHY;
 use super::scoped::is_scoped;
 use super::tpu;
@@ -483,18 +484,34 @@ fn large_in_message(cx: &Context<'_>) -> Option<Line> {
     // Half the memory or more: a tensor that alone leaves the rest of the program half.
     let (bytes, what) = match m.allocations.iter().find(|a| oom::data_bytes(a) >= limit) {
         Some(a) => (a.size_bytes, tpu::describe(a)),
-        None => {
-            let request = m
-                .requested_bytes
-                .or(m.requested_bytes_from_shape)
-                .filter(|&r| r >= limit)?;
-            let shape = m
-                .requested_shape
-                .as_deref()
-                .map(|s| format!(" {s}"))
-                .unwrap_or_default();
-            (request, format!("the failed request{shape}"))
-        }
+        None => match m
+            .requested_bytes
+            .or(m.requested_bytes_from_shape)
+            .filter(|&r| r >= limit)
+        {
+            Some(request) => {
+                let shape = m
+                    .requested_shape
+                    .as_deref()
+                    .map(|s| format!(" {s}"))
+                    .unwrap_or_default();
+                (request, format!("the failed request{shape}"))
+            }
+            // The BFC allocator's largest allocation so far (`MaxAllocSize`): one tensor of
+            // the run, if not the one that failed. In a pool under a GiB, the pool's size
+            // is the story (`held`), not the tensor.
+            None => {
+                let largest = m
+                    .allocator
+                    .as_ref()
+                    .and_then(|a| a.max_alloc_size_bytes)
+                    .filter(|&l| l >= limit && capacity >= held::SMALL_POOL)?;
+                (
+                    largest,
+                    "the allocator's largest allocation (MaxAllocSize), made before the request that failed".to_owned(),
+                )
+            }
+        },
     };
     let callback = if m.allocations.iter().any(tpu::is_callback) {
         "; the listing also holds a host callback's buffers (a jax.debug.print?), which materialize whole tensors"

@@ -68,6 +68,9 @@ pub struct Draft {
     /// One of TorchInductor's autotuning choices failing, skipped (see `AUTOTUNE_ERROR`
     /// in `scan`): the next choice's failure is another try of the same kernel.
     pub autotune_choice: bool,
+    /// Read from one line of a test suite's summary (`scoped::is_test_case`): one test's
+    /// failure.
+    pub test_case: bool,
 }
 
 impl Draft {

@@ -120,8 +120,9 @@ pub fn killed_after_warning(body: &str) -> bool {
     })
 }
 
-/// The shell's word for a process killed by a signal, in the locales seen.
-const KILLED: [&str; 2] = ["Killed", "已杀死"];
+/// The shell's word for a process killed by a signal, in the locales seen, and as users
+/// retype it (`killed`).
+const KILLED: [&str; 3] = ["Killed", "killed", "已杀死"];
 
 /// TensorFlow failing to copy a tensor to the GPU for want of room there: `Failed copying
 /// input tensor from …CPU:0 to …GPU:0 in order to run …: Dst tensor is not initialized.`

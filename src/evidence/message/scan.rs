@@ -18,6 +18,9 @@ const MAX_JOINS: usize = 8;
 const MAX_LOGICAL: usize = 16 * 1024;
 /// Earlier failures remembered for borrowing details.
 const RECENT: usize = 32;
+/// The narrowest terminal whose padding is taken for a width: two shorter lines ending
+/// in spaces are more likely Markdown's line breaks.
+const MIN_TERMINAL_WIDTH: usize = 60;
 
 /// The scanner's state across lines; `parse` feeds it and asks for the result.
 #[derive(Default)]
@@ -26,6 +29,13 @@ pub struct Scanner {
     pending_joinable: bool,
     /// Whether the last physical line of `pending` ended with a space.
     pending_spaced_end: bool,
+    /// Whether the last physical line of `pending` filled the terminal's width: the
+    /// terminal wrapped it there, mid-word maybe.
+    pending_wrapped: bool,
+    /// The terminal's width, where a copy of its screen pads each line with spaces to it
+    /// (known once two padded lines were as wide), and the last padded line's width.
+    terminal_width: Option<usize>,
+    last_padded_width: Option<usize>,
     joins: usize,
     current: Option<Draft>,
     best: Option<(usize, OomMessage)>,
@@ -75,18 +85,26 @@ const MAX_HOST_ALLOCATIONS: usize = 64;
 impl Scanner {
     /// Feeds one physical line.
     pub fn physical(&mut self, raw: &str, buf: &mut String) {
+        let wrapped = self.fills_terminal_width(raw);
         let line = clean::clean(raw, buf);
         let trigger = short::has_trigger(line.body);
         let starts = line.body.is_empty() || line.logged || trigger || starts_record(line.body);
         let room = self.joins < MAX_JOINS && self.pending.len() + line.body.len() < MAX_LOGICAL;
-        if !starts && self.pending_joinable && room {
-            let glued = !self.pending_spaced_end
-                && clean::joins_without_space(&self.pending, line.body, line.indented);
+        if !starts && (self.pending_joinable || self.pending_wrapped) && room {
+            // A terminal wraps at its width whatever the text: the next line goes on
+            // where it stopped, unless it starts with the space the wrap fell on.
+            let glued = if self.pending_wrapped {
+                !line.indented
+            } else {
+                !self.pending_spaced_end
+                    && clean::joins_without_space(&self.pending, line.body, line.indented)
+            };
             if !glued {
                 self.pending.push(' ');
             }
             self.pending.push_str(line.body);
             self.pending_spaced_end = line.spaced_end;
+            self.pending_wrapped = wrapped;
             self.joins += 1;
             return;
         }
@@ -96,6 +114,22 @@ impl Scanner {
         // of their own: they are not a wrapped tail (`foreign::template_value`).
         self.pending_joinable = (trigger || joinable(line.body)) && !line.body.contains("{}");
         self.pending_spaced_end = line.spaced_end;
+        self.pending_wrapped = wrapped;
+    }
+
+    /// Whether `raw` fills the width a terminal padded its other lines to, with no
+    /// padding of its own: the terminal wrapped it (`… trying to alloca` / `te 18.44GiB
+    /// …`, each line padded to 167 columns, in a copy of a terminal's screen).
+    fn fills_terminal_width(&mut self, raw: &str) -> bool {
+        let columns = raw.chars().count();
+        if raw.ends_with(' ') {
+            if self.last_padded_width == Some(columns) && columns >= MIN_TERMINAL_WIDTH {
+                self.terminal_width = Some(columns);
+            }
+            self.last_padded_width = Some(columns);
+            return false;
+        }
+        self.terminal_width == Some(columns)
     }
 
     /// Processes the logical line assembled so far.
@@ -150,6 +184,7 @@ impl Scanner {
             if draft.msg.kind == OomKind::Driver {
                 set(&mut draft.msg.device_ordinal, self.last_ordinal);
             }
+            draft.test_case = scoped::is_test_case(body);
             if self.after_autotune_error || body.contains(AUTOTUNE_ERROR) {
                 draft.failure = false;
                 draft.autotune_choice = true;
@@ -197,6 +232,7 @@ impl Scanner {
                 || another_choice
                 || driver::is_retry_of(current, &draft)
                 || is_repeat_on_another_device(current, &draft)
+                || scoped::is_another_config(current, &draft)
             {
                 driver::add_retry(current, &draft);
                 // The op that asked may be named only after the last try (TensorFlow's

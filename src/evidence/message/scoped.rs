@@ -133,6 +133,32 @@ pub fn block_line(draft: &mut Draft, body: &str) -> bool {
     true
 }
 
+/// Whether `next` is another configuration of the kernel `first` failed for: a kernel's
+/// scoped memory over the same capacity, needing another size, or each failing test of a
+/// suite printing its own line (pytest's `FAILED test_op[…] - OutOfResources: …`). The
+/// first is the request; the others are its later tries. The same size again outside a
+/// test summary is the same failure printed twice (the log's line, then the exception's).
+pub fn is_another_config(first: &Draft, next: &Draft) -> bool {
+    let (a, b) = (&first.msg, &next.msg);
+    let another = a.requested_bytes != b.requested_bytes || (first.test_case && next.test_case);
+    a.kind == OomKind::ScopedMemory
+        && b.kind == OomKind::ScopedMemory
+        && a.memory_space == b.memory_space
+        && a.capacity_bytes.is_some()
+        && a.capacity_bytes == b.capacity_bytes
+        && a.requested_bytes.is_some()
+        && b.requested_bytes.is_some()
+        && another
+}
+
+/// Whether `body` is a line of pytest's short test summary (`FAILED path::test[…] - …`,
+/// after a CI runner's timestamp maybe): one test's failure.
+pub fn is_test_case(body: &str) -> bool {
+    after(body, "FAILED ")
+        .and_then(|rest| rest.split_once(" - "))
+        .is_some_and(|(test, _)| test.contains("::"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
