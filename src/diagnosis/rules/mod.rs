@@ -10,6 +10,7 @@
 pub mod advisory;
 pub mod batch;
 pub mod buffer;
+pub mod fragmentation;
 pub mod held;
 pub mod message;
 pub mod message_fixes;
@@ -39,7 +40,7 @@ pub const RULES: &[Rule] = &[
     Rule::One(advisory::allocator_warning),
     Rule::One(advisory::host_warning),
     Rule::One(advisory::usage_warning),
-    Rule::One(message::fragmentation),
+    Rule::One(fragmentation::fragmentation),
     Rule::One(held::held_elsewhere),
     Rule::One(buffer::one_buffer),
     Rule::One(plan::plan_exceeds_capacity),
