@@ -1102,3 +1102,35 @@ fn terminal_wraps_test_summaries_and_the_allocators_largest() {
         (Verdict::RanOut, DiagnosisId::AggregateTooBig)
     );
 }
+
+/// The seventeenth set's lessons (tuned on after its one blind measurement). TensorFlow's
+/// tensor message alone, for an activation of a GiB or more that no smaller training
+/// batch fixes, leads as one buffer: a first axis of ten thousand or more (a test set as
+/// one batch, KerasToTensorRT#2; one matrix per pair of atoms, deepchem#1449), a batch
+/// of one (a whole volume predicted untiled, stardist-napari#24), a last axis over a
+/// vocabulary (logits for every word, wiki2bio#1, its type not printed).
+#[test]
+fn activations_no_batch_fixes_lead_as_one_buffer() {
+    for prefix in ["04-", "07-", "16-", "18-"] {
+        assert_eq!(
+            lead("heldout17", prefix),
+            (Verdict::RanOut, DiagnosisId::DominantBuffer),
+            "{prefix}"
+        );
+    }
+    let r = report_of(&[held_out("heldout17", "18-")]);
+    assert_eq!(
+        r.diagnosis[0].label,
+        oomlens::report::model::Label::Estimated
+    );
+    assert!(
+        r.diagnosis[0].text.contains("first axis, 10000"),
+        "{}",
+        r.diagnosis[0].text
+    );
+    // A batch's activation of ordinary size still reads as the batch too big.
+    assert_eq!(
+        lead("heldout17", "06-"),
+        (Verdict::RanOut, DiagnosisId::AggregateTooBig)
+    );
+}

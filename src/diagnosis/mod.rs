@@ -35,6 +35,7 @@ pub fn diagnose(report: &HostReport, failure: Option<&Failure>) -> Vec<Diagnosis
     let last = rules::batch::likely_giant_tensor(&cx, &out)
         .or_else(|| rules::batch::likely_oversized_matrix(&cx, &out))
         .or_else(|| rules::batch::likely_square(&cx, &out))
+        .or_else(|| rules::batch::likely_one_activation(&cx, &out))
         .or_else(|| rules::batch::likely_batch(&cx, &out))
         .or_else(|| rules::message::too_little_to_tell(&cx, &out));
     out.extend(last.map(|l| l.build()));

@@ -223,6 +223,92 @@ pub fn likely_square(cx: &Context<'_>, lines: &[Diagnosis]) -> Option<Line> {
     ]))
 }
 
+/// A first axis this long is no training batch: a whole dataset run as one batch, or one
+/// entry per pair of items.
+const NOT_A_BATCH: u64 = 10_000;
+
+/// What makes one activation of a GiB or more the problem rather than the batch.
+enum Unsplittable {
+    /// A batch of one: halving the batch is no longer possible.
+    OneSample,
+    /// A first axis of [`NOT_A_BATCH`] or more: a dataset in one batch, or all pairs.
+    HugeFirstAxis(u64),
+    /// A last axis over a vocabulary ([`HUGE_AXIS`] or more): logits over every word.
+    Vocabulary(u64),
+}
+
+/// The lead line for a TensorFlow tensor message whose activation of a GiB or more cannot
+/// be fixed by a smaller training batch: a batch of one (`[1,32,195,666,1024]`, a whole
+/// volume predicted untiled), a first axis of ten thousand or more (`[10000,64,24,24]`,
+/// a test set as one batch; `[186446,100,100]`, one matrix per pair of atoms), or a last
+/// axis over a vocabulary (`[32,1226,20003]`, logits for every word at every step). One
+/// tensor is the problem. Only when no line before names a cause and the message states
+/// no capacity.
+pub fn likely_one_activation(cx: &Context<'_>, lines: &[Diagnosis]) -> Option<Line> {
+    let m = unexplained(cx, lines)?;
+    let activation = Activation::of(m)?;
+    let (first, last) = (*activation.dims.first()?, *activation.dims.last()?);
+    let bytes = activation.bytes.unwrap_or_else(|| {
+        let elements = activation
+            .dims
+            .iter()
+            .fold(1u64, |n, &d| n.saturating_mul(d));
+        elements.saturating_mul(4)
+    });
+    if bytes < OVERSIZED_MATRIX {
+        return None;
+    }
+    let kind = if first == 1 {
+        Unsplittable::OneSample
+    } else if first >= NOT_A_BATCH {
+        Unsplittable::HugeFirstAxis(first)
+    } else if last >= HUGE_AXIS {
+        Unsplittable::Vocabulary(last)
+    } else {
+        return None;
+    };
+    let typed = if activation.bytes.is_some() {
+        ""
+    } else {
+        ", if float32"
+    };
+    let shape = activation.shape;
+    let (why, cause, fixes) = match kind {
+        Unsplittable::OneSample => (
+            "its batch is already one: a single input's activation is too large, which no smaller batch helps".to_owned(),
+            "one input too large for the network at full resolution: a whole volume or image processed at once",
+            vec![
+                advice("process the input in tiles (overlapping patches, stitched after: StarDist's n_tiles, a sliding window)", Some("more passes; seams to blend")),
+                advice("downsample the input, or use fewer channels in the first layers", Some("less resolution")),
+                advice("use mixed precision (float16 activations)", Some("some numerical care")),
+            ],
+        ),
+        Unsplittable::HugeFirstAxis(n) => (
+            format!("its first axis, {n}, is no training batch: a whole dataset run as one batch, or one entry per pair of items"),
+            "one tensor over a whole dataset or over all pairs, materialized at once",
+            vec![
+                advice("run the data in batches (model.predict(x, batch_size=…), or a tf.data pipeline with .batch)", Some("none in results")),
+                advice("for a tensor per pair of items, compute the pairs in chunks and reduce each chunk before the next", Some("more code, more steps")),
+            ],
+        ),
+        Unsplittable::Vocabulary(n) => (
+            format!("its last axis, {n}, is a vocabulary: logits for every word at every position, and their softmax and gradient as large again"),
+            "the output layer over the whole vocabulary at every position of every sequence",
+            vec![
+                advice("use a sampled or chunked softmax loss (tf.nn.sampled_softmax_loss), or compute the loss over slices of the sequence", Some("an approximate loss in training")),
+                advice("shrink the vocabulary (subwords, a frequency cut-off) or the sequence length", Some("a different tokenization")),
+                advice("halve the batch: this tensor halves with it, but stays the largest", Some("more steps")),
+            ],
+        ),
+    };
+    let text = format!(
+        "TensorFlow could not allocate a {}{typed} activation {shape} (read): {why} (estimated)",
+        size(bytes),
+    );
+    let line = Line::new(DiagnosisId::DominantBuffer, Label::Estimated, text, cause);
+    Some(line.fixes(fixes))
+}
+
 /// A TensorFlow shape's dimensions, printed `[10000,14,14,64]` or, by TensorFlow 0.x, as
 /// its protocol buffer (`dim { size: 10000 } dim { size: 14 } …`).
 fn tensor_dims(shape: &str) -> Vec<u64> {
