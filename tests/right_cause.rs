@@ -1134,3 +1134,15 @@ fn activations_no_batch_fixes_lead_as_one_buffer() {
         (Verdict::RanOut, DiagnosisId::AggregateTooBig)
     );
 }
+
+/// The eighteenth set's lesson (tuned on after its one blind measurement): Markdown
+/// emphasis closed right after the allocator's name (`… by allocator GPU_0_bfc*`, a log
+/// line posted in italics) is not the name's (locator#27).
+#[test]
+fn emphasis_after_the_allocators_name() {
+    let m = report_of(&[held_out("heldout18", "03-")])
+        .error
+        .unwrap()
+        .message;
+    assert_eq!(m.allocator.unwrap().name, "GPU_0_bfc");
+}

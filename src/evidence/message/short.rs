@@ -185,8 +185,10 @@ fn tensorflow_tensor(draft: &mut Draft, body: &str) {
         m.memory_space = Some("host".into());
     }
     if let Some(name) = after(body, "by allocator ").and_then(word) {
+        // Quoting and Markdown emphasis closed right after it (`GPU_0_bfc*`) are not
+        // the name's.
         let name = name
-            .trim_end_matches([',', '.', '"', '\'', '`'])
+            .trim_end_matches([',', '.', '"', '\'', '`', '*'])
             .to_string();
         m.allocator = Some(AllocatorStats {
             name,
