@@ -278,21 +278,28 @@ fn tpu_planes_whose_tables_are_not_where_they_seem_are_read_again() {
             plane.visit_events(src, &mut Walk).expect("walk");
             assert_eq!(plane.walked_line_count(), None, "the walk refutes it");
         }
-        let file = std::env::temp_dir().join(format!(
-            "oomlens-tpu-tables-{}-{tried}.xplane.pb",
-            std::process::id()
-        ));
-        std::fs::write(&file, &rewritten).expect("write");
-        let src = FileSource::open(&file).expect("open");
-        let (two, one) = (
-            report_with(&src, shared),
-            report_with(&src, Scan::OneThread),
-        );
-        let _ = std::fs::remove_file(&file);
+        let (two, one) = shared_and_one_thread(&rewritten, shared, &format!("tpu-{tried}"));
         assert_eq!(two, one, "{}", path.display());
         tried += 1;
     }
     assert!(tried >= 1, "no capture had a run of TPU planes");
+}
+
+/// The reports of `capture`, read from a file (as the CLI reads it, so that planes can be
+/// shared by two threads), as `shared` makes it and on one thread.
+fn shared_and_one_thread(capture: &[u8], shared: Scan, tag: &str) -> (String, String) {
+    let file = std::env::temp_dir().join(format!(
+        "oomlens-tables-{}-{tag}.xplane.pb",
+        std::process::id()
+    ));
+    std::fs::write(&file, capture).expect("write");
+    let src = FileSource::open(&file).expect("open");
+    let reports = (
+        report_with(&src, shared),
+        report_with(&src, Scan::OneThread),
+    );
+    let _ = std::fs::remove_file(&file);
+    reports
 }
 
 /// The report as `scan` makes it.
@@ -457,17 +464,7 @@ fn a_refuted_guess_leaves_no_device_memory_behind() {
         guessed.visit_events(src, &mut Walk).expect("walk");
         assert!(!guessed.confirm_tables(), "the walk refutes the guess");
 
-        let file = std::env::temp_dir().join(format!(
-            "oomlens-gpu-tables-{}-{tried}.xplane.pb",
-            std::process::id()
-        ));
-        std::fs::write(&file, &rewritten).expect("write");
-        let src = FileSource::open(&file).expect("open");
-        let (two, one) = (
-            report_with(&src, shared),
-            report_with(&src, Scan::OneThread),
-        );
-        let _ = std::fs::remove_file(&file);
+        let (two, one) = shared_and_one_thread(&rewritten, shared, &format!("gpu-{tried}"));
         assert!(!two.contains(&bogus.to_string()), "{}", path.display());
         assert_eq!(two, one, "{}", path.display());
         tried += 1;

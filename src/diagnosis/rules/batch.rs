@@ -181,21 +181,11 @@ pub fn likely_square(cx: &Context<'_>, lines: &[Diagnosis]) -> Option<Line> {
     let [.., rows, cols] = activation.dims[..] else {
         return None;
     };
-    let bytes = activation.bytes.unwrap_or_else(|| {
-        let elements = activation
-            .dims
-            .iter()
-            .fold(1u64, |n, &d| n.saturating_mul(d));
-        elements.saturating_mul(4)
-    });
+    let bytes = activation.bytes_or_float32();
     if rows != cols || rows < SQUARE_AXIS || bytes < OVERSIZED_MATRIX {
         return None;
     }
-    let typed = if activation.bytes.is_some() {
-        ""
-    } else {
-        ", if float32"
-    };
+    let typed = activation.assumed_type();
     let text = format!(
         "TensorFlow could not allocate a {}{typed} tensor {} (read) that ends in {rows} × {rows}: one tensor quadratic in a length (attention scores or pairwise distances over {rows} positions, or the feature map of an image {rows} pixels a side), which halving the batch only halves (estimated)",
         size(bytes),
@@ -248,13 +238,7 @@ pub fn likely_one_activation(cx: &Context<'_>, lines: &[Diagnosis]) -> Option<Li
     let m = unexplained(cx, lines)?;
     let activation = Activation::of(m)?;
     let (first, last) = (*activation.dims.first()?, *activation.dims.last()?);
-    let bytes = activation.bytes.unwrap_or_else(|| {
-        let elements = activation
-            .dims
-            .iter()
-            .fold(1u64, |n, &d| n.saturating_mul(d));
-        elements.saturating_mul(4)
-    });
+    let bytes = activation.bytes_or_float32();
     if bytes < OVERSIZED_MATRIX {
         return None;
     }
@@ -267,11 +251,7 @@ pub fn likely_one_activation(cx: &Context<'_>, lines: &[Diagnosis]) -> Option<Li
     } else {
         return None;
     };
-    let typed = if activation.bytes.is_some() {
-        ""
-    } else {
-        ", if float32"
-    };
+    let typed = activation.assumed_type();
     let shape = activation.shape;
     let (why, cause, fixes) = match kind {
         Unsplittable::OneSample => (
@@ -335,6 +315,23 @@ struct Activation<'m> {
 }
 
 impl<'m> Activation<'m> {
+    /// Its size: from its type, else as float32, TensorFlow's default.
+    fn bytes_or_float32(&self) -> u64 {
+        self.bytes.unwrap_or_else(|| {
+            let elements = self.dims.iter().fold(1u64, |n, &d| n.saturating_mul(d));
+            elements.saturating_mul(4)
+        })
+    }
+
+    /// What a size from [`Self::bytes_or_float32`] assumes, to follow it in a line.
+    fn assumed_type(&self) -> &'static str {
+        if self.bytes.is_some() {
+            ""
+        } else {
+            ", if float32"
+        }
+    }
+
     fn of(m: &'m OomMessage) -> Option<Self> {
         if m.kind != OomKind::Short {
             return None;
