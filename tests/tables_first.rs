@@ -148,9 +148,7 @@ fn rewrite_planes(capture: &[u8], which: &dyn Fn(&[u8]) -> bool, layout: Layout<
     let mut out = Vec::new();
     let mut rewrote = false;
     for (number, top) in fields(capture) {
-        let mut at = 1;
-        let len = read_varint(&top, &mut at) as usize;
-        let payload = &top[at..at + len];
+        let payload = &payload_of(&top);
         let picked = number == 1 && fields(payload).iter().any(|(n, f)| *n == 2 && which(f));
         if !picked {
             out.extend(top);
@@ -173,6 +171,13 @@ fn rewrite_planes(capture: &[u8], which: &dyn Fn(&[u8]) -> bool, layout: Layout<
     out
 }
 
+/// The payload of a length-delimited field whose key is one byte (a plane, a line).
+fn payload_of(bytes: &[u8]) -> Vec<u8> {
+    let mut at = 1;
+    let len = read_varint(bytes, &mut at) as usize;
+    bytes[at..at + len].to_vec()
+}
+
 /// A plane laid out with its last line ending in an "event" that reads as an event
 /// metadata entry, so that the run of table fields seems to start inside that line:
 /// a guess of where the tables start that is too early.
@@ -184,10 +189,7 @@ fn entry_in_last_line(
     let mut entry = Vec::new();
     entry.extend([0x08, 0x7f]);
     entry.extend(field(2, &[0x08, 0x7f, 0x12, 0x01, b'x']));
-    let last = lines.pop().expect("a line");
-    let mut at = 1;
-    let len = read_varint(&last, &mut at) as usize;
-    let mut payload = last[at..at + len].to_vec();
+    let mut payload = payload_of(&lines.pop().expect("a line"));
     payload.extend(field(4, &entry));
     lines.push(field(3, &payload));
     [header, lines, tables].concat()
@@ -437,10 +439,7 @@ fn a_refuted_guess_leaves_no_device_memory_behind() {
             wire::varint(3 << 3, &mut stat);
             wire::varint(bogus, &mut stat);
             let mut fields = entry_in_last_line(header, lines, Vec::new());
-            let last = fields.pop().expect("the last line");
-            let mut at = 1;
-            let len = read_varint(&last, &mut at) as usize;
-            let mut payload = last[at..at + len].to_vec();
+            let mut payload = payload_of(&fields.pop().expect("the last line"));
             payload.extend(field(6, &stat));
             fields.push(field(3, &payload));
             fields.extend(tables);

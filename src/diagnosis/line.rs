@@ -69,6 +69,11 @@ impl<'r> Context<'r> {
         exceeds || failure.is_some() || peaked || rt.retry.count > 0
     }
 
+    /// The message, when it reports a failure (not a warning alone).
+    pub fn failure_message(&self) -> Option<&'r OomMessage> {
+        self.message.filter(|m| !m.advisory)
+    }
+
     /// The selected module's plan.
     pub fn plan(&self) -> Option<&'r Plan> {
         self.module.map(|m| &m.plan)

@@ -294,19 +294,15 @@ fn scoped(m: &OomMessage) -> Headline {
         Some("shared") | None => "shared memory".to_owned(),
         Some(space) => space.to_ascii_uppercase(),
     };
-    let (verdict, opening, kernel) = if m.advisory {
+    let (verdict, opening, kernel, skipped) = if m.advisory {
         (
             Verdict::Warning,
             "A warning, not a failure",
             "one of the autotuner's choices for a kernel",
+            ": it skips that choice and tries the others",
         )
     } else {
-        (Verdict::DoesNotFit, "Does not fit", "a kernel")
-    };
-    let skipped = if m.advisory {
-        ": it skips that choice and tries the others"
-    } else {
-        ""
+        (Verdict::DoesNotFit, "Does not fit", "a kernel", "")
     };
     let (need, capacity, each) = crate::diagnosis::rules::scoped::kernel_figures(m);
     let (text, figures) = match (need, capacity) {

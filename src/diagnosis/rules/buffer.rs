@@ -6,7 +6,7 @@
 
 use crate::diagnosis::line::{advice, pct, Context, Line, Remedy};
 use crate::diagnosis::oom;
-use crate::evidence::message::{MessageAllocation, OomKind, OomMessage, WORKSPACE};
+use crate::evidence::message::{MessageAllocation, OomKind, WORKSPACE};
 use crate::plan::shape::dims_of;
 use crate::report::model::{Category, DiagnosisId, Label, LiveBuffer, Plan, Role};
 use crate::report::present;
@@ -229,7 +229,9 @@ pub fn one_buffer(cx: &Context<'_>) -> Option<Line> {
 /// One op's scratch workspace over the limit its library sets (cuDNN's autotuner
 /// profiling each engine of a convolution): that op's algorithm, not the model's memory.
 fn workspace_over_limit(cx: &Context<'_>) -> Option<Line> {
-    let m = failure(cx).filter(|m| m.memory_space.as_deref() == Some(WORKSPACE))?;
+    let m = cx
+        .failure_message()
+        .filter(|m| m.memory_space.as_deref() == Some(WORKSPACE))?;
     let (request, limit) = (m.requested_bytes?, oom::capacity(m)?);
     if cx.module.is_some() || request <= limit {
         return None;
@@ -343,7 +345,7 @@ fn cause(made: Made) -> &'static str {
 /// One listed allocation is most of what the message says the program needs, and the
 /// program is large enough to matter.
 pub fn dominant_in_message(cx: &Context<'_>) -> Option<Line> {
-    let m = failure(cx)?;
+    let m = cx.failure_message()?;
     if cx.module.is_some() || is_scoped(m) {
         return None;
     }
@@ -543,7 +545,9 @@ fn large_in_message(cx: &Context<'_>) -> Option<Line> {
 /// A need no device could meet: a hundred times the memory, or a single request larger
 /// than any accelerator has.
 pub fn impossible_size(cx: &Context<'_>) -> Option<Line> {
-    let m = failure(cx).or(cx.message.filter(|m| m.remat.is_some()))?;
+    let m = cx
+        .failure_message()
+        .or(cx.message.filter(|m| m.remat.is_some()))?;
     if cx.module.is_some() || is_scoped(m) {
         return None;
     }
@@ -578,10 +582,6 @@ pub fn impossible_size(cx: &Context<'_>) -> Option<Line> {
     Some(line.fix(
         "check the shapes the program is traced with (jax.eval_shape(f, *args), or print x.shape of the inputs) and the sharding of its largest arrays (jax.debug.visualize_array_sharding); the largest allocation or op in the error names where to look",
     ))
-}
-
-fn failure<'r>(cx: &Context<'r>) -> Option<&'r OomMessage> {
-    cx.message.filter(|m| !m.advisory)
 }
 
 #[cfg(test)]

@@ -16,7 +16,7 @@ use super::held;
 /// the request while what it can reserve in one piece is below it. A request known only
 /// from its tensor's shape makes the line an estimate.
 pub fn fragmentation(cx: &Context<'_>) -> Option<Line> {
-    let m = failure(cx)?;
+    let m = cx.failure_message()?;
     let (request, label) = match (m.requested_bytes, m.requested_bytes_from_shape) {
         (Some(r), _) => (r, Label::Read),
         (None, Some(r)) => (r, Label::Estimated),
@@ -145,11 +145,6 @@ fn tpu_fragmented(m: &OomMessage, request: u64) -> Option<String> {
             size(reservable)
         )
     })
-}
-
-/// The message, when it reports a failure (not a warning alone).
-fn failure<'r>(cx: &Context<'r>) -> Option<&'r OomMessage> {
-    cx.message.filter(|m| !m.advisory)
 }
 
 #[cfg(test)]

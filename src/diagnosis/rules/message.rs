@@ -31,7 +31,7 @@ pub const MOSTLY_FREE: f64 = 50.0;
 
 /// The program's arguments (state and batch) weigh more than the program itself.
 pub fn arguments_dominate(cx: &Context<'_>) -> Option<Line> {
-    let m = failure(cx)?;
+    let m = cx.failure_message()?;
     let (args, program) = (m.arguments_bytes?, oom::program_part(m)?);
     if args < NOTEWORTHY || (args as f64) <= ARGUMENTS_OVER_PROGRAM * program as f64 {
         return None;
@@ -77,7 +77,7 @@ pub fn arguments_dominate(cx: &Context<'_>) -> Option<Line> {
 /// The TPU runtime failed to place a program or buffer while more than the request was
 /// already held by arrays beside the program's own arguments.
 pub fn other_live_arrays(cx: &Context<'_>) -> Option<Line> {
-    let m = failure(cx)?;
+    let m = cx.failure_message()?;
     if m.kind != OomKind::TpuRuntime {
         return None;
     }
@@ -209,7 +209,9 @@ pub fn debug_callback(cx: &Context<'_>) -> Option<Line> {
 pub fn aggregate_too_big(cx: &Context<'_>) -> Option<Line> {
     // A rematerialization warning alone also shows it: XLA could not bring the
     // program under the memory it was given.
-    let m = failure(cx).or(cx.message.filter(|m| remat_gave_up(m)))?;
+    let m = cx
+        .failure_message()
+        .or(cx.message.filter(|m| remat_gave_up(m)))?;
     if cx.module.is_some() || !shows_program_too_big(m) {
         return None;
     }
@@ -363,7 +365,7 @@ pub fn too_little_to_tell(
     cx: &Context<'_>,
     lines: &[crate::report::model::Diagnosis],
 ) -> Option<Line> {
-    let m = failure(cx)?;
+    let m = cx.failure_message()?;
     if cx.module.is_some() || lines.iter().any(|d| d.id.names_a_cause()) {
         return None;
     }
@@ -546,11 +548,6 @@ fn pool_state(m: &OomMessage) -> String {
         return "; the pool was not full, and without its largest free block (newer allocators print LargestFreeBlock) fragmentation cannot be told from memory taken outside the pool".into();
     }
     String::new()
-}
-
-/// The message, when it reports a failure (not a warning alone).
-fn failure<'r>(cx: &Context<'r>) -> Option<&'r OomMessage> {
-    cx.message.filter(|m| !m.advisory)
 }
 
 #[cfg(test)]

@@ -61,22 +61,27 @@ pub fn kernel_figures(m: &OomMessage) -> (Option<u64>, Option<u64>, &'static str
     }
 }
 
+/// What one kernel needs of `memory` and what a core has, as the message states them
+/// (`needs 144.0 KiB of shared memory where a core has 99.00 KiB`).
+fn needs(m: &OomMessage, memory: &str) -> String {
+    match kernel_figures(m) {
+        (Some(n), Some(c), each) => format!(
+            "needs {} of {memory}{each} where a core has {}",
+            size(n),
+            size(c)
+        ),
+        (Some(n), None, each) => format!("needs {} of {memory}{each}", size(n)),
+        (None, _, _) => format!("needs more {memory} than a core has"),
+    }
+}
+
 pub fn scoped_memory(cx: &Context<'_>) -> Option<Line> {
     let m = cx.message.filter(|m| is_scoped(m))?;
     let memory = space(m).unwrap_or("scoped memory");
     if m.advisory {
         return Some(skipped_choice(m, memory));
     }
-    let (need, capacity, each) = kernel_figures(m);
-    let mut text = match (need, capacity) {
-        (Some(n), Some(c)) => format!(
-            "a kernel needs {} of {memory}{each} where a core has {} (read)",
-            size(n),
-            size(c)
-        ),
-        (Some(n), None) => format!("a kernel needs {} of {memory}{each} (read)", size(n)),
-        (None, _) => format!("a kernel needs more {memory} than a core has (read)"),
-    };
+    let mut text = format!("a kernel {} (read)", needs(m, memory));
     if let Some(e) = m.exceeded_by_bytes {
         text.push_str(&format!(", over by {}", size(e)));
     }
@@ -106,12 +111,7 @@ pub fn scoped_memory(cx: &Context<'_>) -> Option<Line> {
 /// choice`): nothing failed; it matters only if every choice fails or the chosen one is
 /// slow.
 fn skipped_choice(m: &OomMessage, memory: &str) -> Line {
-    let (need, capacity, _) = kernel_figures(m);
-    let needs = match (need, capacity) {
-        (Some(n), Some(c)) => format!("needs {} of {memory} where a core has {}", size(n), size(c)),
-        (Some(n), None) => format!("needs {} of {memory}", size(n)),
-        (None, _) => format!("needs more {memory} than a core has"),
-    };
+    let needs = needs(m, memory);
     let tries = match m.retried_requests_bytes.len() {
         0 => String::new(),
         1 => ", as does the next one".to_owned(),

@@ -12,8 +12,8 @@
 //! Markdown emphasis and code fences, terminal colours, Windows line ends, and lines a
 //! terminal or forum wrapped inside a field (rejoined). With several messages in one text,
 //! a failure beats a warning, then the message stating the most figures wins, then the
-//! last one (see `scan::choice`). Sizes are converted 1024-based, an exact count beside a rounded
-//! one winning (see `units`).
+//! last one (see `scan::choice`). Sizes are converted 1024-based, an exact count beside a
+//! rounded one winning (see `units`).
 //!
 //! The scan is one pass over the lines, a handful of substring searches per line, with
 //! bounded state: linear time, memory bounded by the longest line kept (64 KiB) and the

@@ -121,8 +121,14 @@ impl Scanner {
     /// padding of its own: the terminal wrapped it (`… trying to alloca` / `te 18.44GiB
     /// …`, each line padded to 167 columns, in a copy of a terminal's screen).
     fn fills_terminal_width(&mut self, raw: &str) -> bool {
+        let padded = raw.ends_with(' ');
+        // Most logs are no terminal's copy: an unpadded line is counted only once a
+        // width is known.
+        if !padded && self.terminal_width.is_none() {
+            return false;
+        }
         let columns = raw.chars().count();
-        if raw.ends_with(' ') {
+        if padded {
             if self.last_padded_width == Some(columns) && columns >= MIN_TERMINAL_WIDTH {
                 self.terminal_width = Some(columns);
             }
