@@ -47,4 +47,21 @@ fn main() {
         score.messages.len(),
         score.triage_pct()
     );
+    let two = score.second_opinion();
+    if two.seconded > 0 {
+        println!(
+            "  a second annotator, blind, on {} of them: the annotators agree on {}; oomlens is right on {}/{} where they agree, with the first on {}, with the second on {}, with either on {}",
+            two.seconded,
+            two.agreed,
+            two.right_where_agreed,
+            two.agreed,
+            score
+                .messages
+                .iter()
+                .filter(|m| m.second.is_some() && m.triage_right())
+                .count(),
+            two.right_by_second,
+            two.right_by_either
+        );
+    }
 }

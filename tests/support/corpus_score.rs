@@ -37,7 +37,14 @@ pub fn cause_of(id: &str) -> Option<&'static str> {
 }
 
 /// Fields of an expectation that are not figures the message states.
-const NOT_FIGURES: [&str; 5] = ["triage", "unmapped", "kind", "truncated", "advisory"];
+const NOT_FIGURES: [&str; 6] = [
+    "triage",
+    "triage_second",
+    "unmapped",
+    "kind",
+    "truncated",
+    "advisory",
+];
 
 /// One message of the corpus, scored.
 #[derive(Debug, Clone)]
@@ -51,6 +58,9 @@ pub struct Scored {
     pub missed: Vec<String>,
     /// The annotated verdict and cause.
     pub want: (String, String),
+    /// A second annotator's verdict and cause, from the message alone and blind to the
+    /// first (`triage_second`), where one was asked.
+    pub second: Option<(String, String)>,
     /// oomlens's verdict and the cause of its first cause line.
     pub got: (String, String),
     /// Whether the annotated cause follows from the message's own figures (`basis:
@@ -63,6 +73,10 @@ pub struct Scored {
 impl Scored {
     pub fn triage_right(&self) -> bool {
         self.want == self.got
+    }
+    /// Whether the two annotators agree (verdict and cause), where there are two.
+    pub fn annotators_agree(&self) -> Option<bool> {
+        self.second.as_ref().map(|s| s == &self.want)
     }
 }
 
@@ -90,12 +104,59 @@ impl Score {
     pub fn triage_pct(&self) -> f64 {
         100.0 * self.triage_right() as f64 / self.messages.len().max(1) as f64
     }
+    /// Of the messages a second annotator triaged: how many; on how many the two agree;
+    /// how many of those oomlens triages as both do; how many oomlens triages as
+    /// either does.
+    pub fn second_opinion(&self) -> SecondOpinion {
+        let seconded: Vec<&Scored> = self
+            .messages
+            .iter()
+            .filter(|m| m.second.is_some())
+            .collect();
+        let agreed = seconded
+            .iter()
+            .filter(|m| m.annotators_agree() == Some(true));
+        SecondOpinion {
+            seconded: seconded.len(),
+            agreed: agreed.clone().count(),
+            right_where_agreed: agreed.filter(|m| m.triage_right()).count(),
+            right_by_either: seconded
+                .iter()
+                .filter(|m| m.triage_right() || m.second.as_ref() == Some(&m.got))
+                .count(),
+            right_by_second: seconded
+                .iter()
+                .filter(|m| m.second.as_ref() == Some(&m.got))
+                .count(),
+        }
+    }
+
     /// Of the messages whose cause their own figures decide: how many, and how many
     /// triaged right.
     pub fn decided_by_message(&self) -> (usize, usize) {
         let decided = self.messages.iter().filter(|m| m.message_decides);
         let right = decided.clone().filter(|m| m.triage_right()).count();
         (decided.count(), right)
+    }
+}
+
+/// How a corpus fares against two annotators (see [`Score::second_opinion`]).
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct SecondOpinion {
+    pub seconded: usize,
+    pub agreed: usize,
+    pub right_where_agreed: usize,
+    pub right_by_either: usize,
+    pub right_by_second: usize,
+}
+
+impl std::ops::AddAssign for SecondOpinion {
+    fn add_assign(&mut self, o: SecondOpinion) {
+        self.seconded += o.seconded;
+        self.agreed += o.agreed;
+        self.right_where_agreed += o.right_where_agreed;
+        self.right_by_either += o.right_by_either;
+        self.right_by_second += o.right_by_second;
     }
 }
 
@@ -154,16 +215,21 @@ fn score_one(name: &str, txt: &Path, expected: &Value, readme: &str) -> Scored {
     }
     let read = stated - missed.len();
     let triage = &expected["triage"];
-    let want = (
-        triage["verdict"].as_str().unwrap_or("?").to_owned(),
-        triage["cause"].as_str().unwrap_or("?").to_owned(),
-    );
+    let verdict_and_cause = |t: &Value| {
+        (
+            t["verdict"].as_str().unwrap_or("?").to_owned(),
+            t["cause"].as_str().unwrap_or("?").to_owned(),
+        )
+    };
+    let want = verdict_and_cause(triage);
+    let second = expected.get("triage_second").map(verdict_and_cause);
     Scored {
         name: name.to_owned(),
         stated,
         read,
         missed,
         want,
+        second,
         got: triage_of(name, &bytes),
         message_decides: triage["basis"].as_str() == Some("message"),
         source: source_in(readme, name),
