@@ -38,7 +38,7 @@ fn stays_at_least(dir: &str, messages: usize, figures: f64, triage: f64) {
 /// where the rules take a stand the annotation does not: each with why.
 const KNOWN_DISAGREEMENTS: [(&str, &str); 11] = [
     ("03-", "a TPU compile-time listing alone: the compile-time check fails only for a program too big, which oomlens says; the annotation says undetermined"),
-    ("27-", "an XLA:GPU summary cut before its total: the program's size is unknown, so oomlens does not say it is small (the thread found TensorFlow holding the GPU)"),
+    ("27-", "an XLA:GPU summary cut before its total, the pool drawn full: the program's size is unknown, so oomlens reads the full pool as the program's, an estimate (the thread found TensorFlow holding the GPU)"),
     ("36-", "a bare 176 MiB request: the thread found memory held outside XLA's pool"),
     ("38-", "a bare 5.14 GiB request: the thread found fragmentation of the on-demand allocator"),
     ("39-", "a single 18.65 GiB request: oomlens reads a whole program's temporaries that large as a program too big for most devices; the annotation says undetermined"),
@@ -126,7 +126,7 @@ fn the_fifth_held_out_corpus_stays_where_it_was_measured() {
 /// no lower than last measured.
 #[test]
 fn the_sixth_held_out_corpus_stays_where_it_was_measured() {
-    stays_at_least("tests/heldout6/errors", 30, 89.5, 66.6);
+    stays_at_least("tests/heldout6/errors", 30, 89.5, 69.9);
 }
 
 /// The seventh held-out corpus (27 messages, collected 2026-12-05 by a session that never
@@ -150,7 +150,7 @@ fn the_eighth_held_out_corpus_stays_where_it_was_measured() {
 /// development set: no lower than last measured.
 #[test]
 fn the_ninth_held_out_corpus_stays_where_it_was_measured() {
-    stays_at_least("tests/heldout9/errors", 25, 92.1, 59.9);
+    stays_at_least("tests/heldout9/errors", 25, 92.1, 67.9);
 }
 
 /// The tenth, collected blind (half from web pages was asked; six came from them) and
@@ -165,7 +165,7 @@ fn the_tenth_held_out_corpus_stays_where_it_was_measured() {
 /// round in (its README); since then a development set: no lower than last measured.
 #[test]
 fn the_eleventh_held_out_corpus_stays_where_it_was_measured() {
-    stays_at_least("tests/heldout11/errors", 29, 91.2, 68.9);
+    stays_at_least("tests/heldout11/errors", 29, 91.2, 79.2);
 }
 
 /// The twelfth, collected blind (17: the search reached few threads the earlier sets had
@@ -181,7 +181,7 @@ fn the_twelfth_held_out_corpus_stays_where_it_was_measured() {
 /// a development set: no lower than last measured.
 #[test]
 fn the_thirteenth_held_out_corpus_stays_where_it_was_measured() {
-    stays_at_least("tests/heldout13/errors", 25, 99.9, 43.9);
+    stays_at_least("tests/heldout13/errors", 25, 99.9, 51.9);
 }
 
 /// The fourteenth, collected blind (22; a PyTorch/XLA TPU, Pallas VMEM, Triton shared
@@ -189,7 +189,7 @@ fn the_thirteenth_held_out_corpus_stays_where_it_was_measured() {
 /// (its README); since then a development set: no lower than last measured.
 #[test]
 fn the_fourteenth_held_out_corpus_stays_where_it_was_measured() {
-    stays_at_least("tests/heldout14/errors", 22, 94.7, 63.5);
+    stays_at_least("tests/heldout14/errors", 22, 94.7, 77.2);
 }
 
 /// The fifteenth, collected blind (15: the free pool of public threads is nearly
@@ -228,6 +228,35 @@ fn the_eighteenth_held_out_corpus_stays_where_it_was_measured() {
     stays_at_least("tests/heldout18/errors", 15, 96.6, 53.3);
 }
 
+/// The nineteenth, collected blind (17: TensorFlow on Intel GPUs and DirectML, Graphcore's
+/// Poplar, TensorFlow 0.x, JAX, EXLA on the host; of more than 100 threads reached in the
+/// TPU, Pallas, Triton, ROCm, driver and BufferAssignment families, one was free) and
+/// measured once at 74.5% / 35.3% with the seventeenth round in (its README); since then
+/// a development set.
+#[test]
+fn the_nineteenth_held_out_corpus_stays_where_it_was_measured() {
+    stays_at_least("tests/heldout19/errors", 17, 87.2, 47.0);
+}
+
+/// The sets a second annotator triaged again, blind (`triage_second`,
+/// `docs/oom-messages.md#two-annotators`): every such message keeps its second reading,
+/// and where the two annotators agree oomlens stays at least as right as last measured.
+#[test]
+fn where_two_annotators_agree() {
+    let mut two = corpus_score::SecondOpinion::default();
+    for n in 9..=19 {
+        two += corpus(&format!("tests/heldout{n}/errors")).second_opinion();
+    }
+    assert_eq!(two.seconded, 171);
+    assert_eq!(two.agreed, 106);
+    assert!(
+        two.right_where_agreed >= 80,
+        "right on {} of the {} where the annotators agree",
+        two.right_where_agreed,
+        two.agreed
+    );
+}
+
 #[test]
 fn the_corpora_share_no_source() {
     let dirs = [
@@ -250,6 +279,7 @@ fn the_corpora_share_no_source() {
         "tests/heldout16/errors",
         "tests/heldout17/errors",
         "tests/heldout18/errors",
+        "tests/heldout19/errors",
     ];
     let mut seen: Vec<(&str, String)> = Vec::new();
     for dir in dirs {

@@ -36,7 +36,10 @@ pub fn diagnose(report: &HostReport, failure: Option<&Failure>) -> Vec<Diagnosis
         .or_else(|| rules::batch::likely_oversized_matrix(&cx, &out))
         .or_else(|| rules::batch::likely_square(&cx, &out))
         .or_else(|| rules::batch::likely_one_activation(&cx, &out))
+        .or_else(|| rules::pool::empty_pool(&cx, &out))
         .or_else(|| rules::batch::likely_batch(&cx, &out))
+        .or_else(|| rules::pool::full_pool(&cx, &out))
+        .or_else(|| rules::pool::pool_at_limit(&cx, &out))
         .or_else(|| rules::message::too_little_to_tell(&cx, &out));
     out.extend(last.map(|l| l.build()));
     out

@@ -27,7 +27,7 @@ const TINY_HOST_REQUEST: u64 = 1 << 20;
 const TINY_REQUEST: u64 = 4 << 10;
 
 /// How to find what holds the memory, the same for every finding here.
-const FIND_THE_HOLDER: &str = "find what holds the memory: another process (nvidia-smi or rocm-smi lists the processes on the GPU); another framework in this process (TensorFlow or PyTorch imported beside JAX take the GPU: for TensorFlow used only for data, tf.config.set_visible_devices([], 'GPU')); several JAX processes on one GPU, each preallocating 75% of it (XLA_PYTHON_CLIENT_PREALLOCATE=false, or XLA_PYTHON_CLIENT_MEM_FRACTION=0.3); this process's own arrays kept from earlier steps (jax.live_arrays() lists them; a profiler capture shows which step made them)";
+pub(super) const FIND_THE_HOLDER: &str = "find what holds the memory: another process (nvidia-smi or rocm-smi lists the processes on the GPU); another framework in this process (TensorFlow or PyTorch imported beside JAX take the GPU: for TensorFlow used only for data, tf.config.set_visible_devices([], 'GPU')); several JAX processes on one GPU, each preallocating 75% of it (XLA_PYTHON_CLIENT_PREALLOCATE=false, or XLA_PYTHON_CLIENT_MEM_FRACTION=0.3); this process's own arrays kept from earlier steps (jax.live_arrays() lists them; a profiler capture shows which step made them)";
 
 fn line(text: String, cause: &str) -> Line {
     Line::new(DiagnosisId::HeldElsewhere, Label::Read, text, cause)
@@ -203,9 +203,11 @@ fn tiny_request(m: &OomMessage) -> Option<Line> {
         || m.free_bytes.is_some()
         || m.used_bytes.is_some()
         || m.requested_shape.is_some();
+    // A request of no bytes fails for no lack of memory (an empty tensor meeting an
+    // allocator's edge case): too little to tell.
     let request = m
         .requested_bytes
-        .filter(|&r| r < TINY_REQUEST && !stated_else)?;
+        .filter(|&r| r > 0 && r < TINY_REQUEST && !stated_else)?;
     let text = format!(
         "a request of only {} failed (read): an allocation that small fails only when the memory was already full before it, so what filled it is not this request",
         size(request)
@@ -239,13 +241,24 @@ fn small_pool(m: &OomMessage) -> Option<Line> {
     ))
 }
 
+/// BFC hands out memory in multiples of this (its smallest chunk), so a request is
+/// rounded up to it before the allocator looks for room.
+const BFC_MIN_CHUNK: u64 = 256;
+
 /// Whether the BFC allocator's limit left room for a new region of the request's size
 /// beyond the regions it held: an allocator that fails then failed to grow, since
-/// growing asks the device for a region, backing off to the request's size.
+/// growing asks the device for a region, backing off to the request's size (rounded up
+/// to whole chunks: 153 bytes left under the limit is no room for a 4-byte scalar).
 pub fn could_grow(a: &AllocatorStats, request: u64) -> bool {
+    let rounded = a.rounded_request_bytes.unwrap_or_else(|| {
+        request
+            .max(1)
+            .div_ceil(BFC_MIN_CHUNK)
+            .saturating_mul(BFC_MIN_CHUNK)
+    });
     a.limit_bytes
         .zip(a.region_allocated_bytes)
-        .is_some_and(|(limit, region)| limit.saturating_sub(region) >= request)
+        .is_some_and(|(limit, region)| limit.saturating_sub(region) >= rounded)
 }
 
 /// The BFC allocator's limit had room for a new region of the request's size, yet it

@@ -346,6 +346,9 @@ fn shows_program_too_big(m: &OomMessage) -> bool {
                 return true;
             }
         }
+        if peaked_at_limit(a) {
+            return true;
+        }
     }
     // PyTorch's allocator holds nearly the whole device: its own tensors fill it.
     if let (Some(held), Some(cap)) = (held::pytorch_holds(m), oom::capacity(m)) {
@@ -440,6 +443,35 @@ fn host_too_little() -> Line {
 }
 
 /// The message's own statement of the overflow, for the aggregate line.
+/// The allocator's own peak (`MaxInUse`) reached its limit, in a pool of a GiB or more:
+/// this process's tensors once filled the whole pool, so a failure later is the program's
+/// need meeting the limit again, whatever is in use at the dump.
+fn peaked_at_limit(a: &crate::evidence::message::AllocatorStats) -> bool {
+    a.max_in_use_bytes
+        .zip(a.limit_bytes)
+        .is_some_and(|(peak, limit)| {
+            limit >= held::SMALL_POOL && peak as f64 >= FULL_POOL * limit as f64
+        })
+}
+
+/// `; its peak in use was …` where the allocator's peak, above what the program needs
+/// now, reached the limit: what shows the program too big when `need` alone does not.
+fn peak_clause(m: &OomMessage, need: u64, cap: u64) -> String {
+    m.allocator
+        .as_ref()
+        .filter(|a| need <= cap && peaked_at_limit(a))
+        .and_then(|a| a.max_in_use_bytes)
+        .filter(|&p| p > need)
+        .map(|p| {
+            format!(
+                "; its peak in use was {} ({:.0}% of the pool, MaxInUse, read): the program's own tensors filled it",
+                size(p),
+                pct(p, cap)
+            )
+        })
+        .unwrap_or_default()
+}
+
 fn overflow(m: &OomMessage) -> String {
     let space = oom::space(m);
     let mut text = match (oom::needs(m), oom::capacity(m), m.requested_bytes) {
@@ -449,8 +481,9 @@ fn overflow(m: &OomMessage) -> String {
                 (None, Some(e)) => format!("; exceeded by {}, estimated", size(e)),
                 (None, None) => String::new(),
             };
+            let peak = peak_clause(m, need, cap);
             format!(
-                "needs {} of {}{} (read{over})",
+                "needs {} of {}{} (read{over}){peak}",
                 size(need),
                 size(cap),
                 oom::of_space(m)

@@ -15,6 +15,7 @@ pub mod held;
 pub mod message;
 pub mod message_fixes;
 pub mod plan;
+pub mod pool;
 pub mod profiles;
 pub mod runtime;
 pub mod scoped;

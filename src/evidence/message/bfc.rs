@@ -8,7 +8,7 @@
 use super::clean;
 use super::draft::{set, Block, Draft, Family};
 use super::fields::{after, bounded, count_after, word};
-use super::model::{AllocatorStats, OomKind};
+use super::model::{AllocatorStats, OomKind, PoolPicture};
 use super::units;
 
 /// Lines that belong to a BFC dump, for the scanner's record-start test.
@@ -52,10 +52,16 @@ pub fn headline(body: &str) -> Option<Draft> {
     m.requested_op = after(body, "requested by op ").and_then(word);
     // `3.41GiB (rounded to 3664773120)`: the allocator's size, kept apart until the scan
     // knows whether XLA states the request exactly too.
-    let rounded = rest
+    let mut rounded = rest
         .contains("(rounded to")
         .then_some(m.requested_bytes)
         .flatten();
+    // Intel's extension for TensorFlow prints both in bytes (`10529419660 Bytes (rounded
+    // to 10529419776 Bytes)`): the first is the request itself.
+    if let Some(exact) = byte_count(rest).filter(|_| rounded.is_some()) {
+        rounded = m.requested_bytes;
+        m.requested_bytes = Some(exact);
+    }
     if let Some(name) = allocator_name(body) {
         // TensorFlow's pinned host allocators (`cuda_host_bfc`, `gpu_host_bfc`).
         if name.contains("host") {
@@ -71,6 +77,16 @@ pub fn headline(body: &str) -> Option<Draft> {
         allocator.rounded_request_bytes = rounded;
     }
     Some(draft)
+}
+
+/// A count of bytes spelled out at the start of `text` (`10529419660 Bytes`).
+fn byte_count(text: &str) -> Option<u64> {
+    let mut words = text.split_whitespace();
+    let count = units::integer(words.next()?)?;
+    words
+        .next()
+        .is_some_and(|w| w.eq_ignore_ascii_case("bytes"))
+        .then_some(count)
 }
 
 /// `NAME` in `Allocator (NAME)`.
@@ -142,9 +158,14 @@ fn is_chunk_line(body: &str) -> bool {
 
 /// Reads a line of a BFC dump into `draft`. Returns whether the line was one.
 pub fn block_line(draft: &mut Draft, body: &str) -> bool {
-    if clean::is_fragmentation_picture(body)
-        || body.starts_with("If the cause is memory fragmentation")
-    {
+    if clean::is_fragmentation_picture(body) {
+        let ours = draft.msg.kind == OomKind::BfcRuntime;
+        if ours {
+            picture_row(draft, body);
+        }
+        return ours;
+    }
+    if body.starts_with("If the cause is memory fragmentation") {
         return draft.msg.kind == OomKind::BfcRuntime;
     }
     if let Some(taken) = dump_line(draft, body) {
@@ -156,6 +177,27 @@ pub fn block_line(draft: &mut Draft, body: &str) -> bool {
         return opened;
     }
     draft.block == Block::BfcStats && stats_field(draft, body)
+}
+
+/// The allocator draws its pool in one row of 100 characters.
+const PICTURE_WIDTH: u32 = 100;
+
+/// A row of the pool's picture: the picture itself, or the rest of one a terminal
+/// wrapped. A second whole picture in the same message adds nothing; nor does a picture
+/// with no allocator's headline to belong to.
+fn picture_row(draft: &mut Draft, row: &str) {
+    let row = PoolPicture::of_row(row);
+    let Some(allocator) = draft.msg.allocator.as_mut() else {
+        return;
+    };
+    allocator.picture = match allocator.picture {
+        Some(p) if p.drawn() < PICTURE_WIDTH => Some(PoolPicture {
+            in_use: p.in_use.saturating_add(row.in_use),
+            free: p.free.saturating_add(row.free),
+        }),
+        Some(p) => Some(p),
+        None => Some(row),
+    };
 }
 
 /// The dump before `Stats:`. `None` when the line is not a dump line.

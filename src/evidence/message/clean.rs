@@ -99,6 +99,10 @@ pub fn clean<'b>(raw: &str, buf: &'b mut String) -> Cleaned<'b> {
     }
 }
 
+/// A run of this many `*` or more is not Markdown's emphasis but a drawing: the BFC
+/// allocator's picture of its pool (`*****_`), which must reach its reader whole.
+const STAR_DRAWING: usize = 4;
+
 /// Copies `raw` into `out` without escape sequences, control characters, colour
 /// remnants, `**` and backticks. Every removed run is ASCII, so the kept slices stay on
 /// character boundaries.
@@ -106,6 +110,20 @@ fn strip_decorations(raw: &str, out: &mut String) {
     let bytes = raw.as_bytes();
     let (mut kept_from, mut i) = (0, 0);
     while let Some(&b) = bytes.get(i) {
+        let stars = if b == b'*' {
+            bytes
+                .get(i..)
+                .unwrap_or(&[])
+                .iter()
+                .take_while(|&&c| c == b'*')
+                .count()
+        } else {
+            0
+        };
+        if stars >= STAR_DRAWING {
+            i += stars;
+            continue;
+        }
         let skip = match b {
             0x1b => escape_len(bytes.get(i..).unwrap_or(&[])),
             b'[' => colour_remnant_len(bytes.get(i..).unwrap_or(&[])),
@@ -369,6 +387,15 @@ mod tests {
     fn body(raw: &str) -> String {
         let mut buf = String::new();
         clean(raw, &mut buf).body.to_string()
+    }
+
+    #[test]
+    fn a_drawing_of_stars_is_kept_and_emphasis_is_not() {
+        let picture = format!("{}_", "*".repeat(99));
+        assert_eq!(body(&format!("W bfc_allocator.cc:491] {picture}")), picture);
+        assert!(is_fragmentation_picture(&body(&picture)));
+        assert_eq!(body("**Error Message**:"), "Error Message:");
+        assert_eq!(body("***bold italic***"), "*bold italic*");
     }
 
     fn lines(text: &str) -> Vec<String> {

@@ -149,6 +149,9 @@ pub(super) fn borrow_allocator(ours: &mut AllocatorStats, theirs: &AllocatorStat
         &mut ours.rounded_request_bytes,
         theirs.rounded_request_bytes,
     );
+    if ours.picture.is_none() {
+        ours.picture = theirs.picture;
+    }
 }
 
 /// How much a message states: its figures, named details, listed allocations and

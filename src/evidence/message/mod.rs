@@ -37,7 +37,9 @@ mod short;
 mod tpu;
 mod units;
 
-pub use model::{AllocatorStats, MessageAllocation, OomKind, OomMessage, RematWarning, UsageItem};
+pub use model::{
+    AllocatorStats, MessageAllocation, OomKind, OomMessage, PoolPicture, RematWarning, UsageItem,
+};
 pub use short::{CONSTANT_OP, PROGRAM_LOAD_OP, WORKSPACE};
 
 /// No out-of-memory message in the text.

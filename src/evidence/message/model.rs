@@ -321,6 +321,46 @@ pub struct AllocatorStats {
     /// text also states it exactly (XLA's `Out of memory while trying to allocate N
     /// bytes`, which is then `requested_bytes`).
     pub rounded_request_bytes: Option<u64>,
+    /// The allocator's picture of its pool (`****__x*`), when printed; absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub picture: Option<PoolPicture>,
+}
+
+/// The BFC allocator's picture of its pool: a row of (normally 100) characters drawn over
+/// the regions it holds, each `*` or `x` where chunks are in use, `_` where they are free.
+/// It covers the regions the allocator took, not its limit: a full picture says what was
+/// taken is in use, not that the device is full.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct PoolPicture {
+    /// Characters drawn in use (`*`, `x`).
+    pub in_use: u32,
+    /// Characters drawn free (`_`).
+    pub free: u32,
+}
+
+impl PoolPicture {
+    /// The characters of one printed row.
+    pub fn of_row(row: &str) -> PoolPicture {
+        let free = row.bytes().filter(|&b| b == b'_').count();
+        let drawn = row.len();
+        PoolPicture {
+            in_use: u32::try_from(drawn - free).unwrap_or(u32::MAX),
+            free: u32::try_from(free).unwrap_or(u32::MAX),
+        }
+    }
+
+    /// All the characters drawn.
+    pub fn drawn(&self) -> u32 {
+        self.in_use.saturating_add(self.free)
+    }
+
+    /// The share of the pool drawn free, in percent.
+    pub fn free_percent(&self) -> f64 {
+        match self.drawn() {
+            0 => 0.0,
+            n => f64::from(self.free) * 100.0 / f64::from(n),
+        }
+    }
 }
 
 impl AllocatorStats {

@@ -73,10 +73,17 @@ pub fn headline(body: &str) -> Option<Draft> {
             .and_then(super::fields::word)
             .map(|w| w.trim_end_matches(['.', ',']).to_owned());
     } else {
-        m.requested_bytes = ["allocate ", "allocating ", "alloc "]
-            .iter()
-            .find_map(|k| units::size_exact_prefix(after(body, k)?, true))
-            .map(|s| s.0);
+        // Graphcore's Poplar: `Out of memory. Single stream of length 149766584 in
+        // bufferIndex 1`, one host-to-IPU stream's buffer in bytes.
+        m.requested_bytes = [
+            "allocate ",
+            "allocating ",
+            "alloc ",
+            "Single stream of length ",
+        ]
+        .iter()
+        .find_map(|k| units::size_exact_prefix(after(body, k)?, true))
+        .map(|s| s.0);
     }
     Some(draft)
 }

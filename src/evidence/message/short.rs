@@ -176,9 +176,11 @@ fn tensorflow_tensor(draft: &mut Draft, body: &str) {
         .filter(|c| *c != ' ')
         .take(16)
         .collect();
-    let ordinal = ["GPU:", "TPU:", "CPU:"]
-        .iter()
-        .find_map(|k| device.strip_prefix(k))
+    // Any device type: `GPU:0`, `CPU:0`, Intel's `XPU:0`, DirectML's `DML:0`.
+    let ordinal = device
+        .split_once(':')
+        .filter(|(kind, _)| !kind.is_empty() && kind.bytes().all(|b| b.is_ascii_uppercase()))
+        .map(|(_, ordinal)| ordinal)
         .or_else(|| after(body, "/gpu:").map(|_| device.as_str()));
     m.device_ordinal = ordinal.and_then(leading_u32);
     if device.starts_with("CPU:") || after(body, "by allocator cpu").is_some() {
@@ -190,6 +192,12 @@ fn tensorflow_tensor(draft: &mut Draft, body: &str) {
         let name = name
             .trim_end_matches([',', '.', '"', '\'', '`', '*'])
             .to_string();
+        // Intel's extension for TensorFlow names its allocator in two words.
+        let name = if name == "Simple" && after(body, "by allocator Simple allocator").is_some() {
+            "Simple allocator".to_owned()
+        } else {
+            name
+        };
         m.allocator = Some(AllocatorStats {
             name,
             ..AllocatorStats::default()

@@ -50,6 +50,7 @@ fn exact_in_parens(text: &str) -> Option<(u64, usize)> {
     let body = body.strip_prefix("rounded to").unwrap_or(body).trim();
     let digits = body
         .strip_suffix("bytes")
+        .or_else(|| body.strip_suffix("Bytes"))
         .or_else(|| body.strip_suffix('B'))
         .unwrap_or(body)
         .trim();

@@ -1,0 +1,158 @@
+//! What the BFC allocator says of its pool, when the message states nothing else that
+//! names a cause.
+//!
+//! Its picture (`****__x*`, `docs/oom-messages.md#the-pools-picture`) covers the regions
+//! the allocator took from the device, so it tells whose memory they hold:
+//! - **All free:** the allocator holds nothing, yet could not get a region for a request
+//!   far smaller than any GPU that trains: the device's memory is held by something
+//!   else.
+//! - **All in use, and no limit stated:** every region it took holds this process's
+//!   tensors; the usual cause is the program at its batch needing more than the device
+//!   has, which a much smaller batch tells apart from another process. Not when the
+//!   message states the program's need and it is small: what else fills the pool, the
+//!   picture cannot say.
+//!
+//! Its regions grown to its limit (`available bytes: 0`), what is in use not stated: the
+//! allocator took all it may and a small request still fails, the program's tensors
+//! most likely.
+
+use crate::diagnosis::line::{advice, pct, Context, Line};
+use crate::evidence::message::{OomMessage, PoolPicture};
+use crate::report::model::{Diagnosis, DiagnosisId, Label};
+use crate::units::size;
+
+use crate::diagnosis::oom;
+
+use super::batch::unexplained;
+use super::held::{FIND_THE_HOLDER, SMALL_PROGRAM};
+
+/// A picture this share free (or in use) is all free (all in use): a character or two
+/// of the other kind is one chunk.
+const WHOLE_PERCENT: f64 = 95.0;
+/// A picture of fewer characters is a fragment of one (a forum cut it).
+const MIN_DRAWN: u32 = 50;
+/// Half the memory of the smallest GPUs that train (8 GiB): a request this small that
+/// an empty pool cannot serve is not too big for the device.
+const SMALL_FOR_ANY_GPU: u64 = 4 << 30;
+
+/// The picture of the failure's allocator, when it is whole enough to read.
+fn picture(m: &OomMessage) -> Option<PoolPicture> {
+    let p = m.allocator.as_ref()?.picture?;
+    (p.drawn() >= MIN_DRAWN && m.memory_space.as_deref() != Some("host")).then_some(p)
+}
+
+/// The pool is drawn all free, yet a request under [`SMALL_FOR_ANY_GPU`] failed.
+pub fn empty_pool(cx: &Context<'_>, lines: &[Diagnosis]) -> Option<Line> {
+    let m = unexplained(cx, lines)?;
+    let p = picture(m).filter(|p| p.free_percent() >= WHOLE_PERCENT)?;
+    let request = m
+        .requested_bytes
+        .or(m.requested_bytes_from_shape)
+        .filter(|&r| r < SMALL_FOR_ANY_GPU)?;
+    let name = m
+        .allocator
+        .as_ref()
+        .map_or("the allocator", |a| a.display_name());
+    let text = format!(
+        "{name} drew its pool {:.0}% free (read) yet could not serve a request of {} (read): it held almost nothing, and the device would not give it a region that size, so the device's memory was held by something else (estimated)",
+        p.free_percent(),
+        size(request)
+    );
+    let line = Line::new(
+        DiagnosisId::HeldElsewhere,
+        Label::Estimated,
+        text,
+        "the device's memory was taken before this allocator asked: another process, another framework in this process (TensorFlow or PyTorch beside JAX), or a pool preallocated elsewhere",
+    );
+    Some(
+        line.fix(FIND_THE_HOLDER)
+            .cost("none: the program itself needs no change"),
+    )
+}
+
+/// The pool is drawn all in use, and the message states no limit (with one, the rules
+/// that read it decide): the program's own tensors.
+pub fn full_pool(cx: &Context<'_>, lines: &[Diagnosis]) -> Option<Line> {
+    let m = unexplained(cx, lines)?;
+    let p = picture(m).filter(|p| 100.0 - p.free_percent() >= WHOLE_PERCENT)?;
+    if oom::capacity(m).is_some() {
+        return None;
+    }
+    let name = m
+        .allocator
+        .as_ref()
+        .map_or("the allocator", |a| a.display_name());
+    let request = m
+        .requested_bytes
+        .or(m.requested_bytes_from_shape)
+        .map(|r| format!(" when a request of {} failed", size(r)))
+        .unwrap_or_default();
+    // A program stated small did not fill the pool by itself; what did, the picture
+    // cannot say.
+    if oom::needs(m).is_some_and(|n| n < SMALL_PROGRAM) {
+        return None;
+    }
+    let text = format!(
+        "{name} drew its pool {:.0}% in use{request} (read): every region it took held this process's tensors, so the usual cause is the program at this batch and input size needing more than the device has (estimated); the message states no limit to tell how much of the device the pool had",
+        100.0 - p.free_percent(),
+    );
+    let line = Line::new(
+        DiagnosisId::AggregateTooBig,
+        Label::Estimated,
+        text,
+        "the program's own tensors (its batch's activations, its weights and optimizer state, or arrays kept from earlier steps) fill the pool",
+    );
+    let mut fixes = own_tensor_fixes();
+    fixes.push(advice(
+        "if a much smaller batch also fails, something else holds the device: nvidia-smi lists the processes; jax.live_arrays() lists arrays kept from earlier steps",
+        None,
+    ));
+    Some(line.fixes(fixes))
+}
+
+/// A request under this share of the pool failing in a pool grown to its limit is the
+/// pool being full, not the request being large.
+const SMALL_SHARE_OF_POOL: f64 = 10.0;
+
+/// The allocator's regions have grown to its limit and what is in use is not stated.
+pub fn pool_at_limit(cx: &Context<'_>, lines: &[Diagnosis]) -> Option<Line> {
+    let m = unexplained(cx, lines)?;
+    let a = m.allocator.as_ref()?;
+    let (limit, regions) = (a.limit_bytes?, a.region_allocated_bytes?);
+    if a.in_use_bytes.is_some() || regions < limit || m.memory_space.as_deref() == Some("host") {
+        return None;
+    }
+    let request = m
+        .requested_bytes
+        .or(m.requested_bytes_from_shape)
+        .filter(|&r| pct(r, limit) < SMALL_SHARE_OF_POOL)?;
+    let text = format!(
+        "{} has taken its whole limit of {} in regions (read) and a request of only {} ({:.1}% of it, read) still failed: the program's tensors most likely fill the pool (estimated); what is in use is not stated, so free pieces too small for the request cannot be ruled out",
+        a.display_name(),
+        size(limit),
+        size(request),
+        pct(request, limit)
+    );
+    let line = Line::new(
+        DiagnosisId::AggregateTooBig,
+        Label::Estimated,
+        text,
+        "the program's own tensors (its batch's activations, its weights and optimizer state) fill all the memory the allocator may take",
+    );
+    Some(line.fixes(own_tensor_fixes()))
+}
+
+/// The fixes when the program's own tensors fill the pool: the first also tells whether
+/// they do.
+fn own_tensor_fixes() -> Vec<crate::report::model::Fix> {
+    vec![
+        advice(
+            "halve the batch (or the input size) to see whether it then fits",
+            Some("more steps per epoch"),
+        ),
+        advice(
+            "recompute activations in the backward pass (jax.checkpoint, tf.recompute_grad) and use 16-bit activations (bf16)",
+            Some("about a third more compute; some numerical care"),
+        ),
+    ]
+}
