@@ -134,7 +134,7 @@ fn the_sixth_held_out_corpus_stays_where_it_was_measured() {
 /// development set: no lower than last measured.
 #[test]
 fn the_seventh_held_out_corpus_stays_where_it_was_measured() {
-    stays_at_least("tests/heldout7/errors", 27, 93.0, 77.7);
+    stays_at_least("tests/heldout7/errors", 27, 94.0, 77.7);
 }
 
 /// The eighth held-out corpus (30 messages, collected 2026-12-06 by a session that never
@@ -150,7 +150,7 @@ fn the_eighth_held_out_corpus_stays_where_it_was_measured() {
 /// development set: no lower than last measured.
 #[test]
 fn the_ninth_held_out_corpus_stays_where_it_was_measured() {
-    stays_at_least("tests/heldout9/errors", 25, 92.1, 67.9);
+    stays_at_least("tests/heldout9/errors", 25, 94.7, 67.9);
 }
 
 /// The tenth, collected blind (half from web pages was asked; six came from them) and
@@ -158,14 +158,14 @@ fn the_ninth_held_out_corpus_stays_where_it_was_measured() {
 /// development set: no lower than last measured.
 #[test]
 fn the_tenth_held_out_corpus_stays_where_it_was_measured() {
-    stays_at_least("tests/heldout10/errors", 25, 94.3, 55.9);
+    stays_at_least("tests/heldout10/errors", 25, 95.4, 55.9);
 }
 
 /// The eleventh, collected blind and measured once at 88.3% / 58.6% with the seventh
 /// round in (its README); since then a development set: no lower than last measured.
 #[test]
 fn the_eleventh_held_out_corpus_stays_where_it_was_measured() {
-    stays_at_least("tests/heldout11/errors", 29, 91.2, 79.2);
+    stays_at_least("tests/heldout11/errors", 29, 94.1, 79.2);
 }
 
 /// The twelfth, collected blind (17: the search reached few threads the earlier sets had
@@ -173,7 +173,7 @@ fn the_eleventh_held_out_corpus_stays_where_it_was_measured() {
 /// development set: no lower than last measured.
 #[test]
 fn the_twelfth_held_out_corpus_stays_where_it_was_measured() {
-    stays_at_least("tests/heldout12/errors", 17, 92.8, 47.0);
+    stays_at_least("tests/heldout12/errors", 17, 98.1, 47.0);
 }
 
 /// The thirteenth, collected blind (25: JAX/XLA, TensorFlow, the CUDA driver, host RAM)
@@ -189,7 +189,7 @@ fn the_thirteenth_held_out_corpus_stays_where_it_was_measured() {
 /// (its README); since then a development set: no lower than last measured.
 #[test]
 fn the_fourteenth_held_out_corpus_stays_where_it_was_measured() {
-    stays_at_least("tests/heldout14/errors", 22, 94.7, 77.2);
+    stays_at_least("tests/heldout14/errors", 22, 97.8, 77.2);
 }
 
 /// The fifteenth, collected blind (15: the free pool of public threads is nearly
@@ -209,7 +209,7 @@ fn the_fifteenth_held_out_corpus_stays_where_it_was_measured() {
 /// other sets do, where this set's annotator says the program (05).
 #[test]
 fn the_sixteenth_held_out_corpus_stays_where_it_was_measured() {
-    stays_at_least("tests/heldout16/errors", 19, 96.9, 68.4);
+    stays_at_least("tests/heldout16/errors", 19, 99.9, 68.4);
 }
 
 /// The seventeenth, collected blind (20: TensorFlow users in science and vision, Keras 3
@@ -235,7 +235,7 @@ fn the_eighteenth_held_out_corpus_stays_where_it_was_measured() {
 /// a development set.
 #[test]
 fn the_nineteenth_held_out_corpus_stays_where_it_was_measured() {
-    stays_at_least("tests/heldout19/errors", 17, 87.2, 47.0);
+    stays_at_least("tests/heldout19/errors", 17, 92.6, 47.0);
 }
 
 /// The sets a second annotator triaged again, blind (`triage_second`,

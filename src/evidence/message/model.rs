@@ -156,6 +156,10 @@ pub struct OomMessage {
     /// freed_by_count=0. The caller indicates that this is not a failure`), before the
     /// failure the message is about: memory was already short then.
     pub advisory_request_bytes: Option<u64>,
+    /// The requests of the BFC warnings of that kind after the first, in the order
+    /// printed, before any failure (a warning printed again counts again: the same
+    /// scratch asked for again). At most 64 are kept.
+    pub later_advisory_requests_bytes: Vec<u64>,
     /// The large host allocations warnings report, one per warning line in the order
     /// printed (a line printed again right after itself is one): TensorFlow's
     /// `Allocation of N exceeds 10% of (free) system memory`, tcmalloc's `large alloc N

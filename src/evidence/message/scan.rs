@@ -53,6 +53,8 @@ pub struct Scanner {
     /// The request of the first BFC warning that was not a failure (`… with
     /// freed_by_count=0`), when it came before any failure.
     advisory_request: Option<u64>,
+    /// The requests of the BFC warnings of that kind after the first, before any failure.
+    later_advisories: Vec<u64>,
     /// The size of the last IREE `hal.device.queue.alloca` call traced, and the last
     /// allocator statistics IREE printed.
     last_alloca: Option<u64>,
@@ -79,8 +81,9 @@ pub struct Scanner {
     fallback: Option<(usize, Draft)>,
 }
 
-/// Host allocations warned about that are kept.
+/// Host allocations warned about that are kept; and BFC warnings after the first.
 const MAX_HOST_ALLOCATIONS: usize = 64;
+pub(super) const MAX_LATER_ADVISORIES: usize = 64;
 
 impl Scanner {
     /// Feeds one physical line.
@@ -508,6 +511,20 @@ mod tests {
         assert!(!m.advisory);
         assert_eq!(m.advisory_request_bytes, Some(3_629_247_365));
         assert_eq!(m.requested_shape.as_deref(), Some("[8,256,256,96]"));
+    }
+
+    #[test]
+    fn later_warnings_are_listed_in_order() {
+        let warning = |size: &str| {
+            format!("Allocator (GPU_0_bfc) ran out of memory trying to allocate {size} with freed_by_count=0. The caller indicates that this is not a failure, but may mean that there could be performance gains if more memory were available.\n")
+        };
+        let text = [warning("2.00GiB"), warning("1.00GiB"), warning("2.00GiB")].concat()
+            + "Allocator (GPU_0_bfc) ran out of memory trying to allocate 512.0KiB (rounded to 524288)requested by op Add\n"
+            + &warning("3.00GiB");
+        let m = parsed(&text);
+        assert_eq!(m.advisory_request_bytes, Some(2 << 30));
+        // The warning after the failure is not one before it.
+        assert_eq!(m.later_advisory_requests_bytes, vec![1 << 30, 2 << 30]);
     }
 
     #[test]

@@ -35,6 +35,7 @@ fn message_rows(m: &OomMessage) -> Vec<Row> {
         .filter_map(|(name, value, note)| value.map(|v| row(name, size(v), note)))
         .collect();
     rows.extend(retries_row(m));
+    rows.extend(later_warnings_row(m));
     for item in &m.usage {
         rows.push(row(
             &item.name,
@@ -162,16 +163,33 @@ fn program_figures(m: &OomMessage) -> Vec<Figure> {
 
 /// The later tries of the request, the first four shown.
 fn retries_row(m: &OomMessage) -> Option<Row> {
-    let tries = &m.retried_requests_bytes;
-    if tries.is_empty() {
+    sizes_row(
+        "later tries",
+        &m.retried_requests_bytes,
+        "the same request again, each failed",
+    )
+}
+
+/// The requests of the allocator's later not-a-failure warnings, the first four shown.
+fn later_warnings_row(m: &OomMessage) -> Option<Row> {
+    sizes_row(
+        "warned again",
+        &m.later_advisory_requests_bytes,
+        "later requests the allocator called not a failure",
+    )
+}
+
+/// A row of sizes, the first four shown, with their count.
+fn sizes_row(name: &str, sizes: &[u64], note: &str) -> Option<Row> {
+    if sizes.is_empty() {
         return None;
     }
-    let shown: Vec<String> = tries.iter().take(4).map(|&b| size(b)).collect();
-    let more = if tries.len() > 4 { ", …" } else { "" };
+    let shown: Vec<String> = sizes.iter().take(4).map(|&b| size(b)).collect();
+    let more = if sizes.len() > 4 { ", …" } else { "" };
     Some(row(
-        "later tries",
-        format!("{}{more} ({} in all)", shown.join(", "), tries.len()),
-        "the same request again, each failed",
+        name,
+        format!("{}{more} ({} in all)", shown.join(", "), sizes.len()),
+        note,
     ))
 }
 

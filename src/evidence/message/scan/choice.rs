@@ -9,7 +9,7 @@
 use super::super::draft::set;
 use super::super::merge::{borrow, borrow_allocator, derive_totals, detail, stats_alone};
 use super::super::model::{AllocatorStats, OomKind, OomMessage};
-use super::{Scanner, RECENT};
+use super::{Scanner, MAX_LATER_ADVISORIES, RECENT};
 
 impl Scanner {
     pub(super) fn close_current(&mut self) {
@@ -28,7 +28,13 @@ impl Scanner {
     pub(super) fn offer(&mut self, failure: bool, msg: OomMessage) {
         let score = detail(&msg);
         if !failure && msg.kind == OomKind::BfcRuntime && self.best.is_none() {
-            set(&mut self.advisory_request, msg.requested_bytes);
+            match (self.advisory_request, msg.requested_bytes) {
+                (None, request) => self.advisory_request = request,
+                (Some(_), Some(request)) if self.later_advisories.len() < MAX_LATER_ADVISORIES => {
+                    self.later_advisories.push(request);
+                }
+                _ => {}
+            }
         }
         if !failure && msg.is_host_allocation_warning() {
             self.largest_host_warning = self.largest_host_warning.max(msg.requested_bytes);
@@ -157,6 +163,7 @@ impl Scanner {
             msg.scheduler_limit_bytes = Some(limit);
         }
         msg.advisory_request_bytes = self.advisory_request;
+        msg.later_advisory_requests_bytes = std::mem::take(&mut self.later_advisories);
         // The rounded size is a figure of its own only beside the exact one: another
         // printer's line stating the request (XLA's `trying to allocate N bytes`), even
         // where the allocator had nothing to round.
