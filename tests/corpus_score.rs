@@ -235,7 +235,7 @@ fn the_eighteenth_held_out_corpus_stays_where_it_was_measured() {
 /// a development set.
 #[test]
 fn the_nineteenth_held_out_corpus_stays_where_it_was_measured() {
-    stays_at_least("tests/heldout19/errors", 17, 92.6, 47.0);
+    stays_at_least("tests/heldout19/errors", 17, 98.1, 47.0);
 }
 
 /// The sets a second annotator triaged again, blind (`triage_second`,

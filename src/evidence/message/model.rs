@@ -161,7 +161,8 @@ pub struct OomMessage {
     /// scratch asked for again). At most 64 are kept.
     pub later_advisory_requests_bytes: Vec<u64>,
     /// The large host allocations warnings report, one per warning line in the order
-    /// printed (a line printed again right after itself is one): TensorFlow's
+    /// printed (a line printed again right after itself, its timestamp included, is one;
+    /// the same warning logged at another time is another): TensorFlow's
     /// `Allocation of N exceeds 10% of (free) system memory`, tcmalloc's `large alloc N
     /// bytes`. At most 64 are kept.
     pub host_allocations_bytes: Vec<u64>,

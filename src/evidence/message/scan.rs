@@ -73,7 +73,11 @@ pub struct Scanner {
     /// Every host allocation warned about, and the last such line when it was the line
     /// just read (a line printed again right after itself is one warning).
     host_allocations: Vec<u64>,
-    last_host_line: Option<String>,
+    last_host_line: Option<u64>,
+    /// A hash of the raw first physical line of the logical line being assembled, its
+    /// log prefix (a timestamp) included: a warning logged again at another time is
+    /// another warning, one printed again as it was is an echo.
+    pending_raw: u64,
     /// XLA:GPU's scheduler's arguments and outputs and its limit, when it printed them.
     scheduler: Option<(u64, u64)>,
     /// A line in a wording no reader knows (`other`), the most detailed (the last of
@@ -112,6 +116,7 @@ impl Scanner {
             return;
         }
         self.flush();
+        self.pending_raw = raw_hash(raw);
         self.pending.push_str(line.body);
         // A message thrown with its `{}` placeholders unfilled prints the values on lines
         // of their own: they are not a wrapped tail (`foreign::template_value`).
@@ -332,7 +337,7 @@ impl Scanner {
             self.last_host_line = None;
             return;
         };
-        if self.last_host_line.as_deref() != Some(body)
+        if self.last_host_line != Some(self.pending_raw)
             && self.host_allocations.len() < MAX_HOST_ALLOCATIONS
         {
             self.host_allocations.push(bytes);
@@ -341,8 +346,16 @@ impl Scanner {
         if other::killed_after_warning(body) {
             self.keep_fallback("Killed");
         }
-        self.last_host_line = Some(fields::bounded(body));
+        self.last_host_line = Some(self.pending_raw);
     }
+}
+
+/// A hash of a raw line, to tell a line printed again from another like it.
+fn raw_hash(raw: &str) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    raw.trim_end().hash(&mut h);
+    h.finish()
 }
 
 /// The same request failing on another device (`… on device ordinal 7`, then `… on
@@ -511,6 +524,15 @@ mod tests {
         assert!(!m.advisory);
         assert_eq!(m.advisory_request_bytes, Some(3_629_247_365));
         assert_eq!(m.requested_shape.as_deref(), Some("[8,256,256,96]"));
+    }
+
+    #[test]
+    fn a_warning_logged_again_is_another_an_echo_is_not() {
+        let line = |at: &str| {
+            format!("2018-08-28 14:31:{at}: W tensorflow/core/framework/allocator.cc:108] Allocation of 63539200 exceeds 10% of system memory.\n")
+        };
+        let m = parsed(&[line("25.554008"), line("26.177700"), line("26.177700")].concat());
+        assert_eq!(m.host_allocations_bytes, vec![63_539_200, 63_539_200]);
     }
 
     #[test]
