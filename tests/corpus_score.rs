@@ -244,13 +244,14 @@ fn the_nineteenth_held_out_corpus_stays_where_it_was_measured() {
 #[test]
 fn where_two_annotators_agree() {
     let mut two = corpus_score::SecondOpinion::default();
-    for n in 9..=19 {
+    two += corpus("tests/heldout/errors").second_opinion();
+    for n in 2..=19 {
         two += corpus(&format!("tests/heldout{n}/errors")).second_opinion();
     }
-    assert_eq!(two.seconded, 171);
-    assert_eq!(two.agreed, 106);
+    assert_eq!(two.seconded, 327);
+    assert_eq!(two.agreed, 225);
     assert!(
-        two.right_where_agreed >= 80,
+        two.right_where_agreed >= 184,
         "right on {} of the {} where the annotators agree",
         two.right_where_agreed,
         two.agreed
