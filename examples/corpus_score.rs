@@ -55,11 +55,7 @@ fn main() {
             two.agreed,
             two.right_where_agreed,
             two.agreed,
-            score
-                .messages
-                .iter()
-                .filter(|m| m.second.is_some() && m.triage_right())
-                .count(),
+            two.right_by_first,
             two.right_by_second,
             two.right_by_either
         );

@@ -14,6 +14,12 @@ pub fn capacity(m: &OomMessage) -> Option<u64> {
         .filter(|&c| c > 0)
 }
 
+/// The failed request: as printed, else sized from its tensor's shape and type (an
+/// estimate; the caller labels it so where it matters).
+pub fn request(m: &OomMessage) -> Option<u64> {
+    m.requested_bytes.or(m.requested_bytes_from_shape)
+}
+
 /// `HBM`, `VMEM`: the memory space the message names, or `memory`.
 pub fn space(m: &OomMessage) -> String {
     match m.memory_space.as_deref() {

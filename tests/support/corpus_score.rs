@@ -105,8 +105,8 @@ impl Score {
         100.0 * self.triage_right() as f64 / self.messages.len().max(1) as f64
     }
     /// Of the messages a second annotator triaged: how many; on how many the two agree;
-    /// how many of those oomlens triages as both do; how many oomlens triages as
-    /// either does.
+    /// how many of those oomlens triages as both do; how many oomlens triages as the
+    /// first, the second, either does.
     pub fn second_opinion(&self) -> SecondOpinion {
         let seconded: Vec<&Scored> = self
             .messages
@@ -120,6 +120,7 @@ impl Score {
             seconded: seconded.len(),
             agreed: agreed.clone().count(),
             right_where_agreed: agreed.filter(|m| m.triage_right()).count(),
+            right_by_first: seconded.iter().filter(|m| m.triage_right()).count(),
             right_by_either: seconded
                 .iter()
                 .filter(|m| m.triage_right() || m.second.as_ref() == Some(&m.got))
@@ -146,6 +147,7 @@ pub struct SecondOpinion {
     pub seconded: usize,
     pub agreed: usize,
     pub right_where_agreed: usize,
+    pub right_by_first: usize,
     pub right_by_either: usize,
     pub right_by_second: usize,
 }
@@ -155,6 +157,7 @@ impl std::ops::AddAssign for SecondOpinion {
         self.seconded += o.seconded;
         self.agreed += o.agreed;
         self.right_where_agreed += o.right_where_agreed;
+        self.right_by_first += o.right_by_first;
         self.right_by_either += o.right_by_either;
         self.right_by_second += o.right_by_second;
     }

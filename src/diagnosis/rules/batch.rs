@@ -24,7 +24,7 @@ const BATCH_ELEMENTS: u64 = BATCH_ACTIVATION / 4;
 /// The failure message of a text with no plan, when no line before names a cause: what
 /// the `likely_*` rules read a cause from.
 pub(super) fn unexplained<'r>(cx: &Context<'r>, lines: &[Diagnosis]) -> Option<&'r OomMessage> {
-    let m = cx.message.filter(|m| !m.advisory)?;
+    let m = cx.failure_message()?;
     let explained = cx.module.is_some() || lines.iter().any(|d| d.id.names_a_cause());
     (!explained).then_some(m)
 }

@@ -268,7 +268,7 @@ pub fn could_grow(a: &AllocatorStats, request: u64) -> bool {
 fn pool_could_not_grow(m: &OomMessage) -> Option<Line> {
     let a = m.allocator.as_ref()?;
     let (limit, in_use, region) = (a.limit_bytes?, a.in_use_bytes?, a.region_allocated_bytes?);
-    let request = m.requested_bytes.or(m.requested_bytes_from_shape)?;
+    let request = oom::request(m)?;
     if !could_grow(a, request) {
         return None;
     }

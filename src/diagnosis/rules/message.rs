@@ -373,7 +373,7 @@ pub fn too_little_to_tell(
         return None;
     }
     let mut stated = Vec::new();
-    if let Some(r) = m.requested_bytes.or(m.requested_bytes_from_shape) {
+    if let Some(r) = oom::request(m) {
         let shape = m
             .requested_shape
             .as_deref()
@@ -442,7 +442,6 @@ fn host_too_little() -> Line {
     ])
 }
 
-/// The message's own statement of the overflow, for the aggregate line.
 /// The allocator's own peak (`MaxInUse`) reached its limit, in a pool of a GiB or more:
 /// this process's tensors once filled the whole pool, so a failure later is the program's
 /// need meeting the limit again, whatever is in use at the dump.
@@ -472,6 +471,7 @@ fn peak_clause(m: &OomMessage, need: u64, cap: u64) -> String {
         .unwrap_or_default()
 }
 
+/// The message's own statement of the overflow, for the aggregate line.
 fn overflow(m: &OomMessage) -> String {
     let space = oom::space(m);
     let mut text = match (oom::needs(m), oom::capacity(m), m.requested_bytes) {

@@ -17,11 +17,10 @@
 //! most likely.
 
 use crate::diagnosis::line::{advice, pct, Context, Line};
+use crate::diagnosis::oom;
 use crate::evidence::message::{OomMessage, PoolPicture};
 use crate::report::model::{Diagnosis, DiagnosisId, Label};
 use crate::units::size;
-
-use crate::diagnosis::oom;
 
 use super::batch::unexplained;
 use super::held::{FIND_THE_HOLDER, SMALL_PROGRAM};
@@ -35,6 +34,13 @@ const MIN_DRAWN: u32 = 50;
 /// an empty pool cannot serve is not too big for the device.
 const SMALL_FOR_ANY_GPU: u64 = 4 << 30;
 
+/// The failure's allocator as a line names it.
+fn allocator_name(m: &OomMessage) -> &str {
+    m.allocator
+        .as_ref()
+        .map_or("the allocator", |a| a.display_name())
+}
+
 /// The picture of the failure's allocator, when it is whole enough to read.
 fn picture(m: &OomMessage) -> Option<PoolPicture> {
     let p = m.allocator.as_ref()?.picture?;
@@ -45,16 +51,10 @@ fn picture(m: &OomMessage) -> Option<PoolPicture> {
 pub fn empty_pool(cx: &Context<'_>, lines: &[Diagnosis]) -> Option<Line> {
     let m = unexplained(cx, lines)?;
     let p = picture(m).filter(|p| p.free_percent() >= WHOLE_PERCENT)?;
-    let request = m
-        .requested_bytes
-        .or(m.requested_bytes_from_shape)
-        .filter(|&r| r < SMALL_FOR_ANY_GPU)?;
-    let name = m
-        .allocator
-        .as_ref()
-        .map_or("the allocator", |a| a.display_name());
+    let request = oom::request(m).filter(|&r| r < SMALL_FOR_ANY_GPU)?;
     let text = format!(
-        "{name} drew its pool {:.0}% free (read) yet could not serve a request of {} (read): it held almost nothing, and the device would not give it a region that size, so the device's memory was held by something else (estimated)",
+        "{} drew its pool {:.0}% free (read) yet could not serve a request of {} (read): it held almost nothing, and the device would not give it a region that size, so the device's memory was held by something else (estimated)",
+        allocator_name(m),
         p.free_percent(),
         size(request)
     );
@@ -75,25 +75,17 @@ pub fn empty_pool(cx: &Context<'_>, lines: &[Diagnosis]) -> Option<Line> {
 pub fn full_pool(cx: &Context<'_>, lines: &[Diagnosis]) -> Option<Line> {
     let m = unexplained(cx, lines)?;
     let p = picture(m).filter(|p| 100.0 - p.free_percent() >= WHOLE_PERCENT)?;
-    if oom::capacity(m).is_some() {
-        return None;
-    }
-    let name = m
-        .allocator
-        .as_ref()
-        .map_or("the allocator", |a| a.display_name());
-    let request = m
-        .requested_bytes
-        .or(m.requested_bytes_from_shape)
-        .map(|r| format!(" when a request of {} failed", size(r)))
-        .unwrap_or_default();
     // A program stated small did not fill the pool by itself; what did, the picture
     // cannot say.
-    if oom::needs(m).is_some_and(|n| n < SMALL_PROGRAM) {
+    if oom::capacity(m).is_some() || oom::needs(m).is_some_and(|n| n < SMALL_PROGRAM) {
         return None;
     }
+    let request = oom::request(m)
+        .map(|r| format!(" when a request of {} failed", size(r)))
+        .unwrap_or_default();
     let text = format!(
-        "{name} drew its pool {:.0}% in use{request} (read): every region it took held this process's tensors, so the usual cause is the program at this batch and input size needing more than the device has (estimated); the message states no limit to tell how much of the device the pool had",
+        "{} drew its pool {:.0}% in use{request} (read): every region it took held this process's tensors, so the usual cause is the program at this batch and input size needing more than the device has (estimated); the message states no limit to tell how much of the device the pool had",
+        allocator_name(m),
         100.0 - p.free_percent(),
     );
     let line = Line::new(
@@ -122,10 +114,7 @@ pub fn pool_at_limit(cx: &Context<'_>, lines: &[Diagnosis]) -> Option<Line> {
     if a.in_use_bytes.is_some() || regions < limit || m.memory_space.as_deref() == Some("host") {
         return None;
     }
-    let request = m
-        .requested_bytes
-        .or(m.requested_bytes_from_shape)
-        .filter(|&r| pct(r, limit) < SMALL_SHARE_OF_POOL)?;
+    let request = oom::request(m).filter(|&r| pct(r, limit) < SMALL_SHARE_OF_POOL)?;
     let text = format!(
         "{} has taken its whole limit of {} in regions (read) and a request of only {} ({:.1}% of it, read) still failed: the program's tensors most likely fill the pool (estimated); what is in use is not stated, so free pieces too small for the request cannot be ruled out",
         a.display_name(),

@@ -85,8 +85,9 @@ pub struct Scanner {
     fallback: Option<(usize, Draft)>,
 }
 
-/// Host allocations warned about that are kept; and BFC warnings after the first.
+/// Host allocations warned about that are kept.
 const MAX_HOST_ALLOCATIONS: usize = 64;
+/// BFC warnings after the first that are kept.
 pub(super) const MAX_LATER_ADVISORIES: usize = 64;
 
 impl Scanner {

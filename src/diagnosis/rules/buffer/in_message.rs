@@ -188,11 +188,7 @@ pub(super) fn large_in_message(cx: &Context<'_>) -> Option<Line> {
     // Half the memory or more: a tensor that alone leaves the rest of the program half.
     let (bytes, what) = match m.allocations.iter().find(|a| oom::data_bytes(a) >= limit) {
         Some(a) => (a.size_bytes, tpu::describe(a)),
-        None => match m
-            .requested_bytes
-            .or(m.requested_bytes_from_shape)
-            .filter(|&r| r >= limit)
-        {
+        None => match oom::request(m).filter(|&r| r >= limit) {
             Some(request) => {
                 let shape = m
                     .requested_shape
@@ -257,10 +253,7 @@ pub(super) fn impossible_size(cx: &Context<'_>) -> Option<Line> {
         .zip(oom::capacity(m))
         .map(|(n, c)| n as f64 / c as f64)
         .filter(|&r| r >= IMPOSSIBLE_OVER_CAPACITY);
-    let request = m
-        .requested_bytes
-        .or(m.requested_bytes_from_shape)
-        .filter(|&r| r >= LARGER_THAN_ANY_DEVICE);
+    let request = oom::request(m).filter(|&r| r >= LARGER_THAN_ANY_DEVICE);
     let text = match (ratio, request) {
         (Some(r), _) => format!(
             "needs {} of {}{} (read): {}× the memory, which no batch size or dtype explains",
