@@ -1274,3 +1274,40 @@ fn other_devices_the_allocators_peak_and_a_request_of_nothing() {
         (Verdict::RanOut, DiagnosisId::TooLittleToTell)
     );
 }
+
+/// A warning alone fails nothing: its request is the last one warned about, not "the
+/// allocation that failed", and every warning shows once, in order (tfjs#6026: four
+/// not-a-failure warnings, the last of 46.15 MiB; tensorpack#1303: one).
+#[test]
+fn a_warning_alone_says_nothing_failed() {
+    let four = rendered(held_out("heldout16", "09-"));
+    assert!(
+        four.contains("(the last request warned about: nothing failed)"),
+        "{four}"
+    );
+    assert!(!four.contains("the allocation that failed"), "{four}");
+    assert!(!four.contains("warned again"), "{four}");
+    let warned = four
+        .lines()
+        .find(|l| l.trim_start().starts_with("warned "))
+        .unwrap();
+    assert!(
+        warned.contains("115.9 MiB, 33.20 MiB, 215.8 MiB, 46.15 MiB (4 in all)"),
+        "{warned}"
+    );
+    let one = rendered(held_out("heldout2", "06-"));
+    assert!(
+        one.contains("(the request warned about: nothing failed)"),
+        "{one}"
+    );
+    assert!(
+        !one.lines().any(|l| l.trim_start().starts_with("warned")),
+        "{one}"
+    );
+}
+
+/// A message's report as text.
+fn rendered(path: PathBuf) -> String {
+    let report = oomlens::analyze_inputs(&[path], &Options::default()).expect("it analyzes");
+    oomlens::report::text::render(&report, 10)
+}

@@ -87,8 +87,14 @@ fn state_figures(m: &OomMessage) -> Vec<Figure> {
     } else {
         ("free when it failed", "the most it could take in one piece")
     };
+    // In a warning alone nothing failed: the request is the last one warned about.
+    let requested = match (m.advisory, m.later_advisory_requests_bytes.is_empty()) {
+        (false, _) => "the allocation that failed",
+        (true, true) => "the request warned about: nothing failed",
+        (true, false) => "the last request warned about: nothing failed",
+    };
     vec![
-        ("requested", m.requested_bytes, "the allocation that failed"),
+        ("requested", m.requested_bytes, requested),
         ("used", m.used_bytes, used),
         ("capacity", m.capacity_bytes, "the memory's size"),
         ("exceeded by", m.exceeded_by_bytes, ""),
@@ -130,9 +136,10 @@ fn program_figures(m: &OomMessage) -> Vec<Figure> {
         ),
         (
             "warned before",
-            // A warning whose run died after it is the failure itself: one row.
+            // A warning whose run died after it is the failure itself: one row. In a
+            // warning alone, every warning is in the "warned" row instead.
             m.advisory_request_bytes
-                .filter(|&a| Some(a) != m.requested_bytes),
+                .filter(|&a| !m.advisory && Some(a) != m.requested_bytes),
             "a request the allocator called not a failure, before this one",
         ),
         ("PyTorch allocated", m.pytorch_allocated_bytes, ""),
@@ -171,11 +178,28 @@ fn retries_row(m: &OomMessage) -> Option<Row> {
 }
 
 /// The requests of the allocator's later not-a-failure warnings, the first four shown.
+/// In a warning alone they are the whole story: every warning, the first included, in
+/// the order printed, and only where there are several (one is the requested row).
 fn later_warnings_row(m: &OomMessage) -> Option<Row> {
+    if !m.advisory {
+        return sizes_row(
+            "warned again",
+            &m.later_advisory_requests_bytes,
+            "later requests the allocator called not a failure",
+        );
+    }
+    if m.later_advisory_requests_bytes.is_empty() {
+        return None;
+    }
+    let every: Vec<u64> = m
+        .advisory_request_bytes
+        .into_iter()
+        .chain(m.later_advisory_requests_bytes.iter().copied())
+        .collect();
     sizes_row(
-        "warned again",
-        &m.later_advisory_requests_bytes,
-        "later requests the allocator called not a failure",
+        "warned",
+        &every,
+        "each request the allocator called not a failure, in order",
     )
 }
 
