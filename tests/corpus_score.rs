@@ -150,7 +150,7 @@ fn the_eighth_held_out_corpus_stays_where_it_was_measured() {
 /// development set: no lower than last measured.
 #[test]
 fn the_ninth_held_out_corpus_stays_where_it_was_measured() {
-    stays_at_least("tests/heldout9/errors", 25, 94.7, 67.9);
+    stays_at_least("tests/heldout9/errors", 25, 94.7, 71.9);
 }
 
 /// The tenth, collected blind (half from web pages was asked; six came from them) and
@@ -238,6 +238,16 @@ fn the_nineteenth_held_out_corpus_stays_where_it_was_measured() {
     stays_at_least("tests/heldout19/errors", 17, 98.1, 47.0);
 }
 
+/// The twentieth, collected blind (20: TensorFlow 0.x to 2.x BFC dumps and tensor lines,
+/// TensorFlow.js, XLA:CPU's JIT, Triton shared memory on two vendors, a CUDA driver retry;
+/// every TPU, Pallas, ROCm, PyTorch/XLA, EXLA and Reactant thread reached was taken) and
+/// measured once at 94.2% / 45.0% with the eighteenth round in (its README); since then a
+/// development set.
+#[test]
+fn the_twentieth_held_out_corpus_stays_where_it_was_measured() {
+    stays_at_least("tests/heldout20/errors", 20, 99.9, 64.9);
+}
+
 /// The sets a second annotator triaged again, blind (`triage_second`,
 /// `docs/oom-messages.md#two-annotators`): every such message keeps its second reading,
 /// and where the two annotators agree oomlens stays at least as right as last measured.
@@ -245,13 +255,13 @@ fn the_nineteenth_held_out_corpus_stays_where_it_was_measured() {
 fn where_two_annotators_agree() {
     let mut two = corpus_score::SecondOpinion::default();
     two += corpus("tests/heldout/errors").second_opinion();
-    for n in 2..=19 {
+    for n in 2..=20 {
         two += corpus(&format!("tests/heldout{n}/errors")).second_opinion();
     }
-    assert_eq!(two.seconded, 327);
-    assert_eq!(two.agreed, 225);
+    assert_eq!(two.seconded, 347);
+    assert_eq!(two.agreed, 240);
     assert!(
-        two.right_where_agreed >= 184,
+        two.right_where_agreed >= 196,
         "right on {} of the {} where the annotators agree",
         two.right_where_agreed,
         two.agreed
@@ -281,6 +291,7 @@ fn the_corpora_share_no_source() {
         "tests/heldout17/errors",
         "tests/heldout18/errors",
         "tests/heldout19/errors",
+        "tests/heldout20/errors",
     ];
     let mut seen: Vec<(&str, String)> = Vec::new();
     for dir in dirs {

@@ -146,8 +146,17 @@ fn request(m: &OomMessage) -> Option<Headline> {
     temp_block(m, request)
         .or_else(|| driver_request(m, &req))
         .or_else(|| {
+            let pinned = m
+                .allocator
+                .as_ref()
+                .is_some_and(|a| a.name.contains("host"));
+            let memory = match m.memory_space.as_deref() {
+                Some("host") if pinned => "pinned host memory",
+                Some("host") => "the host's memory (RAM)",
+                _ => "memory",
+            };
             let mut text = format!(
-                "Ran out of memory: a request of {} could not be allocated",
+                "Ran out of {memory}: a request of {} could not be allocated",
                 req.shown
             );
             let mut figures = vec![req];
@@ -248,25 +257,52 @@ fn scheduler(m: &OomMessage) -> Option<Headline> {
     Some(make(Verdict::DoesNotFit, text, vec![io, limit]))
 }
 
-/// What the program needs, without a capacity to set it against.
+/// What the program needs, with no request: against the capacity where one is stated
+/// (an allocator's stats are its pool's own words, `allocator_only`).
 fn program_only(m: &OomMessage) -> Option<Headline> {
     let needs = read("needs", m.program_bytes.or(oom::needs(m))?, Label::Read);
+    let Some(cap) = oom::capacity(m) else {
+        let text = format!(
+            "Ran out of {}: the program needs {}; the message states no capacity",
+            oom::space(m),
+            needs.shown
+        );
+        return Some(make(Verdict::RanOut, text, vec![needs]));
+    };
+    if allocator_use(m).is_some() {
+        return None;
+    }
+    let cap = read("capacity", cap, Label::Read);
     let text = format!(
-        "Ran out of {}: the program needs {}; the message states no capacity",
+        "Ran out of {}: the program needs {} of {}{}",
         oom::space(m),
-        needs.shown
+        needs.shown,
+        cap.shown,
+        oom::of_space(m)
     );
-    Some(make(Verdict::RanOut, text, vec![needs]))
+    Some(make(Verdict::RanOut, text, vec![needs, cap]))
 }
 
 /// The allocator's state, without a request.
 fn allocator_only(m: &OomMessage) -> Option<Headline> {
     let (in_use, limit, name) = allocator_use(m)?;
-    let text = format!(
-        "Ran out of memory with {} of {} in use in {name}; the message states no request size",
+    let mut text = format!(
+        "Ran out of memory with {} of {} in use in {name}",
         in_use.shown, limit.shown
     );
-    Some(make(Verdict::RanOut, text, vec![in_use, limit]))
+    let mut figures = vec![in_use, limit];
+    match (m.requested_bytes_from_shape, m.requested_shape.as_deref()) {
+        (Some(bytes), Some(shape)) => {
+            let request = read("request_from_shape", bytes, Label::Estimated);
+            text.push_str(&format!(
+                "; the request, a tensor of shape {shape}, is {} from its shape",
+                request.shown
+            ));
+            figures.push(request);
+        }
+        _ => text.push_str("; the message states no request size"),
+    }
+    Some(make(Verdict::RanOut, text, figures))
 }
 
 /// A failure that states no size at all.

@@ -37,9 +37,12 @@ pub fn diagnose(report: &HostReport, failure: Option<&Failure>) -> Vec<Diagnosis
         .or_else(|| rules::batch::likely_square(&cx, &out))
         .or_else(|| rules::batch::likely_one_activation(&cx, &out))
         .or_else(|| rules::pool::empty_pool(&cx, &out))
+        .or_else(|| rules::start::held_before_start(&cx, &out))
         .or_else(|| rules::batch::likely_batch(&cx, &out))
         .or_else(|| rules::pool::full_pool(&cx, &out))
         .or_else(|| rules::pool::pool_at_limit(&cx, &out))
+        .or_else(|| rules::pool::mostly_free_at_limit(&cx, &out))
+        .or_else(|| rules::start::free_at_start(&cx, &out))
         .or_else(|| rules::message::too_little_to_tell(&cx, &out));
     out.extend(last.map(|l| l.build()));
     out

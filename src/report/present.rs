@@ -101,7 +101,7 @@ pub fn reading(id: DiagnosisId) -> Option<&'static str> {
         DiagnosisId::AggregateTooBig => "the aggregate is too big: smaller batch, donate_argnums, bf16, sharding, host offload, remat (jax.checkpoint)",
         DiagnosisId::DominantBuffer => "one buffer is most of the program: change the op that makes it (blocks, top_k, sharding)",
         DiagnosisId::ImpossibleSize => "a size no device has: a shape or a sharding is wrong",
-        DiagnosisId::HeldElsewhere => "the program is small: something else holds the memory (another process, preallocation, arrays kept alive)",
+        DiagnosisId::HeldElsewhere => "the program is not what filled the memory: something else holds it (another process, preallocation, arrays kept alive)",
         DiagnosisId::ScopedMemory => "a kernel's blocks do not fit its core's on-chip memory: smaller blocks, not a smaller batch",
         DiagnosisId::TooLittleToTell => "the message states too little to tell: compare the program's need with the device's memory",
         _ => return None,

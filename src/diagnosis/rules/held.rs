@@ -3,9 +3,11 @@
 //! the same process, preallocation, or arrays the program keeps alive. Never advise
 //! shrinking such a program; say how to find the holder.
 
-use crate::diagnosis::line::{pct, Context, Line};
+use crate::diagnosis::line::{advice, pct, Context, Line};
 use crate::diagnosis::oom;
-use crate::evidence::message::{AllocatorStats, OomKind, OomMessage, CONSTANT_OP, PROGRAM_LOAD_OP};
+use crate::evidence::message::{
+    AllocatorStats, OomKind, OomMessage, CONSTANT_OP, JIT_CODE_OP, PROGRAM_LOAD_OP,
+};
 use crate::report::model::{DiagnosisId, Label};
 use crate::units::size;
 
@@ -70,6 +72,7 @@ fn in_message(cx: &Context<'_>) -> Option<Line> {
         OomKind::GpuBufferAssignment => small_program(m),
         OomKind::Driver => driver(m),
         _ if m.requested_op.as_deref() == Some(CONSTANT_OP) => constant(m),
+        _ if m.requested_op.as_deref() == Some(JIT_CODE_OP) => Some(jit_code(m)),
         OomKind::TpuRuntime if m.requested_op.as_deref() == Some(PROGRAM_LOAD_OP) => {
             program_load(m)
         }
@@ -121,6 +124,34 @@ fn constant(m: &OomMessage) -> Option<Line> {
         text,
         "memory held when the program was loaded: arrays kept from earlier steps or other programs, preallocation, or another process",
     ))
+}
+
+/// XLA:CPU's JIT could not map memory for a compiled program's code. Each program it
+/// compiles maps its code anew, so a run that compiles again and again (a function
+/// traced anew each step or restart, shapes that change) makes mappings until Linux's
+/// per-process limit (`vm.max_map_count`, 65530 by default) refuses one, however much
+/// RAM is free: a mapping of a few KiB fails on machines with hundreds of GB
+/// (openfe#1534, jax#11923 after hundreds of episodes). A full host fails the same way.
+fn jit_code(m: &OomMessage) -> Line {
+    let what = match m.requested_bytes {
+        Some(b) => format!("{} for", size(b)),
+        None => "memory for".to_owned(),
+    };
+    let text = format!(
+        "XLA:CPU's compiler could not map {what} compiled code (read): not the program's arrays, but the process unable to make one more memory mapping, which each compiled program's code takes; a run that compiles again and again reaches Linux's limit on mappings (vm.max_map_count) with RAM to spare, and a full host fails the same way (estimated)"
+    );
+    let how = |text: &str, cost: Option<&str>| advice(text, cost);
+    Line::new(
+        DiagnosisId::HeldElsewhere,
+        Label::Estimated,
+        text,
+        "the process's memory mappings (or the host's RAM) used up by what it compiled and kept before, not by this program's need",
+    )
+    .fixes(vec![
+        how("count the compilations (jax.config.update('jax_log_compiles', True)): a function compiled again and again — a jax.jit or a loop body built anew each call (a new closure or functools.partial), shapes that change every step — should be jitted once, with static or padded shapes", Some("none at run time")),
+        how("watch the process's mappings while it runs (wc -l /proc/<pid>/maps) against the limit (sysctl vm.max_map_count); if the count is legitimate, raise the limit (sysctl -w vm.max_map_count=262144)", Some("a root setting")),
+        how("if the host's RAM is what is full (free -h), find what the process keeps across steps (results appended to a list, caches, jax.live_arrays())", None),
+    ])
 }
 
 /// The TPU runtime could not load a compiled program that needs a small share of the

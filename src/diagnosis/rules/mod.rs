@@ -19,6 +19,7 @@ pub mod pool;
 pub mod profiles;
 pub mod runtime;
 pub mod scoped;
+pub mod start;
 pub mod tpu;
 
 use super::line::{Context, Line};

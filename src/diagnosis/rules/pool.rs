@@ -14,7 +14,9 @@
 //!
 //! Its regions grown to its limit (`available bytes: 0`), what is in use not stated: the
 //! allocator took all it may and a small request still fails, the program's tensors
-//! most likely.
+//! most likely. Grown to its limit with little in use and the request cut from the
+//! message (deepmd-kit#3960: 288 MiB of 5.38 GiB): the request was larger than every
+//! free piece, one large buffer.
 
 use crate::diagnosis::line::{advice, pct, Context, Line};
 use crate::diagnosis::oom;
@@ -131,9 +133,53 @@ pub fn pool_at_limit(cx: &Context<'_>, lines: &[Diagnosis]) -> Option<Line> {
     Some(line.fixes(own_tensor_fixes()))
 }
 
+/// With this share of its limit in use or less, a pool grown to its limit is mostly free.
+const MOSTLY_FREE_IN_USE: f64 = 25.0;
+
+/// The allocator's regions have grown to its limit, little of it is in use, and the
+/// message does not state the request (its lines were cut): the free memory is this
+/// allocator's, in few pieces with so few in use, so what failed was larger than every
+/// one of them — one large buffer, not the pool filling up.
+pub fn mostly_free_at_limit(cx: &Context<'_>, lines: &[Diagnosis]) -> Option<Line> {
+    let m = unexplained(cx, lines)?;
+    let a = m.allocator.as_ref()?;
+    let (limit, regions, in_use) = (a.limit_bytes?, a.region_allocated_bytes?, a.in_use_bytes?);
+    if regions < limit
+        || pct(in_use, limit) > MOSTLY_FREE_IN_USE
+        || oom::request(m).is_some()
+        || m.memory_space.as_deref() == Some("host")
+    {
+        return None;
+    }
+    let text = format!(
+        "{} has taken its whole limit of {} in regions, yet only {} ({:.0}%) is in use (read): {} of its own pool was free, and with so little in use it lies in few pieces, so the request that failed, which the message does not state, was larger than each of them: one large buffer, not the pool filling up (estimated)",
+        a.display_name(),
+        size(limit),
+        size(in_use),
+        pct(in_use, limit),
+        size(limit - in_use),
+    );
+    let line = Line::new(
+        DiagnosisId::DominantBuffer,
+        Label::Estimated,
+        text,
+        "one request of a large share of the pool: a tensor over the whole dataset, all pairs of items, or a layer sized wrong",
+    );
+    Some(line.fixes(vec![
+        advice(
+            "find the request: the log's lines just before the allocator's stats name it (`ran out of memory trying to allocate …`, `OOM when allocating tensor with shape …`); paste them with the stats",
+            None,
+        ),
+        advice(
+            "compute that tensor in pieces (batches over the data, blocks over the pairs) or change the op that makes it",
+            Some("more passes"),
+        ),
+    ]))
+}
+
 /// The fixes when the program's own tensors fill the pool: the first also tells whether
 /// they do.
-fn own_tensor_fixes() -> Vec<crate::report::model::Fix> {
+pub(super) fn own_tensor_fixes() -> Vec<crate::report::model::Fix> {
     vec![
         advice(
             "halve the batch (or the input size) to see whether it then fits",

@@ -97,6 +97,10 @@ pub struct OomMessage {
     pub exceeded_by_bytes: Option<u64>,
     /// Free memory at the failure: TPU runtime `There are Y free`.
     pub free_bytes: Option<u64>,
+    /// The device's free memory when the framework found it, before this process took
+    /// any (TensorFlow's device properties, `freeMemory: 5.83GiB`), for a failure later in
+    /// the run that names no allocator: what other processes left to this one.
+    pub free_at_start_bytes: Option<u64>,
     /// What the TPU runtime could reserve in one piece: `… and Z reservable`. Below the
     /// request while the free memory is not, the free memory is in pieces.
     pub reservable_bytes: Option<u64>,

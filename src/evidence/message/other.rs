@@ -4,7 +4,8 @@
 //! text holds no message of a known format (see `scan`).
 //!
 //! - The host's memory: the C library's `Cannot allocate memory` (XLA:CPU's JIT, a
-//!   fork), `std::bad_alloc`, Python's `MemoryError` and NumPy's `Unable to allocate
+//!   fork), LLVM's `Unable to allocate section memory!` and XLA:CPU's `Failed to satisfy
+//!   suballocation request for N` (memory for compiled code), `std::bad_alloc`, Python's `MemoryError` and NumPy's `Unable to allocate
 //!   3.45 GiB for an array with shape (…) and data type float64`, the kernel's `Out of
 //!   memory: Killed process 1234 (python)` (older kernels: `Kill process … or sacrifice
 //!   child`) and the shell's bare `Killed`, Colab's `Your session crashed after using
@@ -21,8 +22,10 @@ use super::model::OomKind;
 use super::units;
 
 /// Wordings of the host running out of memory.
-const HOST: [&str; 7] = [
+const HOST: [&str; 9] = [
     "Cannot allocate memory",
+    "Unable to allocate section memory",
+    "suballocation request for ",
     "std::bad_alloc",
     // The kernel's OOM killer: `Out of memory: Killed process 1234 (python)`, and before
     // Linux 4.19 `Out of memory: Kill process 1234 (python3) score 266 or sacrifice
@@ -33,6 +36,15 @@ const HOST: [&str; 7] = [
     "crashed after using all available RAM",
     // NumPy's `Unable to allocate N for an array with shape (…)`.
     "for an array with shape",
+];
+
+/// Wordings of XLA:CPU's JIT failing to map memory for a compiled program's code.
+const JIT_CODE: [&str; 5] = [
+    "JIT session error",
+    "section memory",
+    "suballocation request for ",
+    "allocateMappedMemory",
+    "LLVM compilation error",
 ];
 
 /// Words that make a line mentioning `out of memory` an error rather than prose.
@@ -59,6 +71,9 @@ pub fn headline(body: &str) -> Option<Draft> {
     let m = &mut draft.msg;
     if host {
         m.memory_space = Some("host".into());
+        if JIT_CODE.iter().any(|w| body.contains(w)) {
+            m.requested_op = Some(super::short::JIT_CODE_OP.into());
+        }
     }
     if let Some(rest) = after(body, "Unable to allocate ") {
         // NumPy: `Unable to allocate 3.45 GiB for an array with shape (30000, 30000) and
@@ -80,6 +95,7 @@ pub fn headline(body: &str) -> Option<Draft> {
             "allocating ",
             "alloc ",
             "Single stream of length ",
+            "suballocation request for ",
         ]
         .iter()
         .find_map(|k| units::size_exact_prefix(after(body, k)?, true))
@@ -172,7 +188,19 @@ mod tests {
     fn reads_host_wordings() {
         let d = headline("JIT session error: Cannot allocate memory").unwrap();
         assert_eq!(d.msg.memory_space.as_deref(), Some("host"));
+        assert_eq!(
+            d.msg.requested_op.as_deref(),
+            Some(super::super::short::JIT_CODE_OP)
+        );
         assert!(d.failure);
+        let d = headline("2025-09-24 12:58:01.943106: E external/xla/xla/backends/cpu/codegen/contiguous_section_memory_manager.cc:139] Failed to satisfy suballocation request for 2869").unwrap();
+        assert_eq!(d.msg.requested_bytes, Some(2869));
+        assert_eq!(
+            d.msg.requested_op.as_deref(),
+            Some(super::super::short::JIT_CODE_OP)
+        );
+        let d = headline("std::bad_alloc").unwrap();
+        assert_eq!(d.msg.requested_op, None);
         let d = headline("numpy.core._exceptions._ArrayMemoryError: Unable to allocate 3.35 GiB for an array with shape (30000, 30000) and data type float32").unwrap();
         assert_eq!(d.msg.requested_bytes, Some(3_597_035_110));
         assert_eq!(d.msg.requested_shape.as_deref(), Some("(30000, 30000)"));

@@ -53,6 +53,9 @@ pub const CONSTANT_OP: &str = "constant";
 /// `requested_op` of a TPU runtime failure to load a compiled program (`Error loading
 /// program`, a reservation at the bottom of memory).
 pub const PROGRAM_LOAD_OP: &str = "program load";
+/// `requested_op` of XLA:CPU's JIT failing to map memory for compiled code (`Failed to
+/// satisfy suballocation request for 2869`, `Unable to allocate section memory!`).
+pub const JIT_CODE_OP: &str = "compiled code";
 
 pub fn has_trigger(body: &str) -> bool {
     TRIGGERS.iter().any(|t| body.contains(t))

@@ -99,6 +99,11 @@ fn state_figures(m: &OomMessage) -> Vec<Figure> {
         ("capacity", m.capacity_bytes, "the memory's size"),
         ("exceeded by", m.exceeded_by_bytes, ""),
         ("free", m.free_bytes, free),
+        (
+            "free at start",
+            m.free_at_start_bytes,
+            "when the framework found the device: what other processes left it",
+        ),
         ("reservable", m.reservable_bytes, reservable),
         (
             "reservable if compacted",

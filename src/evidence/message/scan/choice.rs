@@ -156,6 +156,15 @@ impl Scanner {
             set(&mut msg.capacity_bytes, self.device_memory.total);
             set(&mut msg.free_bytes, self.device_memory.free);
         }
+        // TensorFlow's `OOM when allocating tensor with shape` alone, later in the run:
+        // the device is the one the framework found, and what was free then is what
+        // others left it, not what was free at the failure.
+        let tensor_alone =
+            msg.kind == OomKind::Short && msg.requested_shape.is_some() && msg.allocator.is_none();
+        if tensor_alone && !on_host {
+            set(&mut msg.capacity_bytes, self.device_memory.total);
+            set(&mut msg.free_at_start_bytes, self.device_memory.free);
+        }
         msg.remat = self.remat.or(msg.remat);
         msg.host_allocations_bytes = self.host_allocations;
         if let Some((io, limit)) = self.scheduler {
