@@ -158,7 +158,7 @@ fn the_ninth_held_out_corpus_stays_where_it_was_measured() {
 /// development set: no lower than last measured.
 #[test]
 fn the_tenth_held_out_corpus_stays_where_it_was_measured() {
-    stays_at_least("tests/heldout10/errors", 25, 95.4, 55.9);
+    stays_at_least("tests/heldout10/errors", 25, 95.4, 63.9);
 }
 
 /// The eleventh, collected blind and measured once at 88.3% / 58.6% with the seventh
@@ -248,6 +248,15 @@ fn the_twentieth_held_out_corpus_stays_where_it_was_measured() {
     stays_at_least("tests/heldout20/errors", 20, 99.9, 64.9);
 }
 
+/// The twenty-first, collected blind (22: TensorFlow BFC dumps, warnings, CPU-allocator and
+/// one-line failures, TensorFlow.js, CUDA driver retries, Triton through TorchInductor; no
+/// JAX, XLA, TPU or ROCm thread reached was free) and measured once at 92.9% / 59.1% with
+/// the nineteenth round in (its README); since then a development set.
+#[test]
+fn the_twenty_first_held_out_corpus_stays_where_it_was_measured() {
+    stays_at_least("tests/heldout21/errors", 22, 93.7, 63.5);
+}
+
 /// The sets a second annotator triaged again, blind (`triage_second`,
 /// `docs/oom-messages.md#two-annotators`): every such message keeps its second reading,
 /// and where the two annotators agree oomlens stays at least as right as last measured.
@@ -255,13 +264,13 @@ fn the_twentieth_held_out_corpus_stays_where_it_was_measured() {
 fn where_two_annotators_agree() {
     let mut two = corpus_score::SecondOpinion::default();
     two += corpus("tests/heldout/errors").second_opinion();
-    for n in 2..=20 {
+    for n in 2..=21 {
         two += corpus(&format!("tests/heldout{n}/errors")).second_opinion();
     }
-    assert_eq!(two.seconded, 347);
-    assert_eq!(two.agreed, 240);
+    assert_eq!(two.seconded, 369);
+    assert_eq!(two.agreed, 251);
     assert!(
-        two.right_where_agreed >= 196,
+        two.right_where_agreed >= 206,
         "right on {} of the {} where the annotators agree",
         two.right_where_agreed,
         two.agreed
@@ -292,6 +301,7 @@ fn the_corpora_share_no_source() {
         "tests/heldout18/errors",
         "tests/heldout19/errors",
         "tests/heldout20/errors",
+        "tests/heldout21/errors",
     ];
     let mut seen: Vec<(&str, String)> = Vec::new();
     for dir in dirs {

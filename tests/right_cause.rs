@@ -1376,3 +1376,28 @@ fn the_jits_mappings_a_pool_left_free_and_the_device_at_start() {
         stats.headline.text
     );
 }
+
+/// The twenty-first set's lessons (tuned on after its one blind measurement):
+/// - one TensorFlow activation of 8 GiB or more is one buffer whatever its axes: an
+///   epoch's states through a conv in one batch, `[8580,200,150,64]`, 61 GiB as float32
+///   (tensorforce#658); the tenth set's axondeepseg#156 (`[243,1024,1024,16]`) likewise;
+/// - a line that says memory ran out and states the size it failed to allocate is read
+///   even in prose without an error word (UPC-tf#4, `the terminal presented the "Ran out
+///   of GPU memory when allocating 0 bytes for..."`), never refused.
+#[test]
+fn an_activation_of_a_whole_gpu_and_a_size_in_prose() {
+    assert_eq!(
+        lead("heldout21", "21-"),
+        (Verdict::RanOut, DiagnosisId::DominantBuffer)
+    );
+    assert_eq!(
+        lead("heldout10", "17-"),
+        (Verdict::RanOut, DiagnosisId::DominantBuffer)
+    );
+    let quoted = report_of(&[held_out("heldout21", "18-")]);
+    assert_eq!(quoted.headline.verdict, Verdict::RanOut);
+    assert_eq!(
+        quoted.error.as_ref().unwrap().message.requested_bytes,
+        Some(0)
+    );
+}

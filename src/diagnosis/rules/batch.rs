@@ -225,14 +225,23 @@ enum Unsplittable {
     HugeFirstAxis(u64),
     /// A last axis over a vocabulary ([`HUGE_AXIS`] or more): logits over every word.
     Vocabulary(u64),
+    /// One activation of [`A_WHOLE_GPU`] or more, whatever its axes.
+    AWholeGpu,
 }
+
+/// The memory of the smallest GPUs that train (8 GiB): one activation this large is as
+/// much as a whole device, which no batch of an ordinary training step needs. Across
+/// the corpora every TensorFlow tensor this large (eleven, 8 to 190 GiB) was one buffer
+/// to its annotators: an epoch's states in one batch (tensorforce#658, `[8580,200,150,
+/// 64]`), a stack of whole slides (axondeepseg#156, `[243,1024,1024,16]`).
+const A_WHOLE_GPU: u64 = 8 << 30;
 
 /// The lead line for a TensorFlow tensor message whose activation of a GiB or more cannot
 /// be fixed by a smaller training batch: a batch of one (`[1,32,195,666,1024]`, a whole
 /// volume predicted untiled), a first axis of ten thousand or more (`[10000,64,24,24]`,
 /// a test set as one batch; `[186446,100,100]`, one matrix per pair of atoms), or a last
-/// axis over a vocabulary (`[32,1226,20003]`, logits for every word at every step). One
-/// tensor is the problem. Only when no line before names a cause and the message states
+/// axis over a vocabulary (`[32,1226,20003]`, logits for every word at every step), or
+/// one of [`A_WHOLE_GPU`] or more. One tensor is the problem. Only when no line before names a cause and the message states
 /// no capacity.
 pub fn likely_one_activation(cx: &Context<'_>, lines: &[Diagnosis]) -> Option<Line> {
     let m = unexplained(cx, lines)?;
@@ -248,6 +257,8 @@ pub fn likely_one_activation(cx: &Context<'_>, lines: &[Diagnosis]) -> Option<Li
         Unsplittable::HugeFirstAxis(first)
     } else if last >= HUGE_AXIS {
         Unsplittable::Vocabulary(last)
+    } else if bytes >= A_WHOLE_GPU {
+        Unsplittable::AWholeGpu
     } else {
         return None;
     };
@@ -278,6 +289,14 @@ pub fn likely_one_activation(cx: &Context<'_>, lines: &[Diagnosis]) -> Option<Li
                 advice("use a sampled or chunked softmax loss (tf.nn.sampled_softmax_loss), or compute the loss over slices of the sequence", Some("an approximate loss in training")),
                 advice("shrink the vocabulary (subwords, a frequency cut-off) or the sequence length", Some("a different tokenization")),
                 advice("halve the batch: this tensor halves with it, but stays the largest", Some("more steps")),
+            ],
+        ),
+        Unsplittable::AWholeGpu => (
+            format!("one activation as large as the whole memory of most GPUs, which no ordinary training batch needs: its first axis, {first}, is the whole data of a step (an epoch's samples or a replay buffer in one batch), or the shape is not the one intended"),
+            "one tensor over far more data at once than a training step takes",
+            vec![
+                advice("run the data through the layer in batches (model.predict(x, batch_size=…), a tf.data pipeline with .batch, or the agent's or trainer's batch-size setting)", Some("none in results")),
+                advice("check the shape is the one intended: an axis multiplied in by mistake, a whole dataset where one batch was meant", Some("none")),
             ],
         ),
     };

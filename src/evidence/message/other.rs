@@ -163,9 +163,22 @@ fn device_error(body: &str) -> bool {
     ]
     .iter()
     .any(|w| lower.contains(w));
-    let says_so =
-        says && !body.trim_end().ends_with('?') && ERROR_WORDS.iter().any(|w| lower.contains(w));
+    // An error word beside it, or the size it failed to allocate: a text that says memory
+    // ran out and gives a size is read, even in prose (`the terminal presented the "Ran
+    // out of GPU memory when allocating 0 bytes for..."`, UPC-tf#4).
+    let says_so = says
+        && !body.trim_end().ends_with('?')
+        && (ERROR_WORDS.iter().any(|w| lower.contains(w)) || states_request(body));
     says_so || body.contains(NO_ROOM_FOR_COPY)
+}
+
+/// Whether `allocate N` / `allocating N` with a size follows in the line.
+fn states_request(body: &str) -> bool {
+    ["allocate ", "allocating "].iter().any(|k| {
+        after(body, k)
+            .and_then(|r| units::size_exact_prefix(r, true))
+            .is_some()
+    })
 }
 
 /// Colab's dialog: the GPU's memory in use and its size, a warning (nothing failed).
@@ -234,6 +247,9 @@ mod tests {
         assert_eq!((d.msg.kind, d.msg.memory_space), (OomKind::Other, None));
         assert!(headline("Why does my GPU run out of memory? Any error?").is_none());
         assert!(headline("out of memory? no.").is_none());
+        assert!(headline("it runs out of memory on big inputs").is_none());
+        let d = headline("When I ran the \"main.py\", the terminal presented the \"Ran out of GPU memory when allocating 0 bytes for...\"").unwrap();
+        assert_eq!(d.msg.requested_bytes, Some(0));
         assert!(headline(
             "[Error] [carb.graphics-vulkan.plugin] VkResult: ERROR_OUT_OF_DEVICE_MEMORY"
         )
