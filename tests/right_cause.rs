@@ -1401,3 +1401,94 @@ fn an_activation_of_a_whole_gpu_and_a_size_in_prose() {
         Some(0)
     );
 }
+
+/// Every pasted message of every corpus, fixtures and held-out sets alike.
+fn every_message() -> Vec<PathBuf> {
+    let tests = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests");
+    let mut dirs = vec![fixtures().join("errors")];
+    for entry in std::fs::read_dir(&tests).unwrap() {
+        let path = entry.unwrap().path();
+        let name = path.file_name().unwrap().to_string_lossy().into_owned();
+        if name.starts_with("heldout") {
+            dirs.push(path.join("errors"));
+        }
+    }
+    let mut messages: Vec<PathBuf> = dirs
+        .iter()
+        .flat_map(|d| std::fs::read_dir(d).unwrap())
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "txt"))
+        .collect();
+    messages.sort();
+    messages
+}
+
+/// The fixes speak the framework the message names: a TensorFlow, TensorFlow.js or
+/// PyTorch user is never told JAX's APIs (on every real message of every corpus that
+/// names one of them), and a JAX message whose log names only TensorFlow's paths
+/// (jaxlib built from TensorFlow's tree) is JAX's.
+#[test]
+fn advice_is_in_the_framework_the_message_names() {
+    use oomlens::evidence::message::Framework;
+    let jax_names = ["jax.", "donate_argnums", "XLA_PYTHON_CLIENT", "pinned_host"];
+    let mut seen = std::collections::BTreeMap::new();
+    for path in every_message() {
+        // A message refused (no out-of-memory wording) has no advice to check.
+        let Ok(report) = oomlens::analyze_inputs(std::slice::from_ref(&path), &Options::default())
+        else {
+            continue;
+        };
+        let Some(framework) = report.hosts[0]
+            .error
+            .as_ref()
+            .and_then(|e| e.message.framework)
+        else {
+            continue;
+        };
+        *seen.entry(format!("{framework:?}")).or_insert(0) += 1;
+        if framework == Framework::Jax {
+            continue;
+        }
+        let text = oomlens::report::text::render(&report, 10);
+        for name in jax_names {
+            assert!(
+                !text.contains(name),
+                "{}: a {framework:?} message is told {name}:\n{text}",
+                path.display()
+            );
+        }
+    }
+    for framework in ["Jax", "Tensorflow", "TensorflowJs", "Pytorch"] {
+        assert!(
+            seen.contains_key(framework),
+            "no {framework} message: {seen:?}"
+        );
+    }
+
+    let framework_of = |path: PathBuf| {
+        let r = report_of(&[path]);
+        r.error.unwrap().message.framework
+    };
+    // jax#13428's log names only `external/org_tensorflow/…` paths.
+    assert_eq!(framework_of(message("22-")), Some(Framework::Jax));
+    assert_eq!(
+        framework_of(held_out("heldout20", "03-")),
+        Some(Framework::TensorflowJs)
+    );
+    // A ROCm failure of PyTorch's (`torch.OutOfMemoryError: HIP out of memory …`).
+    assert_eq!(
+        framework_of(held_out("heldout5", "30-")),
+        Some(Framework::Pytorch)
+    );
+    // PyTorch/XLA's TPU compile failure, its text naming neither framework.
+    assert_eq!(framework_of(message("07-")), None);
+
+    // A TensorFlow aggregate: TensorFlow's fixes in the reading and the lines.
+    let tf = report_of(&[message("65-")]);
+    let scenario = &tf.error.as_ref().unwrap().scenario;
+    assert!(scenario.contains("tf.recompute_grad"), "{scenario}");
+    let pytorch = report_of(&[held_out("heldout5", "30-")]);
+    let words = all_words(&pytorch);
+    assert!(words.contains("torch.utils.checkpoint"), "{words}");
+    assert!(!words.contains("donate"), "{words}");
+}

@@ -157,10 +157,11 @@ pub fn conclude(report: &mut HostReport, failure: Option<&Failure>) {
     report.capacity_bytes = diagnosis::capacity(report);
     report.diagnosis = diagnosis::diagnose(report, failure);
     if let Some(e) = report.error.as_mut() {
+        let framework = e.message.framework;
         e.scenario = report
             .diagnosis
             .iter()
-            .find_map(|d| present::reading(d.id))
+            .find_map(|d| present::reading(d.id, framework))
             .or_else(|| e.matched_part.map(present::matched_reading))
             .unwrap_or_default()
             .to_owned();

@@ -5,7 +5,7 @@
 use super::model::Note;
 use super::model::{Category, DiagnosisId, InputKind, Label, LiveOrigin, MatchedPart, Role};
 use crate::diff::model::{Basis, Change, DiffHeadline, DiffNote, Fit, ModuleChoice, Prediction};
-use crate::evidence::message::OomKind;
+use crate::evidence::message::{Framework, OomKind};
 pub use crate::units::{signed_size, size};
 
 /// How many entries each list shows; the rest are counted.
@@ -82,8 +82,15 @@ pub fn title(id: DiagnosisId) -> &'static str {
 }
 
 /// What a diagnosis line means for the error message, in one sentence: the error's
-/// `scenario` is the reading of the report's first line that has one.
-pub fn reading(id: DiagnosisId) -> Option<&'static str> {
+/// `scenario` is the reading of the report's first line that has one. The fixes it names
+/// are the framework's that the message names (JAX's when it names none).
+pub fn reading(id: DiagnosisId, framework: Option<Framework>) -> Option<&'static str> {
+    let framework = framework.unwrap_or(Framework::Jax);
+    if framework != Framework::Jax {
+        if let Some(reading) = reading_beside_jax(id, framework) {
+            return Some(reading);
+        }
+    }
     Some(match id {
         DiagnosisId::PlanExceedsCapacity => "the plan itself does not fit: shrink the program (batch, remat, sharding)",
         DiagnosisId::SparsecoreDominates => "SparseCore dominates: its embedding tables, not the TensorCore program, exceed HBM",
@@ -104,6 +111,18 @@ pub fn reading(id: DiagnosisId) -> Option<&'static str> {
         DiagnosisId::HeldElsewhere => "the program is not what filled the memory: something else holds it (another process, preallocation, arrays kept alive)",
         DiagnosisId::ScopedMemory => "a kernel's blocks do not fit its core's on-chip memory: smaller blocks, not a smaller batch",
         DiagnosisId::TooLittleToTell => "the message states too little to tell: compare the program's need with the device's memory",
+        _ => return None,
+    })
+}
+
+/// The readings that name JAX's fixes, for the other frameworks.
+fn reading_beside_jax(id: DiagnosisId, framework: Framework) -> Option<&'static str> {
+    Some(match (id, framework) {
+        (DiagnosisId::AggregateTooBig, Framework::Tensorflow) => "the aggregate is too big: smaller batch, mixed precision, recomputed activations (tf.recompute_grad), more GPUs (tf.distribute)",
+        (DiagnosisId::AggregateTooBig, Framework::Pytorch) => "the aggregate is too big: smaller batch, autocast (bf16), activation checkpointing (torch.utils.checkpoint), sharding (FSDP)",
+        (DiagnosisId::AggregateTooBig, Framework::TensorflowJs) => "the aggregate is too big: smaller batch or input, and tensors disposed once used (tf.tidy)",
+        (DiagnosisId::LargeReplicated, _) => "configuration, not capacity: one allocation takes over half the memory (a shape not the one intended, a whole dataset in one batch)",
+        (DiagnosisId::DominantBuffer, _) => "one buffer is most of the program: change the op that makes it (compute it in pieces, check its shape)",
         _ => return None,
     })
 }
@@ -134,6 +153,16 @@ pub fn message_kind(kind: OomKind) -> &'static str {
         OomKind::NeuronRuntime => "AWS Neuron runtime",
         OomKind::Short => "one-line message",
         OomKind::Other => "a wording read only in part",
+    }
+}
+
+/// A framework, as its users write it.
+pub fn framework(framework: Framework) -> &'static str {
+    match framework {
+        Framework::Jax => "JAX",
+        Framework::Tensorflow => "TensorFlow",
+        Framework::TensorflowJs => "TensorFlow.js",
+        Framework::Pytorch => "PyTorch",
     }
 }
 

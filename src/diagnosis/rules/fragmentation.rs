@@ -43,7 +43,7 @@ pub fn fragmentation(cx: &Context<'_>) -> Option<Line> {
         )
     } else {
         (
-            "let the driver place allocations (XLA_PYTHON_CLIENT_ALLOCATOR=cuda_async for JAX, TF_GPU_ALLOCATOR=cuda_malloc_async for TensorFlow), or free long-lived arrays before the large step so that large blocks stay whole",
+            super::apis::driver_allocator(super::apis::of(m)),
             "cuda_async can be slower to allocate",
         )
     };

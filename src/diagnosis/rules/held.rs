@@ -6,10 +6,12 @@
 use crate::diagnosis::line::{advice, pct, Context, Line};
 use crate::diagnosis::oom;
 use crate::evidence::message::{
-    AllocatorStats, OomKind, OomMessage, CONSTANT_OP, JIT_CODE_OP, PROGRAM_LOAD_OP,
+    AllocatorStats, Framework, OomKind, OomMessage, CONSTANT_OP, JIT_CODE_OP, PROGRAM_LOAD_OP,
 };
 use crate::report::model::{DiagnosisId, Label};
 use crate::units::size;
+
+use super::apis;
 
 /// A program needing less than this is not what fills a GPU: the GPUs JAX runs on have
 /// a few GiB at least.
@@ -28,12 +30,9 @@ const TINY_HOST_REQUEST: u64 = 1 << 20;
 /// full before it.
 const TINY_REQUEST: u64 = 4 << 10;
 
-/// How to find what holds the memory, the same for every finding here.
-pub(super) const FIND_THE_HOLDER: &str = "find what holds the memory: another process (nvidia-smi or rocm-smi lists the processes on the GPU); another framework in this process (TensorFlow or PyTorch imported beside JAX take the GPU: for TensorFlow used only for data, tf.config.set_visible_devices([], 'GPU')); several JAX processes on one GPU, each preallocating 75% of it (XLA_PYTHON_CLIENT_PREALLOCATE=false, or XLA_PYTHON_CLIENT_MEM_FRACTION=0.3); this process's own arrays kept from earlier steps (jax.live_arrays() lists them; a profiler capture shows which step made them)";
-
-fn line(text: String, cause: &str) -> Line {
+fn line(framework: Framework, text: String, cause: &str) -> Line {
     Line::new(DiagnosisId::HeldElsewhere, Label::Read, text, cause)
-        .fix(FIND_THE_HOLDER)
+        .fix(apis::find_the_holder(framework))
         .cost("none: the program itself needs no change")
 }
 
@@ -57,6 +56,7 @@ fn in_plan(cx: &Context<'_>) -> Option<Line> {
         pct(need, capacity)
     );
     Some(line(
+        Framework::Jax,
         text,
         "memory was held by something else when the module ran: arrays kept from earlier steps, other programs' outputs, or another process",
     ))
@@ -108,6 +108,7 @@ fn outside_pytorch(m: &OomMessage) -> Option<Line> {
         size(ours)
     );
     Some(line(
+        apis::of(m),
         text,
         "memory held by something other than this program's tensors: another process on the device, or another framework or library in this process",
     ))
@@ -121,6 +122,7 @@ fn constant(m: &OomMessage) -> Option<Line> {
         size(m.requested_bytes?)
     );
     Some(line(
+        apis::of(m),
         text,
         "memory held when the program was loaded: arrays kept from earlier steps or other programs, preallocation, or another process",
     ))
@@ -220,6 +222,7 @@ fn small_program(m: &OomMessage) -> Option<Line> {
         size(need)
     );
     Some(line(
+        apis::of(m),
         text,
         "something else held the GPU's memory when the program ran: another process, another framework in the same process, preallocation by several processes, or arrays kept alive from earlier steps",
     ))
@@ -244,6 +247,7 @@ fn tiny_request(m: &OomMessage) -> Option<Line> {
         size(request)
     );
     Some(line(
+        apis::of(m),
         text,
         "something else held the memory when the request came: another process (parallel tests or workers, each taking its pool), arrays kept alive from earlier steps, or a pool preallocated elsewhere",
     ))
@@ -267,6 +271,7 @@ fn small_pool(m: &OomMessage) -> Option<Line> {
         size(pool)
     );
     Some(line(
+        apis::of(m),
         text,
         "another process, the display, or an earlier framework in this process took the device's memory before this pool was made",
     ))
@@ -321,6 +326,7 @@ fn pool_could_not_grow(m: &OomMessage) -> Option<Line> {
         size(region)
     );
     Some(line(
+        apis::of(m),
         text,
         "the device's memory was taken by something else when the allocator tried to grow: another process, another framework or session in this process, or a library's own memory",
     ))
@@ -359,6 +365,7 @@ fn driver(m: &OomMessage) -> Option<Line> {
         None => "the GPU driver ran out of memory outside XLA's pool (read): creating a context, or a library's own workspace, found the device full".to_owned(),
     };
     Some(line(
+        apis::of(m),
         text,
         "the device's memory was already taken: another process, or this process's own preallocated pool leaving no room for the driver and libraries (cuBLAS, cuDNN, cuSOLVER, hipSOLVER allocate outside it)",
     ))

@@ -8,13 +8,13 @@
 use crate::diagnosis::error_text::close;
 use crate::diagnosis::line::{advice, pct, Context, Line, CHECK};
 use crate::diagnosis::oom;
-use crate::evidence::message::{OomKind, OomMessage};
+use crate::evidence::message::{Framework, OomKind, OomMessage};
 use crate::report::model::{DiagnosisId, Fix, Label};
 use crate::units::size;
 
 use super::message_fixes::fix;
 use super::plan::NOTEWORTHY;
-use super::{buffer, fragmentation, held, scoped, tpu};
+use super::{apis, buffer, fragmentation, held, scoped, tpu};
 
 /// Arguments weigh more than the program from this ratio up: then state and batch, not
 /// the computation, fill memory.
@@ -400,7 +400,7 @@ pub fn too_little_to_tell(
         }
     }
     if stated.is_empty() && m.memory_space.as_deref() == Some("host") {
-        return Some(host_too_little());
+        return Some(host_too_little(apis::of(m)));
     }
     let stated = if stated.is_empty() {
         "the message says that memory ran out and states no size".to_owned()
@@ -417,28 +417,23 @@ pub fn too_little_to_tell(
         "too little in the message: the program's need and the device's memory are not stated",
     );
     let how = |text: String| advice(text, None);
-    Some(line.fixes(vec![
-        how(format!(
-            "compare what the program needs ({CHECK}: argument + output + temp − alias) with what the device has (jax.local_devices()[0].memory_stats()['bytes_limit']): near or above it, the program is too big (a smaller batch, jax.checkpoint, sharding, bf16); far below it, something else holds memory (nvidia-smi, jax.live_arrays(), XLA_PYTHON_CLIENT_PREALLOCATE=false)"
-        )),
-        how("give oomlens more: the whole log from the first error on, the XLA dump (XLA_FLAGS=--xla_dump_to=DIR), or a profiler capture (jax.profiler.trace)".into()),
-    ]))
+    Some(line.fixes(apis::tell_the_cause(apis::of(m), CHECK).map(how).to_vec()))
 }
 
 /// The host's RAM ran out and the message states no size (XLA:CPU's JIT `Cannot
 /// allocate memory`, `std::bad_alloc`, the OOM killer): how to tell the program's host
 /// arrays from what else fills the machine.
-fn host_too_little() -> Line {
+fn host_too_little(framework: Framework) -> Line {
     let line = Line::new(
         DiagnosisId::TooLittleToTell,
         Label::Read,
         "the message says the host (CPU) ran out of RAM and states no size (read): whether the program's own arrays (a dataset loaded whole, arrays kept across steps, XLA:CPU's buffers) or other processes filled it cannot be told from it".into(),
         "too little in the message: neither the process's memory nor the machine's is stated",
     );
-    let how = |text: &str| advice(text, None);
+    let how = |text: String| advice(text, None);
     line.fixes(vec![
-        how("watch the process's resident memory across steps (free -h, top, or psutil.Process().memory_info().rss): if it grows step after step, something is kept (results appended to a list, a cache, jax.live_arrays() on the CPU backend)"),
-        how("check the kernel's log for the OOM killer (dmesg | grep -i 'killed process'), and load data in pieces rather than whole"),
+        how(format!("watch the process's resident memory across steps (free -h, top, or psutil.Process().memory_info().rss): if it grows step after step, something is kept ({})", apis::host_kept(framework))),
+        how("check the kernel's log for the OOM killer (dmesg | grep -i 'killed process'), and load data in pieces rather than whole".into()),
     ])
 }
 

@@ -4,9 +4,11 @@
 
 use crate::diagnosis::line::pct;
 use crate::diagnosis::oom;
-use crate::evidence::message::{MessageAllocation, OomKind, OomMessage};
+use crate::evidence::message::{Framework, MessageAllocation, OomKind, OomMessage};
 use crate::report::model::Fix;
 use crate::units::size;
+
+use super::apis;
 
 /// One fix of the aggregate, with its cost, and the saving the message supports.
 pub(super) fn fix(text: String, saving: Option<u64>, cost: &str) -> Fix {
@@ -26,18 +28,20 @@ pub fn ranked_fixes(m: &OomMessage) -> Vec<Fix> {
     if m.kind == OomKind::NeuronRuntime {
         return neuron_fixes(m);
     }
-    let mut fixes = vec![
-        batch_fix(m),
-        donation_fix(m),
-        dtype_fix(m),
-        shard_fix(m),
-        fix(
-            "offload what waits between uses to host memory (optimizer state, activations: memory kind pinned_host)".into(),
-            None,
-            "host-to-device transfers per step",
-        ),
+    let framework = apis::of(m);
+    // Donation and memory kinds are JAX's; TensorFlow has no offload of its own.
+    let mut fixes: Vec<Fix> = [
+        Some(batch_fix(m)),
+        (framework == Framework::Jax).then(|| donation_fix(m)),
+        Some(dtype_fix(m)),
+        Some(shard_fix(m)),
+        offload_fix(framework),
         remat_fix(m),
-    ];
+        (framework == Framework::TensorflowJs).then(dispose_fix),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
     // Stable: fixes without a figure keep the usual order, after those with one.
     fixes.sort_by_key(|f| std::cmp::Reverse(f.saving_bytes));
     let excess = oom::excess(m);
@@ -45,6 +49,31 @@ pub fn ranked_fixes(m: &OomMessage) -> Vec<Fix> {
         f.fits_after = excess.zip(f.saving_bytes).map(|(e, s)| s >= e);
     }
     fixes
+}
+
+/// Host offload, in the frameworks that have one.
+fn offload_fix(framework: Framework) -> Option<Fix> {
+    let (text, cost) = match framework {
+        Framework::Jax => (
+            "offload what waits between uses to host memory (optimizer state, activations: memory kind pinned_host)",
+            "host-to-device transfers per step",
+        ),
+        Framework::Pytorch => (
+            "offload the optimizer state and parameters to the CPU (FSDP's CPUOffload, DeepSpeed ZeRO-Offload)",
+            "host-to-device transfers per step",
+        ),
+        Framework::Tensorflow | Framework::TensorflowJs => return None,
+    };
+    Some(fix(text.into(), None, cost))
+}
+
+/// TensorFlow.js keeps every tensor until it is disposed.
+fn dispose_fix() -> Fix {
+    fix(
+        "dispose what each step no longer needs (run it inside tf.tidy(), dispose() the tensors it returns once used): TensorFlow.js frees nothing by itself".into(),
+        None,
+        "none at run time",
+    )
 }
 
 /// A NeuronCore full of the program's own tensors: spread them, or load less per core.
@@ -114,13 +143,19 @@ fn dtype_fix(m: &OomMessage) -> Fix {
         .filter(|a| is_32_bit(a))
         .map(|a| a.size_bytes)
         .fold(0, u64::saturating_add);
+    let framework = apis::of(m);
+    let sixteen = apis::sixteen_bit(framework);
+    let halve = match framework {
+        Framework::Jax => "bf16 halves",
+        _ => "16 bits halve",
+    };
     let text = if wide > 0 {
         format!(
-            "a 16-bit dtype (bf16) for activations and state: the listing holds {} in 32-bit types, which bf16 halves",
+            "{sixteen} for activations and state: the listing holds {} in 32-bit types, which {halve}",
             size(wide),
         )
     } else {
-        "a 16-bit dtype (bf16) for activations and state halves them".into()
+        format!("{sixteen} for activations and state halves them")
     };
     fix(
         text,
@@ -131,6 +166,7 @@ fn dtype_fix(m: &OomMessage) -> Fix {
 
 /// Sharding, pointing at the largest listed allocation when there is one.
 fn shard_fix(m: &OomMessage) -> Fix {
+    let shard = apis::shard(apis::of(m));
     let text = match m.allocations.first() {
         Some(a) => {
             let shape = if a.shape.is_empty() {
@@ -139,12 +175,12 @@ fn shard_fix(m: &OomMessage) -> Fix {
                 format!(" {}", a.shape)
             };
             format!(
-                "shard over more devices (the largest listed allocation: {}{shape}{}); check that nothing large is replicated",
+                "{shard} (the largest listed allocation: {}{shape}{}); check that nothing large is replicated",
                 size(a.size_bytes),
                 oom::origin(a)
             )
         }
-        None => "shard over more devices; check that nothing large is replicated".into(),
+        None => format!("{shard}; check that nothing large is replicated"),
     };
     fix(
         text,
@@ -154,22 +190,23 @@ fn shard_fix(m: &OomMessage) -> Fix {
 }
 
 /// Remat, with how many listed allocations are forward activations.
-fn remat_fix(m: &OomMessage) -> Fix {
+fn remat_fix(m: &OomMessage) -> Option<Fix> {
+    let remat = apis::remat(apis::of(m))?;
     let forward = (m.allocations.iter())
         .filter(|a| {
             a.op_name.contains("jvp(") || super::message::is_remat(oom::instruction(&a.xla_label))
         })
         .count();
     let text = if forward > 0 {
-        format!("jax.checkpoint (remat) on the repeated block: {forward} of the listed allocations are forward activations kept for the backward pass or already rematerialized by XLA")
+        format!("{remat} on the repeated block: {forward} of the listed allocations are forward activations kept for the backward pass or already rematerialized by XLA")
     } else {
-        "jax.checkpoint (remat) on the repeated block: activations kept for the backward pass are recomputed instead".into()
+        format!("{remat} on the repeated block: activations kept for the backward pass are recomputed instead")
     };
-    fix(
+    Some(fix(
         text,
         None,
         "about one more forward pass of the block per step",
-    )
+    ))
 }
 
 /// `f32[…]`, `s32[…]`, `u32[…]`: 32-bit elements (64-bit too: both halve, or better).

@@ -8,6 +8,7 @@
 //! test.
 
 pub mod advisory;
+pub mod apis;
 pub mod batch;
 pub mod buffer;
 pub mod fragmentation;

@@ -24,8 +24,9 @@ use crate::evidence::message::{OomMessage, PoolPicture};
 use crate::report::model::{Diagnosis, DiagnosisId, Label};
 use crate::units::size;
 
+use super::apis;
 use super::batch::unexplained;
-use super::held::{FIND_THE_HOLDER, SMALL_PROGRAM};
+use super::held::SMALL_PROGRAM;
 
 /// A picture this share free (or in use) is all free (all in use): a character or two
 /// of the other kind is one chunk.
@@ -64,10 +65,10 @@ pub fn empty_pool(cx: &Context<'_>, lines: &[Diagnosis]) -> Option<Line> {
         DiagnosisId::HeldElsewhere,
         Label::Estimated,
         text,
-        "the device's memory was taken before this allocator asked: another process, another framework in this process (TensorFlow or PyTorch beside JAX), or a pool preallocated elsewhere",
+        &format!("the device's memory was taken before this allocator asked: another process, another framework in this process ({}), or a pool preallocated elsewhere", apis::frameworks_beside(apis::of(m))),
     );
     Some(
-        line.fix(FIND_THE_HOLDER)
+        line.fix(apis::find_the_holder(apis::of(m)))
             .cost("none: the program itself needs no change"),
     )
 }
@@ -96,9 +97,9 @@ pub fn full_pool(cx: &Context<'_>, lines: &[Diagnosis]) -> Option<Line> {
         text,
         "the program's own tensors (its batch's activations, its weights and optimizer state, or arrays kept from earlier steps) fill the pool",
     );
-    let mut fixes = own_tensor_fixes();
+    let mut fixes = apis::own_tensor_fixes(apis::of(m));
     fixes.push(advice(
-        "if a much smaller batch also fails, something else holds the device: nvidia-smi lists the processes; jax.live_arrays() lists arrays kept from earlier steps",
+        format!("if a much smaller batch also fails, something else holds the device: nvidia-smi lists the processes; {}", apis::kept_from_earlier_steps(apis::of(m))),
         None,
     ));
     Some(line.fixes(fixes))
@@ -130,7 +131,7 @@ pub fn pool_at_limit(cx: &Context<'_>, lines: &[Diagnosis]) -> Option<Line> {
         text,
         "the program's own tensors (its batch's activations, its weights and optimizer state) fill all the memory the allocator may take",
     );
-    Some(line.fixes(own_tensor_fixes()))
+    Some(line.fixes(apis::own_tensor_fixes(apis::of(m))))
 }
 
 /// With this share of its limit in use or less, a pool grown to its limit is mostly free.
@@ -175,19 +176,4 @@ pub fn mostly_free_at_limit(cx: &Context<'_>, lines: &[Diagnosis]) -> Option<Lin
             Some("more passes"),
         ),
     ]))
-}
-
-/// The fixes when the program's own tensors fill the pool: the first also tells whether
-/// they do.
-pub(super) fn own_tensor_fixes() -> Vec<crate::report::model::Fix> {
-    vec![
-        advice(
-            "halve the batch (or the input size) to see whether it then fits",
-            Some("more steps per epoch"),
-        ),
-        advice(
-            "recompute activations in the backward pass (jax.checkpoint, tf.recompute_grad) and use 16-bit activations (bf16)",
-            Some("about a third more compute; some numerical care"),
-        ),
-    ]
 }

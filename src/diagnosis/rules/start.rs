@@ -57,10 +57,7 @@ pub fn held_before_start(cx: &Context<'_>, lines: &[Diagnosis]) -> Option<Line> 
             "find them: nvidia-smi lists the processes on the GPU and what each holds; stop the ones you do not need",
             Some("none: the program itself needs no change"),
         ),
-        advice(
-            "if they must share the GPU, let each take only what it needs (TensorFlow: tf.config.experimental.set_memory_growth(gpu, True); JAX: XLA_PYTHON_CLIENT_PREALLOCATE=false)",
-            None,
-        ),
+        advice(super::apis::take_what_it_needs(m.framework), None),
     ]))
 }
 
@@ -83,7 +80,7 @@ pub fn free_at_start(cx: &Context<'_>, lines: &[Diagnosis]) -> Option<Line> {
         text,
         "the program's own tensors (its batch's activations, its weights and optimizer state, or tensors kept from earlier steps) fill the device",
     );
-    let mut fixes = super::pool::own_tensor_fixes();
+    let mut fixes = super::apis::own_tensor_fixes(super::apis::of(m));
     fixes.push(advice(
         "if a much smaller batch also fails, something started since holds the device (nvidia-smi lists the processes), or the run keeps tensors from step to step",
         None,

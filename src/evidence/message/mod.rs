@@ -25,6 +25,7 @@ mod draft;
 mod driver;
 mod fields;
 mod foreign;
+mod framework;
 mod gpu;
 mod listing;
 mod merge;
@@ -38,7 +39,8 @@ mod tpu;
 mod units;
 
 pub use model::{
-    AllocatorStats, MessageAllocation, OomKind, OomMessage, PoolPicture, RematWarning, UsageItem,
+    AllocatorStats, Framework, MessageAllocation, OomKind, OomMessage, PoolPicture, RematWarning,
+    UsageItem,
 };
 pub use short::{CONSTANT_OP, JIT_CODE_OP, PROGRAM_LOAD_OP, WORKSPACE};
 

@@ -57,11 +57,33 @@ pub enum OomKind {
     Other,
 }
 
+/// The framework whose run printed the text, as its lines name it (see `framework`):
+/// the diagnosis words its fixes in that framework's API.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Framework {
+    /// JAX, or a library on it (Flax, Keras 3 on JAX): `jax`, `jaxlib`'s
+    /// `XlaRuntimeError`, `XLA_PYTHON_CLIENT_…`.
+    Jax,
+    /// TensorFlow or Keras: its source paths in the log (`tensorflow/core/…`),
+    /// `ResourceExhaustedError`, `OOM when allocating tensor`.
+    Tensorflow,
+    /// TensorFlow.js (`@tensorflow/tfjs-node`), whose Node binding prints TensorFlow's
+    /// logs.
+    TensorflowJs,
+    /// PyTorch, PyTorch/XLA or TorchInductor: `torch.OutOfMemoryError`, `… is allocated
+    /// by PyTorch`, `torch_xla`.
+    Pytorch,
+}
+
 /// The out-of-memory message found in a text, figure by figure.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct OomMessage {
     /// The format family of the message (which printer wrote it).
     pub kind: OomKind,
+    /// The framework the text names (its paths, error classes, wordings), whichever line
+    /// names it; null when it names none.
+    pub framework: Option<Framework>,
     /// The error code when printed: XLA's (`E1000` in `RESOURCE_EXHAUSTED: E1000:
     /// CompileTimeHbmOom: …`), the Neuron compiler's (`XCG815`), the driver's status
     /// (`CUDA_ERROR_OUT_OF_MEMORY`, `CUDA_ERROR_UNKNOWN`).

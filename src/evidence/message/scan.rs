@@ -10,7 +10,9 @@ use std::collections::VecDeque;
 use super::draft::{set, Block, Draft, Family};
 use super::merge::detail;
 use super::model::{AllocatorStats, OomKind, OomMessage, RematWarning, UsageItem};
-use super::{bfc, clean, driver, fields, foreign, gpu, listing, neuron, other, scoped, short, tpu};
+use super::{
+    bfc, clean, driver, fields, foreign, framework, gpu, listing, neuron, other, scoped, short, tpu,
+};
 
 /// Physical lines joined into one logical line at most (a wrapped label or headline).
 const MAX_JOINS: usize = 8;
@@ -83,6 +85,8 @@ pub struct Scanner {
     /// A line in a wording no reader knows (`other`), the most detailed (the last of
     /// equals): the message only when the text holds no other.
     fallback: Option<(usize, Draft)>,
+    /// What the text named of the frameworks, any line of it.
+    framework_names: framework::FrameworkNames,
 }
 
 /// Host allocations warned about that are kept.
@@ -93,6 +97,7 @@ pub(super) const MAX_LATER_ADVISORIES: usize = 64;
 impl Scanner {
     /// Feeds one physical line.
     pub fn physical(&mut self, raw: &str, buf: &mut String) {
+        self.framework_names.observe(raw);
         let wrapped = self.fills_terminal_width(raw);
         let line = clean::clean(raw, buf);
         let trigger = short::has_trigger(line.body);

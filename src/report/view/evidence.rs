@@ -58,6 +58,13 @@ fn message_rows(m: &OomMessage) -> Vec<Row> {
     if let Some(d) = m.device_ordinal {
         rows.push(row("device", d.to_string(), "ordinal"));
     }
+    if let Some(f) = m.framework {
+        rows.push(row(
+            "framework",
+            present::framework(f).to_owned(),
+            "named by the text; the fixes use its API",
+        ));
+    }
     rows
 }
 

@@ -4,9 +4,9 @@
 
 use crate::diagnosis::line::{advice, pct, Context, Line, Remedy};
 use crate::diagnosis::oom;
-use crate::diagnosis::rules::held;
 use crate::diagnosis::rules::scoped::is_scoped;
 use crate::diagnosis::rules::tpu;
+use crate::diagnosis::rules::{apis, held};
 use crate::evidence::message::{MessageAllocation, OomKind, WORKSPACE};
 use crate::report::model::{Category, DiagnosisId, Label};
 use crate::units::size;
@@ -225,11 +225,7 @@ pub(super) fn large_in_message(cx: &Context<'_>) -> Option<Line> {
         oom::of_space(m),
         pct(bytes, capacity),
     );
-    let (cause, fix, cost) = (
-        "a configuration error, not capacity: an unexpectedly large tensor, from a leftover jax.debug.print forcing a full tensor to be materialized, a missing sharding annotation (replicated), or a wrong mesh shape",
-        "remove debug prints of large arrays; check its sharding (jax.debug.visualize_array_sharding) and shard it over the mesh (in_shardings, jax.lax.with_sharding_constraint); check the shape is the one intended",
-        "none if it was a debug print; a sharded array needs its devices' collectives",
-    );
+    let [cause, fix, cost] = apis::one_large_allocation(apis::of(m));
     let fits = oom::excess(m).map(|e| bytes >= e);
     let line = Line::new(DiagnosisId::LargeReplicated, Label::Read, text, cause);
     Some(
@@ -274,7 +270,5 @@ pub(super) fn impossible_size(cx: &Context<'_>) -> Option<Line> {
         text,
         "a shape or a sharding is wrong: a dimension multiplied in by mistake (a batch of batches, an outer product), an unsharded global array, or a size read from the wrong field",
     );
-    Some(line.fix(
-        "check the shapes the program is traced with (jax.eval_shape(f, *args), or print x.shape of the inputs) and the sharding of its largest arrays (jax.debug.visualize_array_sharding); the largest allocation or op in the error names where to look",
-    ))
+    Some(line.fix(apis::check_shapes(apis::of(m))))
 }

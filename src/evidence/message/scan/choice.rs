@@ -187,6 +187,7 @@ impl Scanner {
                 allocator.rounded_request_bytes = None;
             }
         }
+        msg.framework = self.framework_names.framework();
         derive_totals(&mut msg);
         Some(msg)
     }
