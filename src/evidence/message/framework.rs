@@ -19,7 +19,7 @@ use super::model::Framework;
 /// The names, each with the rank it gives (none: a name that only hides a shorter one
 /// inside it). A line is read leftmost-longest: `external/org_tensorflow/tensorflow/…`
 /// is jaxlib's path, not TensorFlow's, and `torch_xla` is PyTorch/XLA's.
-const NAMES: [(&str, Option<Rank>); 27] = [
+const NAMES: [(&str, Option<Rank>); 29] = [
     // PyTorch's caching allocator and its compilers: the failure is PyTorch's.
     (
         "OutOfMemoryError: CUDA out of memory",
@@ -55,6 +55,10 @@ const NAMES: [(&str, Option<Rank>); 27] = [
     ("Keras", Some(Rank::Tensorflow)),
     ("ResourceExhaustedError", Some(Rank::Tensorflow)),
     ("OOM when allocating tensor", Some(Rank::Tensorflow)),
+    // TensorFlow 2.16 on builds XLA and TSL as `local_xla` and `local_tsl` (jaxlib's
+    // are `xla` and `tsl`): its allocator's lines name no `tensorflow` path.
+    ("external/local_xla", Some(Rank::Tensorflow)),
+    ("external/local_tsl", Some(Rank::Tensorflow)),
     // PyTorch's package in a traceback's paths and its modules in code; not the word
     // alone, which prose and folder names (`DietNeRF-pytorch`) hold.
     ("/torch/", Some(Rank::Pytorch)),
@@ -138,6 +142,8 @@ mod tests {
         let xla_in_tf_tree =
             "2020-01-01 tensorflow/compiler/xla/xla_client/xla_util.cc:90] Resource exhausted";
         assert_eq!(framework(&[xla_in_tf_tree]), None);
+        let tf_2_16 = "W0000 external/local_xla/xla/tsl/framework/bfc_allocator.cc:482] Allocator (GPU_0_bfc) ran out of memory";
+        assert_eq!(framework(&[tf_2_16]), Some(Framework::Tensorflow));
         assert_eq!(
             framework(&[
                 "on the pytorch vm image (download.pytorch.org), in DietNeRF-pytorch/dietnerf/logs"
