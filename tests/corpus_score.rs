@@ -36,7 +36,7 @@ fn stays_at_least(dir: &str, messages: usize, figures: f64, triage: f64) {
 /// Messages of the tuning corpus whose annotated cause the message alone cannot show
 /// (the annotator knew it from the thread, or from prose oomlens does not read), or
 /// where the rules take a stand the annotation does not: each with why.
-const KNOWN_DISAGREEMENTS: [(&str, &str); 11] = [
+const KNOWN_DISAGREEMENTS: [(&str, &str); 12] = [
     ("03-", "a TPU compile-time listing alone: the compile-time check fails only for a program too big, which oomlens says; the annotation says undetermined"),
     ("27-", "an XLA:GPU summary cut before its total, the pool drawn full: the program's size is unknown, so oomlens reads the full pool as the program's, an estimate (the thread found TensorFlow holding the GPU)"),
     ("36-", "a bare 176 MiB request: the thread found memory held outside XLA's pool"),
@@ -45,6 +45,7 @@ const KNOWN_DISAGREEMENTS: [(&str, &str); 11] = [
     ("71-", "an 8 MiB buffer with 6.43 MiB free: oomlens reads HBM all but full with most of the request free as the program's own; the annotation says undetermined"),
     ("72-", "196 MiB with 60.94 MiB free: the annotation knows from the prose that Gemma-2 9B and 27B were loaded unsharded"),
     ("73-", "a bare 128 MiB request: the annotation knows from the thread that GPT-J 6B was loaded on an 8 GiB GPU"),
+    ("79-", "a BFC failure after XLA's rematerialization warned it could bring the program down only to 24.56 GiB, above its 23.06 GiB limit: the message says the need exceeds the memory, does_not_fit by ANNOTATING.md's definition (as second annotators read every such message); this corpus's annotator said ran_out"),
     // TensorFlow's tensor message alone, for a batch's activation: oomlens says, as an
     // estimate, the batch is too big, as the annotators of the three held-out corpora
     // read such messages; this corpus's annotator called them undetermined.
@@ -104,10 +105,13 @@ fn the_third_held_out_corpus_stays_where_it_was_measured() {
 
 /// The fourth held-out corpus (collected 2026-12-05 by a session that never ran oomlens
 /// on it), measured once untuned (figures 78.3%, triage 65.7%), then a development set:
-/// no lower than last measured.
+/// no lower than last measured. Its triage was 77.1% until a failure after XLA's
+/// rematerialization warned it could not reach its limit became `does_not_fit` (the
+/// message says the need exceeds the memory, ANNOTATING.md's definition, and every second
+/// annotator's reading): 01- and 25- were annotated `ran_out` by the first.
 #[test]
 fn the_fourth_held_out_corpus_stays_where_it_was_measured() {
-    stays_at_least("tests/heldout4/errors", 35, 100.0, 77.1);
+    stays_at_least("tests/heldout4/errors", 35, 100.0, 71.4);
 }
 
 /// The fifth held-out corpus (collected 2026-12-05 by a session that never ran oomlens
@@ -115,10 +119,12 @@ fn the_fourth_held_out_corpus_stays_where_it_was_measured() {
 /// no lower than last measured. Its triage was 77.1% until IREE's HAL failures stopped
 /// being read as the GPU driver's outside a pool: 32- (a size-less `hipErrorOutOfMemory`
 /// in `queue.alloca`) is now too little to tell, where its thread found memory held
-/// across iterations.
+/// across iterations; then 68.6% when a failure after XLA's rematerialization warned it
+/// could not reach its limit became `does_not_fit` (10- and 11-, annotated `ran_out` by the
+/// first annotator; 10-'s second annotator says `does_not_fit`).
 #[test]
 fn the_fifth_held_out_corpus_stays_where_it_was_measured() {
-    stays_at_least("tests/heldout5/errors", 35, 99.3, 74.2);
+    stays_at_least("tests/heldout5/errors", 35, 99.3, 68.5);
 }
 
 /// The sixth held-out corpus (collected 2026-12-05 by a session that never ran oomlens
@@ -150,7 +156,7 @@ fn the_eighth_held_out_corpus_stays_where_it_was_measured() {
 /// development set: no lower than last measured.
 #[test]
 fn the_ninth_held_out_corpus_stays_where_it_was_measured() {
-    stays_at_least("tests/heldout9/errors", 25, 94.7, 71.9);
+    stays_at_least("tests/heldout9/errors", 25, 94.7, 75.9);
 }
 
 /// The tenth, collected blind (half from web pages was asked; six came from them) and
@@ -158,7 +164,7 @@ fn the_ninth_held_out_corpus_stays_where_it_was_measured() {
 /// development set: no lower than last measured.
 #[test]
 fn the_tenth_held_out_corpus_stays_where_it_was_measured() {
-    stays_at_least("tests/heldout10/errors", 25, 95.4, 63.9);
+    stays_at_least("tests/heldout10/errors", 25, 95.4, 71.9);
 }
 
 /// The eleventh, collected blind and measured once at 88.3% / 58.6% with the seventh
@@ -257,6 +263,16 @@ fn the_twenty_first_held_out_corpus_stays_where_it_was_measured() {
     stays_at_least("tests/heldout21/errors", 22, 93.7, 63.5);
 }
 
+/// The twenty-second, collected blind (21: JAX on GPU from downstream users, EXLA, CUDA
+/// driver start-up, TensorFlow and TensorFlow.js, PyTorch's allocators on CUDA, ROCm, MPS,
+/// DirectML and the CPU; every TPU, Pallas, Triton and PyTorch/XLA thread reached was
+/// taken) and measured once at 73.0% / 33.3% with 57c87c3 (its README); since then a
+/// development set.
+#[test]
+fn the_twenty_second_held_out_corpus_stays_where_it_was_measured() {
+    stays_at_least("tests/heldout22/errors", 21, 89.8, 61.9);
+}
+
 /// The sets a second annotator triaged again, blind (`triage_second`,
 /// `docs/oom-messages.md#two-annotators`): every such message keeps its second reading,
 /// and where the two annotators agree oomlens stays at least as right as last measured.
@@ -264,13 +280,13 @@ fn the_twenty_first_held_out_corpus_stays_where_it_was_measured() {
 fn where_two_annotators_agree() {
     let mut two = corpus_score::SecondOpinion::default();
     two += corpus("tests/heldout/errors").second_opinion();
-    for n in 2..=21 {
+    for n in 2..=22 {
         two += corpus(&format!("tests/heldout{n}/errors")).second_opinion();
     }
-    assert_eq!(two.seconded, 369);
-    assert_eq!(two.agreed, 251);
+    assert_eq!(two.seconded, 390);
+    assert_eq!(two.agreed, 267);
     assert!(
-        two.right_where_agreed >= 206,
+        two.right_where_agreed >= 218,
         "right on {} of the {} where the annotators agree",
         two.right_where_agreed,
         two.agreed
@@ -302,6 +318,7 @@ fn the_corpora_share_no_source() {
         "tests/heldout19/errors",
         "tests/heldout20/errors",
         "tests/heldout21/errors",
+        "tests/heldout22/errors",
     ];
     let mut seen: Vec<(&str, String)> = Vec::new();
     for dir in dirs {

@@ -32,6 +32,7 @@ pub fn headline(m: &OomMessage) -> Headline {
         .or_else(|| over_capacity(m))
         .or_else(|| driver_without_request(m))
         .or_else(|| compile_time(m))
+        .or_else(|| remat_over_limit(m))
         .or_else(|| request(m))
         .or_else(|| program_only(m))
         .or_else(|| allocator_only(m))
@@ -130,10 +131,36 @@ fn compile_time(m: &OomMessage) -> Option<Headline> {
 
 /// A failed request: over the capacity, XLA:GPU's temporary block, the driver's, or
 /// one among others (with what was free or in use).
+/// A failure after XLA's rematerialization warned that it could bring the program only
+/// down to more than its limit: the message itself says the program needs more than
+/// the memory (`Can't reduce memory use below L … only reduced to R`, R > L), whatever
+/// request then failed.
+fn remat_over_limit(m: &OomMessage) -> Option<Headline> {
+    let r = m.remat.as_ref()?;
+    let limit = u64::try_from(r.limit_bytes?).ok().filter(|&l| l > 0)?;
+    let reached = r.reduced_to_bytes.filter(|&x| x > limit)?;
+    let (reached, limit) = (
+        read("reduced_to", reached, Label::Read),
+        read("limit", limit, Label::Read),
+    );
+    let mut text = format!(
+        "Does not fit: XLA's rematerialization could bring the program down only to {}, above the {} it had",
+        reached.shown, limit.shown
+    );
+    let mut figures = vec![reached, limit];
+    if let Some(request) = m.requested_bytes {
+        let req = read("failed_request", request, Label::Read);
+        text.push_str(&format!("; then a request of {} failed", req.shown));
+        figures.push(req);
+    }
+    Some(make(Verdict::DoesNotFit, text, figures))
+}
+
 fn request(m: &OomMessage) -> Option<Headline> {
     let request = m.requested_bytes?;
     let req = read("failed_request", request, Label::Read);
-    if let Some(cap) = oom::capacity(m).filter(|&c| request > c) {
+    let over = |c: u64| request > c && !oom::is_pool_creation(m);
+    if let Some(cap) = oom::capacity(m).filter(|&c| over(c)) {
         let cap = read("capacity", cap, Label::Read);
         let text = format!(
             "Does not fit: one allocation of {} exceeds the {}{}",
@@ -211,6 +238,8 @@ fn driver_request(m: &OomMessage, req: &HeadlineFigure) -> Option<Headline> {
     }
     let where_ = if m.memory_space.as_deref() == Some("host") {
         "pinned host memory"
+    } else if oom::is_pool_creation(m) {
+        "device memory for the framework's whole pool"
     } else {
         "device memory outside XLA's pool"
     };

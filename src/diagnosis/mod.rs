@@ -40,6 +40,8 @@ pub fn diagnose(report: &HostReport, failure: Option<&Failure>) -> Vec<Diagnosis
         .or_else(|| rules::start::held_before_start(&cx, &out))
         .or_else(|| rules::batch::likely_batch(&cx, &out))
         .or_else(|| rules::pool::full_pool(&cx, &out))
+        .or_else(|| rules::pool::pytorch_holds_most(&cx, &out))
+        .or_else(|| rules::pool::one_large_tensor(&cx, &out))
         .or_else(|| rules::pool::pool_at_limit(&cx, &out))
         .or_else(|| rules::pool::mostly_free_at_limit(&cx, &out))
         .or_else(|| rules::start::free_at_start(&cx, &out))

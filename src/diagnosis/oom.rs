@@ -14,6 +14,18 @@ pub fn capacity(m: &OomMessage) -> Option<u64> {
         .filter(|&c| c > 0)
 }
 
+/// Whether the driver refused the framework its whole pool: a request within 1% of the
+/// pool the framework announced (`Created TensorFlow device (… with 11671 MB memory)`,
+/// then `failed to allocate 11.40G (12238104064 bytes) from device`). Not a tensor: the
+/// device had less free than the framework meant to take, so something else held it.
+pub fn is_pool_creation(m: &OomMessage) -> bool {
+    let pool = m.allocator.as_ref().and_then(|a| a.limit_bytes);
+    m.kind == OomKind::Driver
+        && m.requested_bytes
+            .zip(pool)
+            .is_some_and(|(r, p)| r.abs_diff(p) <= p / 100)
+}
+
 /// The failed request: as printed, else sized from its tensor's shape and type (an
 /// estimate; the caller labels it so where it matters).
 pub fn request(m: &OomMessage) -> Option<u64> {

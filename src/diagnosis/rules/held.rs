@@ -358,6 +358,10 @@ fn driver(m: &OomMessage) -> Option<Line> {
             "the driver could not pin {} of host memory (read): an allocation that small fails only when the host or the driver is exhausted by something else",
             size(r)
         ),
+        Some(r) if oom::is_pool_creation(m) => format!(
+            "the GPU driver refused the framework its pool of {} (read) as it started: the device had less free than that, so something else held its memory",
+            size(r)
+        ),
         Some(r) => format!(
             "the GPU driver refused {} (read) to an allocation outside XLA's pool: the device's memory was taken (a framework allocating its pool, a library its workspace)",
             size(r)

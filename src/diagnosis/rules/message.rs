@@ -333,10 +333,13 @@ fn shows_program_too_big(m: &OomMessage) -> bool {
     if repeated_elsewhere {
         return true;
     }
+    // PyTorch allocates tensor by tensor: one request is one tensor, never a program's
+    // temporaries (`pool::one_large_tensor`).
     let whole_program_request = matches!(
         m.kind,
         OomKind::GpuBufferAssignment | OomKind::Short | OomKind::BfcRuntime
-    ) && m.requested_shape.is_none();
+    ) && m.requested_shape.is_none()
+        && m.framework != Some(Framework::Pytorch);
     if whole_program_request && m.requested_bytes.is_some_and(|r| r >= LARGE_REQUEST) {
         return true;
     }

@@ -20,13 +20,13 @@
 
 use crate::diagnosis::line::{advice, pct, Context, Line};
 use crate::diagnosis::oom;
-use crate::evidence::message::{OomMessage, PoolPicture};
+use crate::evidence::message::{Framework, OomMessage, PoolPicture};
 use crate::report::model::{Diagnosis, DiagnosisId, Label};
 use crate::units::size;
 
 use super::apis;
 use super::batch::unexplained;
-use super::held::SMALL_PROGRAM;
+use super::held::{self, SMALL_PROGRAM};
 
 /// A picture this share free (or in use) is all free (all in use): a character or two
 /// of the other kind is one chunk.
@@ -71,6 +71,78 @@ pub fn empty_pool(cx: &Context<'_>, lines: &[Diagnosis]) -> Option<Line> {
         line.fix(apis::find_the_holder(apis::of(m)))
             .cost("none: the program itself needs no change"),
     )
+}
+
+/// PyTorch's caching allocator holds at least this share of the device when a request
+/// fails: its own tensors (and their cache) are what fills it.
+const PYTORCH_HOLDS_MOST: f64 = 75.0;
+
+/// PyTorch's message says its own allocator holds most of the device (`Of the allocated
+/// memory 15.87 GiB is allocated by PyTorch` of 19.94 GiB; the older `9.96 GiB already
+/// allocated` of 12 GiB): the program's own tensors fill it. The counterpart of
+/// `held::outside_pytorch`.
+pub fn pytorch_holds_most(cx: &Context<'_>, lines: &[Diagnosis]) -> Option<Line> {
+    let m = unexplained(cx, lines)?;
+    let (capacity, ours) = (oom::capacity(m)?, held::pytorch_holds(m)?);
+    if pct(ours, capacity) < PYTORCH_HOLDS_MOST {
+        return None;
+    }
+    let request = oom::request(m)
+        .map(|r| format!(" when a request of {} failed", size(r)))
+        .unwrap_or_default();
+    let text = format!(
+        "PyTorch's allocator held {} of the device's {} ({:.0}%, read){request}: the program's own tensors fill the device, so the usual cause is the model at this batch and input size needing more than it has (estimated)",
+        size(ours),
+        size(capacity),
+        pct(ours, capacity)
+    );
+    let line = Line::new(
+        DiagnosisId::AggregateTooBig,
+        Label::Estimated,
+        text,
+        "the program's own tensors (weights, optimizer state, the batch's activations, or tensors kept from earlier steps) fill the device",
+    );
+    let mut fixes = apis::own_tensor_fixes(apis::of(m));
+    fixes.push(advice(
+        format!(
+            "if a much smaller batch also fails, something keeps tensors alive: {}",
+            apis::kept_from_earlier_steps(apis::of(m))
+        ),
+        None,
+    ));
+    Some(line.fixes(fixes))
+}
+
+/// One request this large from an allocator that allocates tensor by tensor (PyTorch's)
+/// is one tensor: 63 GiB of host memory asked at once (deeplc#125's predictions over every
+/// peptide in one matrix).
+pub fn one_large_tensor(cx: &Context<'_>, lines: &[Diagnosis]) -> Option<Line> {
+    let m = unexplained(cx, lines).filter(|m| m.framework == Some(Framework::Pytorch))?;
+    let request = oom::request(m).filter(|&r| r >= super::message::LARGE_REQUEST)?;
+    let capacity = oom::capacity(m);
+    if capacity.is_some_and(|c| pct(request, c) < 50.0) {
+        return None;
+    }
+    let text = format!(
+        "one tensor of {} was asked for at once (read): PyTorch allocates tensor by tensor, so this is one array, larger than most devices' whole memory: a whole dataset, every pair of items, or every prediction in one tensor (estimated)",
+        size(request)
+    );
+    let line = Line::new(
+        DiagnosisId::DominantBuffer,
+        Label::Estimated,
+        text,
+        "one tensor over far more data at once than a step needs",
+    );
+    Some(line.fixes(vec![
+        advice(
+            "process the data in batches and keep only what each batch's result needs (reduce it, or write it out) before the next",
+            Some("more steps"),
+        ),
+        advice(
+            "check the shape is the one intended: an axis multiplied in, a whole dataset where one batch was meant",
+            Some("none"),
+        ),
+    ]))
 }
 
 /// The pool is drawn all in use, and the message states no limit (with one, the rules

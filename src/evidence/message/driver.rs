@@ -191,6 +191,17 @@ pub fn device_pool(body: &str) -> Option<DevicePool> {
 pub struct DeviceMemory {
     pub total: Option<u64>,
     pub free: Option<u64>,
+    /// The device they are of, when the lines before named it (`Found device 1 with
+    /// properties:`).
+    pub ordinal: Option<u32>,
+}
+
+/// The device whose properties TensorFlow lists next: `Found device 1 with properties:`.
+pub fn found_device(body: &str) -> Option<u32> {
+    let rest = after(body, "Found device ")?;
+    rest.contains("with properties")
+        .then(|| super::short::leading_u32(rest))
+        .flatten()
 }
 
 /// The device memory a log line states, if it is such a line.
@@ -202,6 +213,7 @@ pub fn device_memory(body: &str) -> Option<DeviceMemory> {
     let mut memory = DeviceMemory {
         total: figure(&["Total memory:", "totalMemory:", "deviceMemorySize:"]),
         free: figure(&["Free memory:", "freeMemory:"]),
+        ordinal: None,
     };
     // cuDNN's, after it failed to start: `Memory usage: 7438598144 bytes free,
     // 8589410304 bytes total.`

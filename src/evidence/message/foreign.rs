@@ -19,12 +19,28 @@ use super::model::OomKind;
 use super::short::leading_u32;
 
 /// Phrases of these messages (the scan's triggers include them).
-pub const TRIGGERS: [&str; 4] = [
+pub const TRIGGERS: [&str; 5] = [
     "out of memory. Tried to allocate",
     "Not enough space to allocate",
     MPS,
     CPU_ALLOCATOR,
+    DIRECTML,
 ];
+
+/// Whether a line ends where one of these messages goes on on the next line, as posted
+/// (`OutOfMemoryError: CUDA out of memory.` / `Tried to allocate 1.02 GiB. GPU 0 …`,
+/// `DefaultCPUAllocator:` / `not enough memory: you tried to allocate N bytes.`).
+pub fn goes_on(body: &str) -> bool {
+    let body = body.trim_end();
+    [
+        "CUDA out of memory.",
+        "HIP out of memory.",
+        "XPU out of memory.",
+    ]
+    .iter()
+    .any(|end| body.ends_with(end))
+        || body.ends_with("DefaultCPUAllocator:")
+}
 
 /// PyTorch on Apple's GPU: `MPS backend out of memory (MPS allocated: 17.70 GB, other
 /// allocations: 405.62 MB, max allowed: 18.13 GB). Tried to allocate 256 bytes on shared
@@ -33,6 +49,9 @@ const MPS: &str = "MPS backend out of memory";
 /// PyTorch's host allocator: `DefaultCPUAllocator: not enough memory: you tried to
 /// allocate 1073741824 bytes.`
 const CPU_ALLOCATOR: &str = "DefaultCPUAllocator: not enough memory";
+/// PyTorch on DirectML (AMD and Intel GPUs on Windows): `Could not allocate tensor with
+/// 52428800 bytes. There is not enough GPU video memory available!`
+const DIRECTML: &str = "not enough GPU video memory available";
 
 /// One of these messages, or `None` when `body` is not one.
 pub fn headline(body: &str) -> Option<Draft> {
@@ -47,6 +66,10 @@ pub fn headline(body: &str) -> Option<Draft> {
         let mut draft = Draft::new(OomKind::Short, true);
         draft.msg.memory_space = Some("host".into());
         draft.msg.requested_bytes = size_after(body, "tried to allocate ");
+        Some(draft)
+    } else if body.contains(DIRECTML) {
+        let mut draft = Draft::new(OomKind::Short, true);
+        draft.msg.requested_bytes = size_after(body, "allocate tensor with ");
         Some(draft)
     } else if body.contains("out of memory. Tried to allocate") {
         Some(caching_allocator(body))
@@ -67,11 +90,11 @@ fn caching_allocator(body: &str) -> Draft {
     // Newer: `GPU 0 has a total capacity of 15.24 GiB of which 15.09 GiB is free.`
     m.capacity_bytes = size_after(body, "total capacity of ");
     m.free_bytes = after(body, "total capacity of ").and_then(|r| size_after(r, "of which "));
-    // `Process 1234 has 14.50 GiB memory in use.`, `Including non-PyTorch memory, this
-    // process has 7.58 GiB memory in use.`
-    m.process_used_bytes = after(body, "Process ")
-        .and_then(|r| size_after(r, " has "))
-        .or_else(|| size_after(body, "this process has "));
+    // `Including non-PyTorch memory, this process has 7.58 GiB memory in use.`; else
+    // `Process 1234 has 14.50 GiB memory in use.`, which PyTorch prints for each process
+    // on the device (others too: a 48 MiB one beside this one's 11.53 GiB).
+    m.process_used_bytes = size_after(body, "this process has ")
+        .or_else(|| after(body, "Process ").and_then(|r| size_after(r, " has ")));
     // `Of the allocated memory 6.50 GiB is allocated by PyTorch, and 95.12 MiB is
     // reserved by PyTorch but unallocated.`
     m.pytorch_allocated_bytes = size_after(body, "Of the allocated memory ");
@@ -83,7 +106,8 @@ fn caching_allocator(body: &str) -> Draft {
             if field.ends_with("total capacity") {
                 set(&mut m.capacity_bytes, figure());
             } else if field.ends_with("already allocated") {
-                set(&mut m.used_bytes, figure());
+                // What PyTorch's tensors hold, as the newer `… is allocated by PyTorch`.
+                set(&mut m.pytorch_allocated_bytes, figure());
             } else if field.ends_with(" free") {
                 set(&mut m.free_bytes, figure());
             }
@@ -241,7 +265,7 @@ mod tests {
         let d = headline("RuntimeError: CUDA out of memory. Tried to allocate 20.00 MiB (GPU 0; 7.79 GiB total capacity; 6.50 GiB already allocated; 3.12 MiB free; 6.60 GiB reserved in total by PyTorch)").unwrap();
         let m = &d.msg;
         assert_eq!(m.requested_bytes, Some(20 << 20));
-        assert_eq!(m.used_bytes, Some(6_979_321_856));
+        assert_eq!(m.pytorch_allocated_bytes, Some(6_979_321_856));
         assert_eq!(m.free_bytes, Some(3_271_557));
         assert_eq!(m.capacity_bytes, Some(8_364_448_809));
     }
@@ -268,5 +292,21 @@ mod tests {
         assert_eq!(m.pytorch_reserved_unallocated_bytes, Some(276_299_776));
         let d = headline("CUDA out of memory. Tried to allocate 2.00 MiB. GPU 0 has a total capacity of 23.64 GiB of which 5.06 MiB is free. Process 4116 has 23.63 GiB memory in use.").unwrap();
         assert_eq!(d.msg.process_used_bytes, Some(25_372_519_301));
+        // Another process's line first: this process's own line says what it holds.
+        let d = headline("CUDA out of memory. Tried to allocate 136.00 MiB. GPU 0 has a total capacity of 11.95 GiB of which 163.44 MiB is free. Process 24097 has 48.21 MiB memory in use. Including non-PyTorch memory, this process has 11.53 GiB memory in use.").unwrap();
+        assert_eq!(d.msg.process_used_bytes, Some(12_380_243_231));
+    }
+
+    #[test]
+    fn directml_and_lines_that_go_on() {
+        let d = headline("ERROR proj.weight Could not allocate tensor with 52428800 bytes. There is not enough GPU video memory available!").unwrap();
+        assert_eq!(d.msg.requested_bytes, Some(52_428_800));
+        assert!(goes_on("OutOfMemoryError: CUDA out of memory. "));
+        assert!(goes_on(
+            "ERROR [enforce fail at alloc_cpu.cpp:115] data. DefaultCPUAllocator:"
+        ));
+        assert!(!goes_on(
+            "RuntimeError: CUDA out of memory. Tried to allocate 2.00 MiB"
+        ));
     }
 }

@@ -19,7 +19,7 @@ use super::model::Framework;
 /// The names, each with the rank it gives (none: a name that only hides a shorter one
 /// inside it). A line is read leftmost-longest: `external/org_tensorflow/tensorflow/…`
 /// is jaxlib's path, not TensorFlow's, and `torch_xla` is PyTorch/XLA's.
-const NAMES: [(&str, Option<Rank>); 29] = [
+const NAMES: [(&str, Option<Rank>); 33] = [
     // PyTorch's caching allocator and its compilers: the failure is PyTorch's.
     (
         "OutOfMemoryError: CUDA out of memory",
@@ -29,6 +29,15 @@ const NAMES: [(&str, Option<Rank>); 29] = [
     ("torch.cuda.OutOfMemoryError", Some(Rank::PytorchFailure)),
     ("is allocated by PyTorch", Some(Rank::PytorchFailure)),
     ("is reserved by PyTorch", Some(Rank::PytorchFailure)),
+    ("reserved in total by PyTorch", Some(Rank::PytorchFailure)),
+    // Its caching allocator's own wording (`CUDA out of memory. Tried to allocate …`,
+    // also on ROCm and XPU), its MPS and CPU allocators'.
+    (
+        "out of memory. Tried to allocate",
+        Some(Rank::PytorchFailure),
+    ),
+    ("MPS backend out of memory", Some(Rank::PytorchFailure)),
+    ("DefaultCPUAllocator", Some(Rank::PytorchFailure)),
     ("PYTORCH_CUDA_ALLOC_CONF", Some(Rank::PytorchFailure)),
     ("torch_xla", Some(Rank::PytorchFailure)),
     ("torch/_inductor", Some(Rank::PytorchFailure)),

@@ -18,6 +18,8 @@ use super::{
 const MAX_JOINS: usize = 8;
 /// Longest logical line assembled from wrapped lines.
 const MAX_LOGICAL: usize = 16 * 1024;
+/// The width a Windows console wraps its lines at, whatever they hold.
+const CONSOLE_WIDTH: usize = 80;
 /// Earlier failures remembered for borrowing details.
 const RECENT: usize = 32;
 /// The narrowest terminal whose padding is taken for a width: two shorter lines ending
@@ -49,6 +51,9 @@ pub struct Scanner {
     /// The last device pool the framework announced.
     device_pool: Option<driver::DevicePool>,
     device_memory: driver::DeviceMemory,
+    /// The device whose properties TensorFlow listed last (`Found device 1 with
+    /// properties:`).
+    found_device: Option<u32>,
     /// The device ordinal the last logical line named (`… for CUDA device ordinal 0:`
     /// before the line of the failure it introduces).
     last_ordinal: Option<u32>,
@@ -136,12 +141,14 @@ impl Scanner {
     /// …`, each line padded to 167 columns, in a copy of a terminal's screen).
     fn fills_terminal_width(&mut self, raw: &str) -> bool {
         let padded = raw.ends_with(' ');
-        // Most logs are no terminal's copy: an unpadded line is counted only once a
-        // width is known.
-        if !padded && self.terminal_width.is_none() {
-            return false;
-        }
         let columns = raw.chars().count();
+        // Most logs are no terminal's copy: an unpadded line is counted only once a
+        // width is known, or when it fills a Windows console's 80 columns exactly
+        // (`… OP_RE` / `QUIRES failed at …`, tensorflow#37824): cut mid-word there, it
+        // goes on on the next line unless that one starts a record of its own.
+        if !padded && self.terminal_width.is_none() {
+            return columns == CONSOLE_WIDTH;
+        }
         if padded {
             if self.last_padded_width == Some(columns) && columns >= MIN_TERMINAL_WIDTH {
                 self.terminal_width = Some(columns);
@@ -186,7 +193,15 @@ impl Scanner {
             self.device_pool = Some(pool);
             return;
         }
+        if let Some(ordinal) = driver::found_device(body) {
+            self.found_device = Some(ordinal);
+            return;
+        }
         if let Some(memory) = driver::device_memory(body).filter(|_| !short::has_trigger(body)) {
+            // The first device's figures are kept, with the device they are of.
+            if self.device_memory.total.is_none() && self.device_memory.free.is_none() {
+                self.device_memory.ordinal = self.found_device;
+            }
             set(&mut self.device_memory.total, memory.total);
             set(&mut self.device_memory.free, memory.free);
             return;
@@ -448,7 +463,9 @@ fn starts_record(body: &str) -> bool {
 /// wraps, or any line left open (a bracket or quote not closed yet); a headline also may
 /// (tested by the caller).
 fn joinable(body: &str) -> bool {
-    listing::WRAPPING_KEYS.iter().any(|k| body.starts_with(k)) || left_open(body)
+    listing::WRAPPING_KEYS.iter().any(|k| body.starts_with(k))
+        || left_open(body)
+        || foreign::goes_on(body)
 }
 
 /// Whether `body` opens more brackets than it closes, or an odd number of quotes.

@@ -180,7 +180,7 @@ pub(super) fn large_in_message(cx: &Context<'_>) -> Option<Line> {
     let m = cx.message?;
     // A BFC warning's request is a library's optional scratch, not a tensor of the
     // model (`advisory::allocator_warning`).
-    if is_scoped(m) || (m.advisory && m.kind == OomKind::BfcRuntime) {
+    if is_scoped(m) || (m.advisory && m.kind == OomKind::BfcRuntime) || oom::is_pool_creation(m) {
         return None;
     }
     let capacity = oom::capacity(m)?;

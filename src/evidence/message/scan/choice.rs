@@ -149,7 +149,14 @@ impl Scanner {
                 .allocator
                 .as_ref()
                 .is_none_or(|a| a.limit_bytes.is_none());
-        if (!msg.advisory && msg.kind == OomKind::Driver || bfc_without_limit) && !on_host {
+        // The device found may be another than the one that failed (a machine's second
+        // GPU listed first).
+        let found_this_device = match (msg.device_ordinal, self.device_memory.ordinal) {
+            (Some(failed), Some(found)) => failed == found,
+            _ => true,
+        };
+        let this_device = !on_host && found_this_device;
+        if (!msg.advisory && msg.kind == OomKind::Driver || bfc_without_limit) && this_device {
             // Read when the framework found the device, which is when a driver failure
             // (creating its pool or a context) happens; for an allocator that states no
             // limit, the device it was given.
@@ -161,7 +168,7 @@ impl Scanner {
         // others left it, not what was free at the failure.
         let tensor_alone =
             msg.kind == OomKind::Short && msg.requested_shape.is_some() && msg.allocator.is_none();
-        if tensor_alone && !on_host {
+        if tensor_alone && this_device {
             set(&mut msg.capacity_bytes, self.device_memory.total);
             set(&mut msg.free_at_start_bytes, self.device_memory.free);
         }
