@@ -136,9 +136,14 @@ fn compile_time(m: &OomMessage) -> Option<Headline> {
 /// the memory (`Can't reduce memory use below L … only reduced to R`, R > L), whatever
 /// request then failed.
 fn remat_over_limit(m: &OomMessage) -> Option<Headline> {
+    if !crate::diagnosis::rules::message::remat_gave_up(m) {
+        return None;
+    }
+    // A negative limit (the arguments and outputs alone exceed the memory) states no
+    // memory size to set the program against.
     let r = m.remat.as_ref()?;
-    let limit = u64::try_from(r.limit_bytes?).ok().filter(|&l| l > 0)?;
-    let reached = r.reduced_to_bytes.filter(|&x| x > limit)?;
+    let limit = u64::try_from(r.limit_bytes?).ok()?;
+    let reached = r.reduced_to_bytes?;
     let (reached, limit) = (
         read("reduced_to", reached, Label::Read),
         read("limit", limit, Label::Read),

@@ -254,7 +254,7 @@ pub fn aggregate_too_big(cx: &Context<'_>) -> Option<Line> {
 /// Whether a rematerialization warning stayed above its limit (a limit of 0 is no
 /// memory size: XLA prints it when it has none; a negative one is the memory less the
 /// arguments and outputs, which alone exceed it).
-fn remat_gave_up(m: &OomMessage) -> bool {
+pub(crate) fn remat_gave_up(m: &OomMessage) -> bool {
     let Some(r) = m.remat.as_ref() else {
         return false;
     };

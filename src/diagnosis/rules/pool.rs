@@ -119,8 +119,10 @@ pub fn pytorch_holds_most(cx: &Context<'_>, lines: &[Diagnosis]) -> Option<Line>
 pub fn one_large_tensor(cx: &Context<'_>, lines: &[Diagnosis]) -> Option<Line> {
     let m = unexplained(cx, lines).filter(|m| m.framework == Some(Framework::Pytorch))?;
     let request = oom::request(m).filter(|&r| r >= super::message::LARGE_REQUEST)?;
-    let capacity = oom::capacity(m);
-    if capacity.is_some_and(|c| pct(request, c) < 50.0) {
+    // With the memory stated, the tensor must be half of it, as one allocation over
+    // half the memory is (`buffer::large_in_message`).
+    let half = 100.0 * super::tpu::LARGE_ALLOCATION_OF_CAPACITY;
+    if oom::capacity(m).is_some_and(|c| pct(request, c) < half) {
         return None;
     }
     let text = format!(
