@@ -1,4 +1,6 @@
+use super::stream::JUMP_READ;
 use super::*;
+use crate::source::ByteSource;
 
 /// The word-at-a-time decoder reads what the byte loop reads, for every length, with
 /// bytes after the varint that would confuse a careless mask, and near the end of
