@@ -1549,3 +1549,57 @@ fn pytorchs_allocators_a_console_wrap_and_a_pool_grab() {
         (Verdict::DoesNotFit, DiagnosisId::XlaRemat)
     );
 }
+
+/// The twenty-third and twenty-fourth sets (real run output committed to public
+/// repositories): the TPU runtime's refused allocation listed with its HLO value, a
+/// gather that replicates an array, a BFC allocator naming its device, a constant that
+/// fails after rematerialization said the program does not fit, and the free memory a
+/// framework found at start-up.
+#[test]
+fn committed_run_logs_a_replicating_gather_and_a_constant_after_remat() {
+    let figures =
+        |set: &str, prefix: &str| report_of(&[held_out(set, prefix)]).error.unwrap().message;
+    let refused = figures("heldout23", "05-");
+    assert_eq!(refused.allocations.len(), 1);
+    assert_eq!(refused.allocations[0].size_bytes, 34_359_738_368);
+    assert_eq!(refused.allocations[0].xla_label, "output of fusion.549@{1}");
+    assert_eq!(
+        lead("heldout23", "05-"),
+        (Verdict::DoesNotFit, DiagnosisId::LargeReplicated)
+    );
+
+    let gather = figures("heldout23", "06-");
+    assert_eq!(gather.program.as_deref(), Some("jit__identity_fn"));
+    assert_eq!(
+        lead("heldout23", "06-"),
+        (Verdict::RanOut, DiagnosisId::DominantBuffer)
+    );
+
+    // `GPU_0_bfc` is device 0's allocator; nothing else in the log names the device.
+    assert_eq!(figures("heldout23", "08-").device_ordinal, Some(0));
+    // TensorFlow 1.4's start-up properties: 497.25 MiB free when it found the K40.
+    assert_eq!(
+        figures("heldout24", "10-").free_at_start_bytes,
+        Some(521_404_416)
+    );
+    assert_eq!(
+        figures("heldout24", "09-").program.as_deref(),
+        Some("jit__fun")
+    );
+
+    // Rematerialization gave up at 49.49 GiB against 33.28 GiB: the program does not
+    // fit, though the request that failed is a 402.6 MiB constant.
+    for prefix in ["05-", "07-"] {
+        let report = report_of(&[held_out("heldout24", prefix)]);
+        let ids: Vec<DiagnosisId> = report.diagnosis.iter().map(|d| d.id).collect();
+        assert_eq!(
+            ids.first(),
+            Some(&DiagnosisId::XlaRemat),
+            "{prefix}: {ids:?}"
+        );
+        assert!(
+            !ids.contains(&DiagnosisId::HeldElsewhere),
+            "{prefix}: {ids:?}"
+        );
+    }
+}

@@ -170,8 +170,15 @@ pub fn origin(a: &MessageAllocation) -> String {
 }
 
 /// The instruction an XLA label defines: `fusion.1265.remat3` in `fusion.1265.remat3 =
-/// fusion(…)`, `copy.40488` in `%copy.40488 = s32[…] copy(…)`.
+/// fusion(…)`, `copy.40488` in `%copy.40488 = s32[…] copy(…)`, `fusion.549` in `output
+/// of fusion.549@{1}`.
 pub fn instruction(label: &str) -> &str {
+    // The TPU runtime's tag for a buffer it could not place: `output of
+    // xor_convert_fusion@{}` (the value at that index of the instruction's output).
+    if let Some(value) = label.strip_prefix("output of ") {
+        let name = value.split('@').next().unwrap_or(value).trim();
+        return if name.contains(' ') { "" } else { name };
+    }
     let name = label.split(" = ").next().unwrap_or(label).trim();
     let name = name.strip_prefix('%').unwrap_or(name);
     if name.contains(' ') {

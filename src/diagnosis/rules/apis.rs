@@ -5,7 +5,7 @@
 //! a capture, is read as JAX's, which is what oomlens is for.
 
 use crate::diagnosis::line::advice;
-use crate::evidence::message::{Framework, OomMessage};
+use crate::evidence::message::{Framework, OomKind, OomMessage};
 use crate::report::model::Fix;
 
 /// The framework the advice about `m` speaks to.
@@ -73,6 +73,19 @@ pub fn shard(framework: Framework) -> &'static str {
         Framework::Tensorflow => "spread over more GPUs (tf.distribute: MirroredStrategy splits the batch; a model that alone does not fit one GPU needs its layers split)",
         Framework::Pytorch => "shard over more GPUs (FSDP or DeepSpeed ZeRO shard the parameters, gradients and optimizer state)",
         Framework::TensorflowJs => "run on a device with more memory (tfjs-node-gpu on a larger GPU)",
+    }
+}
+
+/// Sharding in the words of the framework and the device `m` failed on: PyTorch on a
+/// TPU is PyTorch/XLA, which shards with its SPMD API, not FSDP over GPUs.
+pub fn shard_for(m: &OomMessage) -> &'static str {
+    let on_tpu = matches!(
+        m.kind,
+        OomKind::TpuCompileHbm | OomKind::TpuTcSc | OomKind::TpuEarlyAbort | OomKind::TpuRuntime
+    );
+    match of(m) {
+        Framework::Pytorch if on_tpu => "shard over more TPU cores (PyTorch/XLA's SPMD: torch_xla.distributed.spmd.mark_sharding, or its FSDP)",
+        framework => shard(framework),
     }
 }
 

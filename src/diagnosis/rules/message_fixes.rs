@@ -166,7 +166,7 @@ fn dtype_fix(m: &OomMessage) -> Fix {
 
 /// Sharding, pointing at the largest listed allocation when there is one.
 fn shard_fix(m: &OomMessage) -> Fix {
-    let shard = apis::shard(apis::of(m));
+    let shard = apis::shard_for(m);
     let text = match m.allocations.first() {
         Some(a) => {
             let shape = if a.shape.is_empty() {

@@ -22,6 +22,8 @@ pub(super) fn borrow(msg: &mut OomMessage, other: &OomMessage) {
                 || rounds_to(b, rounded(msg))
                 || rounds_to(a, rounded(other))
                 || exact_count.is_some()
+                // `38.18GiB` after BFC's `(rounded to 40996238592)`: ours is the exact one.
+                || printed_rounded(b, a)
         }
         _ => true,
     };
@@ -79,6 +81,7 @@ pub(super) fn borrow(msg: &mut OomMessage, other: &OomMessage) {
         other.requested_bytes_from_shape,
     );
     set(&mut msg.device_ordinal, other.device_ordinal);
+    set(&mut msg.program, other.program.clone());
     // A dump pasted before the allocator's headline: the headline's request is the
     // dump's, when both name one allocator.
     let same_allocator = msg.kind == OomKind::BfcRuntime
@@ -233,8 +236,11 @@ pub(super) fn stats_alone(allocator: AllocatorStats) -> Option<OomMessage> {
 
 /// The figures a message states in other words, filled in where it states them so:
 /// TensorCore plus SparseCore is what the program needs, and its excess over the
-/// memory; a BFC allocator's `InUse` and `Limit` are what is used and the capacity.
+/// memory; a BFC allocator's `InUse` and `Limit` are what is used and the capacity, and
+/// its name (`GPU_0_bfc`) the device it allocates on.
 pub(super) fn derive_totals(m: &mut OomMessage) {
+    let ordinal = m.allocator.as_ref().and_then(|a| allocator_device(&a.name));
+    set(&mut m.device_ordinal, ordinal);
     if let (Some(tc), Some(sc)) = (m.tensorcore_bytes, m.sparsecore_bytes) {
         let used = tc.saturating_add(sc);
         set(&mut m.used_bytes, Some(used));
@@ -262,9 +268,26 @@ pub(super) fn derive_totals(m: &mut OomMessage) {
     }
 }
 
+/// The device a BFC allocator serves, from its name: TensorFlow and XLA name one per
+/// GPU as `GPU_<ordinal>_bfc`.
+fn allocator_device(name: &str) -> Option<u32> {
+    name.strip_prefix("GPU_")?
+        .strip_suffix("_bfc")?
+        .parse()
+        .ok()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_bfc_allocator_names_its_device() {
+        assert_eq!(allocator_device("GPU_0_bfc"), Some(0));
+        assert_eq!(allocator_device("GPU_3_bfc"), Some(3));
+        assert_eq!(allocator_device("GPU_host_bfc"), None);
+        assert_eq!(allocator_device("cuda_host_bfc"), None);
+    }
 
     #[test]
     fn a_size_printed_in_gib_is_the_same_as_a_count_that_prints_so() {

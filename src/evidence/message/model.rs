@@ -97,6 +97,9 @@ pub struct OomMessage {
     /// The operation that asked for the failed allocation (`requested by op Mul`,
     /// TensorFlow's `[Op:Mul]`).
     pub requested_op: Option<String>,
+    /// The compiled program the failure names (`Error loading program 'jit_f'`,
+    /// `[executable_name='jit_f']`): the module that ran out, when no plan is given.
+    pub program: Option<String>,
     /// The shape of the tensor that failed, as printed (`[2,480,640,66]`, or an XLA shape
     /// such as `u8[327680,327680]{1,0:T(8,128)(4,1)}`).
     pub requested_shape: Option<String>,

@@ -72,6 +72,8 @@ pub struct Scanner {
     /// Whether the last logical line said a program was being loaded (`Error loading
     /// program 'jit__forward':` before the runtime's `Attempting to allocate …`).
     last_loads_program: bool,
+    /// The program the last logical line named (`Error loading program 'jit_f':`).
+    last_program: Option<String>,
     /// Whether a Python traceback began after a BFC warning that says it is not a
     /// failure, with no failure before it: the run died there, its last line cut.
     died_after_warning: bool,
@@ -232,6 +234,10 @@ impl Scanner {
                     draft.msg.usage = std::mem::take(&mut self.iree_usage);
                 }
             }
+            set(
+                &mut draft.msg.program,
+                short::program_named(body).or_else(|| self.last_program.take()),
+            );
             if draft.msg.kind == OomKind::TpuRuntime && self.last_loads_program {
                 set(
                     &mut draft.msg.requested_op,
@@ -244,6 +250,7 @@ impl Scanner {
         }
         self.last_ordinal = fields::after(body, "device ordinal ").and_then(short::leading_u32);
         self.last_loads_program = tpu::is_program_load(body);
+        self.last_program = short::program_named(body);
         self.after_autotune_error = body.contains(AUTOTUNE_ERROR);
         if let Some(size) = driver::iree_alloca_size(body) {
             self.last_alloca = Some(size);

@@ -57,6 +57,17 @@ pub const PROGRAM_LOAD_OP: &str = "program load";
 /// satisfy suballocation request for 2869`, `Unable to allocate section memory!`).
 pub const JIT_CODE_OP: &str = "compiled code";
 
+/// The compiled program a line names: the TPU runtime's `Error loading program
+/// 'jit_f'`, XLA's `[executable_name='jit_f']` after a failure.
+pub fn program_named(body: &str) -> Option<String> {
+    ["Error loading program '", "executable_name='"]
+        .iter()
+        .find_map(|p| after(body, p))
+        .and_then(|r| r.split('\'').next())
+        .filter(|name| !name.is_empty() && !name.contains(char::is_whitespace))
+        .map(bounded)
+}
+
 pub fn has_trigger(body: &str) -> bool {
     TRIGGERS.iter().any(|t| body.contains(t))
         || super::scoped::TRIGGERS.iter().any(|t| body.contains(t))

@@ -137,6 +137,7 @@ fn runtime_failure(draft: &mut Draft, body: &str) {
     m.memory_space = after(body, "space=")
         .and_then(word)
         .map(|w| w.trim_end_matches([',', ']']).to_string());
+    refused_allocation(m, body);
     // `Due to fragmentation, the largest contiguous region of free memory is 30.56M.`
     if m.reservable_bytes.is_none() {
         m.reservable_bytes = size_after(body, "largest contiguous region of free memory is ");
@@ -157,6 +158,33 @@ fn runtime_failure(draft: &mut Draft, body: &str) {
     if m.memory_space.is_none() && body.contains("_HBM") {
         m.memory_space = Some("hbm".into());
     }
+}
+
+/// The buffer `would exceed memory` names, as one listed allocation: `:: #allocation7
+/// [shape = 'u8[…]{…}', space=hbm, size = 0x…, tag = 'output of xor_convert_fusion@{}']`.
+/// Its tag is the HLO value the buffer holds (or `scoped memory for <kernel>`), which is
+/// what tells an oversized output from a kernel's scratch; the runtime prints its size
+/// only in `Allocation (size=N)` (the bracket's `size` is a placeholder).
+fn refused_allocation(m: &mut super::model::OomMessage, body: &str) {
+    let (Some(size), Some(shape)) = (
+        count_after(body, "Allocation (size="),
+        m.requested_shape.clone(),
+    ) else {
+        return;
+    };
+    if !body.contains("would exceed memory") || !m.allocations.is_empty() {
+        return;
+    }
+    let tag = after(body, "tag = '")
+        .and_then(|r| r.split('\'').next())
+        .map(bounded)
+        .unwrap_or_default();
+    m.allocations.push(super::model::MessageAllocation {
+        size_bytes: size,
+        shape,
+        xla_label: tag,
+        ..Default::default()
+    });
 }
 
 /// `Could not allocate 10485760 bytes in memory 0x0x0_HBM0; 4374528 bytes allocatable,
@@ -509,13 +537,18 @@ mod tests {
         let d = headline("Error allocating device buffer: Attempting to allocate 129.50M. That was not possible. There are 78.17M free.; (0x0x0_HBM0)").unwrap();
         assert_eq!(d.msg.kind, OomKind::TpuRuntime);
         assert_eq!(d.msg.requested_bytes, Some(135_790_592));
-        let d = headline("RESOURCE_EXHAUSTED: Allocation (size=107374182400) would exceed memory (size=17179869184) :: #allocation7 [shape = 'u8[327680,327680]{1,0:T(8,128)(4,1)}', space=hbm, size = 0xffffffffffffffff]").unwrap();
+        let d = headline("RESOURCE_EXHAUSTED: Allocation (size=107374182400) would exceed memory (size=17179869184) :: #allocation7 [shape = 'u8[327680,327680]{1,0:T(8,128)(4,1)}', space=hbm, size = 0xffffffffffffffff, tag = 'output of xor_convert_fusion@{}'] :: <no-hlo-instruction>").unwrap();
         assert_eq!(d.msg.capacity_bytes, Some(17_179_869_184));
         assert_eq!(d.msg.memory_space.as_deref(), Some("hbm"));
         assert_eq!(
             d.msg.requested_shape.as_deref(),
             Some("u8[327680,327680]{1,0:T(8,128)(4,1)}")
         );
+        let refused = &d.msg.allocations;
+        assert_eq!(refused.len(), 1);
+        assert_eq!(refused[0].size_bytes, 107_374_182_400);
+        assert_eq!(refused[0].shape, "u8[327680,327680]{1,0:T(8,128)(4,1)}");
+        assert_eq!(refused[0].xla_label, "output of xor_convert_fusion@{}");
         let d = headline("XlaRuntimeError: RESOURCE_EXHAUSTED: Could not allocate 10485760 bytes in memory 0x0x0_HBM0; 4374528 bytes allocatable, 14942208 bytes available").unwrap();
         assert_eq!(d.msg.requested_bytes, Some(10_485_760));
         assert_eq!(d.msg.reservable_bytes, Some(4_374_528));

@@ -47,6 +47,7 @@ fn message_rows(m: &OomMessage) -> Vec<Row> {
         ("requested shape", m.requested_shape.as_ref()),
         ("requested type", m.requested_dtype.as_ref()),
         ("requested by op", m.requested_op.as_ref()),
+        ("program", m.program.as_ref()),
         ("memory space", m.memory_space.as_ref()),
         ("error code", m.error_code.as_ref()),
     ];

@@ -12,7 +12,7 @@ use crate::report::model::{Category, DiagnosisId, Label};
 use crate::units::size;
 
 use super::{
-    cause, fix, Made, DOMINANT_SHARE, IMPOSSIBLE_OVER_CAPACITY, LARGER_THAN_ANY_DEVICE,
+    cause, fix_in, Made, DOMINANT_SHARE, IMPOSSIBLE_OVER_CAPACITY, LARGER_THAN_ANY_DEVICE,
     MEANINGFUL_PROGRAM,
 };
 
@@ -142,7 +142,7 @@ pub(super) fn dominant_in_message(cx: &Context<'_>) -> Option<Line> {
             tpu::describe(a)
         )
     };
-    let remedy = fix(made, &a.shape, a.size_bytes);
+    let remedy = fix_in(m, made, &a.shape, a.size_bytes);
     let fits = oom::excess(m).zip(remedy.saving).map(|(e, s)| s >= e);
     let Remedy { fix, saving, cost } = remedy;
     let line = Line::new(DiagnosisId::DominantBuffer, Label::Read, text, cause(made));
@@ -187,6 +187,11 @@ pub(super) fn large_in_message(cx: &Context<'_>) -> Option<Line> {
     let limit = (capacity as f64 * tpu::LARGE_ALLOCATION_OF_CAPACITY) as u64;
     // Half the memory or more: a tensor that alone leaves the rest of the program half.
     let (bytes, what) = match m.allocations.iter().find(|a| oom::data_bytes(a) >= limit) {
+        // The buffer the runtime refused, listed: the request itself.
+        Some(a) if m.allocations.len() == 1 && oom::request(m) == Some(a.size_bytes) => (
+            a.size_bytes,
+            format!("the failed request {}", tpu::describe(a)),
+        ),
         Some(a) => (a.size_bytes, tpu::describe(a)),
         None => match oom::request(m).filter(|&r| r >= limit) {
             Some(request) => {
@@ -233,6 +238,40 @@ pub(super) fn large_in_message(cx: &Context<'_>) -> Option<Line> {
             .saving(Some(bytes))
             .cost(cost)
             .fits_after(fits),
+    )
+}
+
+/// The program JAX gathers a sharded array with: `jax.jit(_identity_fn,
+/// out_shardings=P())` copies the whole array onto every device before it reaches the
+/// host (`multihost_utils.process_allgather` does, and code modelled on it).
+const GATHER_PROGRAM: &str = "jit__identity_fn";
+
+/// A failure of the gathering program: what it needs is the gathered array, whole, on
+/// each device, however the rest of the program is sharded.
+pub(super) fn replicated_gather(cx: &Context<'_>) -> Option<Line> {
+    let m = cx.failure_message()?;
+    if m.program.as_deref() != Some(GATHER_PROGRAM) || cx.module.is_some() {
+        return None;
+    }
+    let request = oom::request(m)?;
+    let free = m
+        .free_bytes
+        .map(|f| format!(", {} free", size(f)))
+        .unwrap_or_default();
+    let text = format!(
+        "{GATHER_PROGRAM}, the program that gathers a sharded array by replicating it (jax.jit(_identity_fn, out_shardings=P()), as multihost_utils.process_allgather runs), needs {} (read{free}): that is the gathered array, whole on every device",
+        size(request)
+    );
+    let line = Line::new(
+        DiagnosisId::DominantBuffer,
+        Label::Read,
+        text,
+        "gathering replicates the whole array on every device before it reaches the host",
+    );
+    Some(
+        line.fix("gather less (a slice, or a reduced value such as a mean) or in pieces, or copy each process's own shards to the host (np.asarray(s.data) for s in x.addressable_shards) and join them there")
+            .saving(Some(request))
+            .cost("a host copy of each shard; joining across processes needs the host's own collective"),
     )
 }
 

@@ -11,11 +11,15 @@ mod in_message;
 mod in_plan;
 
 use crate::diagnosis::line::{Context, Line, Remedy};
+use crate::diagnosis::rules::apis;
+use crate::evidence::message::{Framework, OomMessage};
 use crate::plan::shape::dims_of;
 use crate::report::model::Category;
 use crate::units::size;
 
-use in_message::{dominant_in_message, impossible_size, large_in_message, workspace_over_limit};
+use in_message::{
+    dominant_in_message, impossible_size, large_in_message, replicated_gather, workspace_over_limit,
+};
 use in_plan::{dominant_in_plan_line, large_in_plan};
 
 /// One buffer (or the buffers of one op at one source line) is "most of the program"
@@ -106,6 +110,31 @@ fn blocked(bytes: u64, shape: &str) -> Option<(u64, u64)> {
     Some((per_row.saturating_mul(block_rows), block_rows))
 }
 
+/// The fix for a dominant buffer of the message `m` made as `made`, in the API of the
+/// framework that printed it: JAX's names ([`fix`]) or the other framework's.
+fn fix_in(m: &OomMessage, made: Made, shape: &str, bytes: u64) -> Remedy {
+    let (top_k, fused_attention) = match apis::of(m) {
+        Framework::Jax => return fix(made, shape, bytes),
+        Framework::Pytorch => (
+            "torch.topk",
+            "torch.nn.functional.scaled_dot_product_attention",
+        ),
+        Framework::Tensorflow => ("tf.math.top_k", "a fused attention kernel"),
+        Framework::TensorflowJs => ("tf.topk", "a fused attention kernel"),
+    };
+    let saving = blocked(bytes, shape).map(|(block, _)| bytes.saturating_sub(block));
+    let fix = match made {
+        Made::Sort => format!("a full sort of {shape} to keep a few values per row: keep the k largest with {top_k}, over blocks of rows"),
+        Made::AllPairs | Made::Outer => format!("the product {shape} is materialized whole: compute it over blocks of rows, reducing each block as it is made; for attention scores use {fused_attention}, which never stores them"),
+        _ => format!("check that {shape} is the shape intended; compute it over blocks of rows so that one block is live at a time, or {}", apis::shard_for(m)),
+    };
+    Remedy {
+        fix,
+        saving,
+        cost: "one kernel launch per block",
+    }
+}
+
 /// The fix for a dominant buffer made as `made`: what to do, the bytes it saves
 /// (estimated), and its cost.
 fn fix(made: Made, shape: &str, bytes: u64) -> Remedy {
@@ -175,13 +204,15 @@ fn fix(made: Made, shape: &str, bytes: u64) -> Remedy {
 }
 
 /// One buffer the whole story turns on, the first that applies: most of the plan; over
-/// half the pool in the plan; a need no device has; an allocation of the message over
-/// half the memory; most of what the message says the program needs.
+/// half the pool in the plan; a need no device has; a library's workspace over its limit;
+/// a gather that replicates an array; an allocation of the message over half the
+/// memory; most of what the message says the program needs.
 pub fn one_buffer(cx: &Context<'_>) -> Option<Line> {
     dominant_in_plan_line(cx)
         .or_else(|| large_in_plan(cx))
         .or_else(|| impossible_size(cx))
         .or_else(|| workspace_over_limit(cx))
+        .or_else(|| replicated_gather(cx))
         .or_else(|| large_in_message(cx))
         .or_else(|| dominant_in_message(cx))
 }

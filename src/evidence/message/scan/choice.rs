@@ -170,6 +170,10 @@ impl Scanner {
             msg.kind == OomKind::Short && msg.requested_shape.is_some() && msg.allocator.is_none();
         if tensor_alone && this_device {
             set(&mut msg.capacity_bytes, self.device_memory.total);
+        }
+        // Any other failure on the device: what was free when the framework found it,
+        // unless that already stands as what was free at the failure.
+        if this_device && msg.free_bytes.is_none() {
             set(&mut msg.free_at_start_bytes, self.device_memory.free);
         }
         msg.remat = self.remat.or(msg.remat);
