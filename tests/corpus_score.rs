@@ -294,6 +294,16 @@ fn the_twenty_fourth_held_out_corpus_stays_where_it_was_measured() {
     stays_at_least("tests/heldout24/errors", 15, 94.5, 79.9);
 }
 
+/// The twenty-fifth, collected blind from committed run output (10: XLA:GPU buffer
+/// assignments of JAX runs, PyTorch on ROCm, CUDA driver retries and pinned host memory,
+/// TensorFlow's host warnings) and measured once at 99.6% / 50.0% with b1c7a40 (its
+/// README); nothing was tuned on it, the misses being thread-told causes and host warnings
+/// the annotators read apart.
+#[test]
+fn the_twenty_fifth_held_out_corpus_stays_where_it_was_measured() {
+    stays_at_least("tests/heldout25/errors", 10, 99.5, 49.9);
+}
+
 /// The sets a second annotator triaged again, blind (`triage_second`,
 /// `docs/oom-messages.md#two-annotators`): every such message keeps its second reading,
 /// and where the two annotators agree oomlens stays at least as right as last measured.
@@ -301,13 +311,13 @@ fn the_twenty_fourth_held_out_corpus_stays_where_it_was_measured() {
 fn where_two_annotators_agree() {
     let mut two = corpus_score::SecondOpinion::default();
     two += corpus("tests/heldout/errors").second_opinion();
-    for n in 2..=24 {
+    for n in 2..=25 {
         two += corpus(&format!("tests/heldout{n}/errors")).second_opinion();
     }
-    assert_eq!(two.seconded, 413);
-    assert_eq!(two.agreed, 286);
+    assert_eq!(two.seconded, 423);
+    assert_eq!(two.agreed, 291);
     assert!(
-        two.right_where_agreed >= 237,
+        two.right_where_agreed >= 241,
         "right on {} of the {} where the annotators agree",
         two.right_where_agreed,
         two.agreed
@@ -342,6 +352,7 @@ fn the_corpora_share_no_source() {
         "tests/heldout22/errors",
         "tests/heldout23/errors",
         "tests/heldout24/errors",
+        "tests/heldout25/errors",
     ];
     let mut seen: Vec<(&str, String)> = Vec::new();
     for dir in dirs {
