@@ -1603,3 +1603,38 @@ fn committed_run_logs_a_replicating_gather_and_a_constant_after_remat() {
         );
     }
 }
+
+/// The twenty-sixth set: another process holding what a PyTorch request lacked, the
+/// driver refusing TensorFlow's pool a new region, and a few huge arrays resident in a
+/// BFC pool while a small request fails: memory held elsewhere, each read from the
+/// message's own figures.
+#[test]
+fn another_process_a_refused_growth_and_resident_arrays() {
+    let figures =
+        |set: &str, prefix: &str| report_of(&[held_out(set, prefix)]).error.unwrap().message;
+    let tipped = figures("heldout26", "04-");
+    assert_eq!(tipped.other_processes_bytes, Some(994_050_048));
+    let refused = figures("heldout26", "05-");
+    assert_eq!(refused.pool_growth_refused_bytes, Some(695_559_424));
+    let resident = figures("heldout26", "09-");
+    let largest = &resident.allocator.unwrap().largest_in_use;
+    assert_eq!(
+        (largest[0].size_bytes, largest[0].count),
+        (13_200_000_000, 2)
+    );
+    for (set, prefix) in [
+        ("heldout26", "04-"),
+        ("heldout26", "05-"),
+        ("heldout26", "09-"),
+        ("heldout18", "04-"),
+    ] {
+        assert_eq!(
+            lead(set, prefix),
+            (Verdict::RanOut, DiagnosisId::HeldElsewhere),
+            "{set}/{prefix}"
+        );
+    }
+    // Another process's 48 MiB beside this one's 11.53 GiB, with the request below what
+    // is free: not what filled the device.
+    assert_ne!(lead("heldout22", "17-").1, DiagnosisId::HeldElsewhere);
+}

@@ -76,6 +76,16 @@ pub fn shard(framework: Framework) -> &'static str {
     }
 }
 
+/// How to keep a dataset off the device and feed it a batch at a time.
+pub fn keep_data_on_host(framework: Framework) -> &'static str {
+    match framework {
+        Framework::Jax => "keep the data in host memory (NumPy) and put one batch at a time on the device (jax.device_put per batch, or a prefetching loader); free arrays no longer needed (del, and jax.live_arrays() to see what is left)",
+        Framework::Tensorflow => "keep the data on the host and feed batches (tf.data.Dataset.from_tensor_slices built under tf.device('/CPU:0'), batched, with prefetch) instead of tensors of the whole set on the GPU",
+        Framework::TensorflowJs => "keep the data out of tensors and make one batch's tensors at a time, disposing them after the step (tf.tidy)",
+        Framework::Pytorch => "keep the data on the CPU and move one batch at a time to the device (a DataLoader with pin_memory=True); free tensors no longer needed",
+    }
+}
+
 /// Sharding in the words of the framework and the device `m` failed on: PyTorch on a
 /// TPU is PyTorch/XLA, which shards with its SPMD API, not FSDP over GPUs.
 pub fn shard_for(m: &OomMessage) -> &'static str {

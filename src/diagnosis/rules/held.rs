@@ -76,10 +76,14 @@ fn in_message(cx: &Context<'_>) -> Option<Line> {
         OomKind::TpuRuntime if m.requested_op.as_deref() == Some(PROGRAM_LOAD_OP) => {
             program_load(m)
         }
-        _ if m.pytorch_allocated_bytes.is_some() => outside_pytorch(m),
+        _ if m.pytorch_allocated_bytes.is_some() => {
+            outside_pytorch(m).or_else(|| another_process_tipped(m))
+        }
         _ => tiny_request(m)
             .or_else(|| small_pool(m))
-            .or_else(|| pool_could_not_grow(m)),
+            .or_else(|| pool_could_not_grow(m))
+            .or_else(|| growth_refused(m))
+            .or_else(|| resident_arrays(m)),
     }
 }
 
@@ -112,6 +116,102 @@ fn outside_pytorch(m: &OomMessage) -> Option<Line> {
         text,
         "memory held by something other than this program's tensors: another process on the device, or another framework or library in this process",
     ))
+}
+
+/// Other processes on the device hold at least what the request lacked, and as much as
+/// half the request: without them it would have fit (a 938 MiB request with 49 MiB free
+/// beside another process's 948 MiB).
+fn another_process_tipped(m: &OomMessage) -> Option<Line> {
+    let (request, free, others) = (oom::request(m)?, m.free_bytes?, m.other_processes_bytes?);
+    let lacking = request.checked_sub(free).filter(|&l| l > 0)?;
+    if others < lacking || others < request / 2 {
+        return None;
+    }
+    let text = format!(
+        "other processes hold {} of the device (read) and {} is free: the {} requested lacked {}, which they hold; without them it fits",
+        size(others),
+        size(free),
+        size(request),
+        size(lacking)
+    );
+    Some(line(
+        apis::of(m),
+        text,
+        "memory held by another process on the same device (a second run, a notebook kernel, another stage of the pipeline)",
+    ))
+}
+
+/// The BFC allocator asked the driver for a new region of at least the request, under
+/// its limit, and the driver refused: the device had no more to give. What the message
+/// says when its allocator's statistics are missing (`pool_could_not_grow` reads them).
+fn growth_refused(m: &OomMessage) -> Option<Line> {
+    let refused = m.pool_growth_refused_bytes?;
+    let request = oom::request(m)?;
+    let name = m
+        .allocator
+        .as_ref()
+        .map_or("the allocator", |a| a.display_name());
+    let text = format!(
+        "the driver refused {name} {} when it tried to grow its pool (read), and then the {} request failed: the device had no more memory to give it",
+        size(refused),
+        size(request)
+    );
+    Some(line(
+        apis::of(m),
+        text,
+        "the device's memory was taken by something else when the allocator tried to grow: another process, another framework or session in this process, or a library's own memory",
+    ))
+}
+
+/// A chunk this share of the allocator's limit or more is one large array, not a
+/// layer's activation.
+const RESIDENT_OF_LIMIT: f64 = 10.0;
+/// At most this many such chunks: a handful of arrays, not a model's weights layer by
+/// layer.
+const MAX_RESIDENT: u64 = 8;
+
+/// A handful of chunks of a tenth of the pool or more hold most of what is in use, and
+/// the request that failed is small beside them: arrays the program keeps on the device
+/// for the whole run (a dataset placed whole, copies of it), not the step, fill it.
+fn resident_arrays(m: &OomMessage) -> Option<Line> {
+    let a = m.allocator.as_ref()?;
+    let (limit, in_use, request) = (a.limit_bytes?, a.in_use_bytes?, oom::request(m)?);
+    let large = |bytes: u64| pct(bytes, limit) >= RESIDENT_OF_LIMIT;
+    let resident: Vec<_> = a
+        .largest_in_use
+        .iter()
+        .filter(|c| large(c.size_bytes))
+        .collect();
+    let count: u64 = resident.iter().map(|c| c.count).sum();
+    let bytes = resident
+        .iter()
+        .map(|c| c.size_bytes.saturating_mul(c.count))
+        .fold(0, u64::saturating_add);
+    if count == 0 || count > MAX_RESIDENT || bytes * 2 < in_use || large(request) {
+        return None;
+    }
+    let sizes: Vec<String> = resident
+        .iter()
+        .map(|c| format!("{} × {}", c.count, size(c.size_bytes)))
+        .collect();
+    let text = format!(
+        "{count} arrays ({}) hold {} of the {} in use in {} (read), and the {} request that failed is small beside them: a few large arrays kept on the device for the whole run fill the pool, not the step",
+        sizes.join(", "),
+        size(bytes),
+        size(in_use),
+        a.display_name(),
+        size(request)
+    );
+    Some(
+        Line::new(
+            DiagnosisId::HeldElsewhere,
+            Label::Read,
+            text,
+            "arrays the program keeps on the device: a dataset or inputs placed whole, copies kept from earlier steps",
+        )
+        .fix(apis::keep_data_on_host(apis::of(m)))
+        .cost("a host-to-device copy per batch"),
+    )
 }
 
 /// XLA could not place one of the program's constants when it loaded it: memory was

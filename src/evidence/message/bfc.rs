@@ -8,7 +8,7 @@
 use super::clean;
 use super::draft::{set, Block, Draft, Family};
 use super::fields::{after, bounded, count_after, word};
-use super::model::{AllocatorStats, OomKind, PoolPicture};
+use super::model::{AllocatorStats, ChunkClass, OomKind, PoolPicture, MAX_CHUNK_CLASSES};
 use super::units;
 
 /// Lines that belong to a BFC dump, for the scanner's record-start test.
@@ -233,6 +233,9 @@ fn dump_line(draft: &mut Draft, body: &str) -> Option<bool> {
     if sum {
         set(&mut draft.sum_total, after(body, ":").and_then(size));
     }
+    if let Some(class) = chunk_class(body) {
+        keep_largest(&mut stats.largest_in_use, class);
+    }
     if pool {
         let count = |key: &str| count_after(body, key);
         set(&mut stats.limit_bytes, count("memory_limit_:"));
@@ -258,6 +261,24 @@ fn dump_line(draft: &mut Draft, body: &str) -> Option<bool> {
         set(&mut draft.msg.requested_bytes, size(rest));
     }
     Some(true)
+}
+
+/// `2 Chunks of size 13200000000 totalling 24.59GiB`: one size class of the in-use
+/// summary.
+fn chunk_class(body: &str) -> Option<ChunkClass> {
+    let (count, rest) = body.split_once(" Chunks of size ")?;
+    let count = count.trim().rsplit(' ').next()?.parse().ok()?;
+    let size_bytes = rest.split_whitespace().next()?.parse().ok()?;
+    Some(ChunkClass { size_bytes, count })
+}
+
+/// Keeps the [`MAX_CHUNK_CLASSES`] largest size classes, largest first.
+fn keep_largest(classes: &mut Vec<ChunkClass>, class: ChunkClass) {
+    let at = classes.partition_point(|c| c.size_bytes >= class.size_bytes);
+    if at < MAX_CHUNK_CLASSES {
+        classes.insert(at, class);
+        classes.truncate(MAX_CHUNK_CLASSES);
+    }
 }
 
 /// One line of the `Stats:` block (`Limit:        9955036364`).

@@ -80,6 +80,19 @@ pub fn headline(body: &str) -> Option<Draft> {
     }
 }
 
+/// The `Process N has X memory in use` lines PyTorch prints beside this process's own
+/// line, summed: other processes on the device.
+fn other_processes(body: &str) -> Option<u64> {
+    body.match_indices("Process ")
+        .filter_map(|(at, _)| {
+            let rest = body.get(at..)?.strip_prefix("Process ")?;
+            let pid_end = rest.find(|c: char| !c.is_ascii_digit())?;
+            let tail = rest.get(pid_end..)?;
+            (pid_end > 0 && tail.starts_with(" has ")).then(|| size_after(tail, " has "))?
+        })
+        .reduce(u64::saturating_add)
+}
+
 fn caching_allocator(body: &str) -> Draft {
     let mut draft = Draft::new(OomKind::Short, true);
     let m = &mut draft.msg;
@@ -93,8 +106,13 @@ fn caching_allocator(body: &str) -> Draft {
     // `Including non-PyTorch memory, this process has 7.58 GiB memory in use.`; else
     // `Process 1234 has 14.50 GiB memory in use.`, which PyTorch prints for each process
     // on the device (others too: a 48 MiB one beside this one's 11.53 GiB).
-    m.process_used_bytes = size_after(body, "this process has ")
-        .or_else(|| after(body, "Process ").and_then(|r| size_after(r, " has ")));
+    let this_process = size_after(body, "this process has ");
+    m.process_used_bytes =
+        this_process.or_else(|| after(body, "Process ").and_then(|r| size_after(r, " has ")));
+    // Beside this process's own line, each `Process N has …` line is another process's.
+    if this_process.is_some() {
+        m.other_processes_bytes = other_processes(body);
+    }
     // `Of the allocated memory 6.50 GiB is allocated by PyTorch, and 95.12 MiB is
     // reserved by PyTorch but unallocated.`
     m.pytorch_allocated_bytes = size_after(body, "Of the allocated memory ");
@@ -295,6 +313,7 @@ mod tests {
         // Another process's line first: this process's own line says what it holds.
         let d = headline("CUDA out of memory. Tried to allocate 136.00 MiB. GPU 0 has a total capacity of 11.95 GiB of which 163.44 MiB is free. Process 24097 has 48.21 MiB memory in use. Including non-PyTorch memory, this process has 11.53 GiB memory in use.").unwrap();
         assert_eq!(d.msg.process_used_bytes, Some(12_380_243_231));
+        assert_eq!(d.msg.other_processes_bytes, Some(50_551_849));
     }
 
     #[test]

@@ -155,6 +155,9 @@ pub(super) fn borrow_allocator(ours: &mut AllocatorStats, theirs: &AllocatorStat
     if ours.picture.is_none() {
         ours.picture = theirs.picture;
     }
+    if ours.largest_in_use.is_empty() {
+        ours.largest_in_use = theirs.largest_in_use.clone();
+    }
 }
 
 /// How much a message states: its figures, named details, listed allocations and

@@ -39,8 +39,8 @@ mod tpu;
 mod units;
 
 pub use model::{
-    AllocatorStats, Framework, MessageAllocation, OomKind, OomMessage, PoolPicture, RematWarning,
-    UsageItem,
+    AllocatorStats, ChunkClass, Framework, MessageAllocation, OomKind, OomMessage, PoolPicture,
+    RematWarning, UsageItem,
 };
 pub use short::{CONSTANT_OP, JIT_CODE_OP, PROGRAM_LOAD_OP, WORKSPACE};
 

@@ -209,6 +209,14 @@ pub struct OomMessage {
     /// rest: `Process 1234 has X memory in use`, `Including non-PyTorch memory, this
     /// process has X memory in use`.
     pub process_used_bytes: Option<u64>,
+    /// What other processes hold on the device, as PyTorch lists them beside this
+    /// process's own (`Process 12622 has 948.00 MiB memory in use.` next to `this process
+    /// has …`), summed.
+    pub other_processes_bytes: Option<u64>,
+    /// What the driver refused the allocator when it tried to grow its pool just before
+    /// the failure (`failed to allocate 663.34M (695559424 bytes) from device:
+    /// CUDA_ERROR_OUT_OF_MEMORY` before BFC's `ran out of memory trying to allocate`).
+    pub pool_growth_refused_bytes: Option<u64>,
     /// A banked memory (Tenstorrent DRAM): what the buffer needs in each bank (`each
     /// bank needs to store X B`).
     pub per_bank_request_bytes: Option<u64>,
@@ -358,10 +366,27 @@ pub struct AllocatorStats {
     /// The allocator's picture of its pool (`****__x*`), when printed; absent otherwise.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub picture: Option<PoolPicture>,
+    /// The largest size classes of the dump's `Summary of in-use Chunks by size` (`2
+    /// Chunks of size 13200000000 totalling 24.59GiB`), largest first, at most
+    /// [`MAX_CHUNK_CLASSES`].
+    pub largest_in_use: Vec<ChunkClass>,
 }
 
 /// The BFC allocator's picture of its pool: a row of (normally 100) characters drawn over
 /// the regions it holds, each `*` or `x` where chunks are in use, `_` where they are free.
+/// One size class of in-use chunks: how many chunks of one size.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct ChunkClass {
+    /// The size of each chunk of the class.
+    pub size_bytes: u64,
+    /// How many chunks of that size are in use.
+    pub count: u64,
+}
+
+/// Size classes of in-use chunks kept: the largest, which say whether a few arrays hold
+/// the pool.
+pub const MAX_CHUNK_CLASSES: usize = 8;
+
 /// It covers the regions the allocator took, not its limit: a full picture says what was
 /// taken is in use, not that the device is full.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]

@@ -259,6 +259,13 @@ fn allocator_line(a: &AllocatorStats) -> String {
     if let Some(n) = a.num_allocs {
         parts.push(format!("{n} allocations"));
     }
+    if let Some(c) = a.largest_in_use.first() {
+        parts.push(format!(
+            "largest chunks in use {} × {}",
+            c.count,
+            size(c.size_bytes)
+        ));
+    }
     let name = if a.name.is_empty() {
         "allocator"
     } else {

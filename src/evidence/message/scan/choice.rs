@@ -6,6 +6,8 @@
 //! request (same size, or one without a size), and the last rematerialization warning in
 //! the text; the device's pool and memory the framework announced fill what it left out.
 
+use std::collections::VecDeque;
+
 use super::super::draft::set;
 use super::super::merge::{borrow, borrow_allocator, derive_totals, detail, stats_alone};
 use super::super::model::{AllocatorStats, OomKind, OomMessage};
@@ -114,6 +116,9 @@ impl Scanner {
         self.flush();
         self.close_current();
         let mut msg = self.chosen()?;
+        if !msg.advisory && msg.kind == OomKind::BfcRuntime {
+            msg.pool_growth_refused_bytes = growth_refused(&msg, &self.recent);
+        }
         if !msg.advisory {
             for other in &self.recent {
                 borrow(&mut msg, other);
@@ -202,4 +207,18 @@ impl Scanner {
         derive_totals(&mut msg);
         Some(msg)
     }
+}
+
+/// The driver's refusal of the BFC allocator's attempt to grow its pool, among the other
+/// failures of the text: a device allocation of at least the request, refused for want
+/// of memory (TensorFlow asks the driver for a new region before it gives up).
+fn growth_refused(msg: &OomMessage, others: &VecDeque<OomMessage>) -> Option<u64> {
+    let request = msg.requested_bytes?;
+    others
+        .iter()
+        .rev()
+        .filter(|o| o.kind == OomKind::Driver && !o.is_driver_fault())
+        .filter(|o| o.memory_space.as_deref() != Some("host"))
+        .filter_map(|o| o.requested_bytes)
+        .find(|&refused| refused >= request)
 }
