@@ -372,8 +372,6 @@ pub struct AllocatorStats {
     pub largest_in_use: Vec<ChunkClass>,
 }
 
-/// The BFC allocator's picture of its pool: a row of (normally 100) characters drawn over
-/// the regions it holds, each `*` or `x` where chunks are in use, `_` where they are free.
 /// One size class of in-use chunks: how many chunks of one size.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct ChunkClass {
@@ -387,6 +385,8 @@ pub struct ChunkClass {
 /// the pool.
 pub const MAX_CHUNK_CLASSES: usize = 8;
 
+/// The BFC allocator's picture of its pool: a row of (normally 100) characters drawn over
+/// the regions it holds, each `*` or `x` where chunks are in use, `_` where they are free.
 /// It covers the regions the allocator took, not its limit: a full picture says what was
 /// taken is in use, not that the device is full.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]

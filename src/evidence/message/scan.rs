@@ -208,6 +208,7 @@ impl Scanner {
             set(&mut self.device_memory.free, memory.free);
             return;
         }
+        let program = short::program_named(body);
         if let Some(remat) = short::remat(body) {
             // A warning printed while compiling: it neither ends nor joins the current
             // message, and counts on its own only when no failure is found.
@@ -236,7 +237,7 @@ impl Scanner {
             }
             set(
                 &mut draft.msg.program,
-                short::program_named(body).or_else(|| self.last_program.take()),
+                program.clone().or_else(|| self.last_program.take()),
             );
             if draft.msg.kind == OomKind::TpuRuntime && self.last_loads_program {
                 set(
@@ -250,7 +251,7 @@ impl Scanner {
         }
         self.last_ordinal = fields::after(body, "device ordinal ").and_then(short::leading_u32);
         self.last_loads_program = tpu::is_program_load(body);
-        self.last_program = short::program_named(body);
+        self.last_program = program;
         self.after_autotune_error = body.contains(AUTOTUNE_ERROR);
         if let Some(size) = driver::iree_alloca_size(body) {
             self.last_alloca = Some(size);

@@ -307,14 +307,7 @@ pub fn host(d: &Diff, top: usize) -> DiffView {
                 },
             })
             .collect(),
-        notes: d
-            .notes
-            .iter()
-            .map(|n| NoteView {
-                id: n.id.clone(),
-                text: n.text.clone(),
-            })
-            .collect(),
+        notes: NoteView::all(&d.notes),
     }
 }
 

@@ -72,14 +72,7 @@ pub fn host(h: &HostReport, top: usize) -> View {
                 )
             })
             .collect(),
-        notes: h
-            .notes
-            .iter()
-            .map(|n| NoteView {
-                id: n.id.clone(),
-                text: n.text.clone(),
-            })
-            .collect(),
+        notes: NoteView::all(&h.notes),
         diagnosis: h.diagnosis.iter().map(card).collect(),
         nothing_stands_out: h.diagnosis.is_empty().then_some(if h.has_capture() {
             "nothing stands out: the plan fits and memory does not grow across executions"

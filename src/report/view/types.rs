@@ -384,6 +384,19 @@ pub struct NoteView {
     pub text: String,
 }
 
+impl NoteView {
+    /// Each note as laid out, in order.
+    pub fn all(notes: &[crate::report::model::Note]) -> Vec<NoteView> {
+        notes
+            .iter()
+            .map(|n| NoteView {
+                id: n.id.clone(),
+                text: n.text.clone(),
+            })
+            .collect()
+    }
+}
+
 /// A diagnosis line as a card: the title once, its label, the evidence, why (when that
 /// adds to the evidence), and the fixes as a list. The id is for anchors and data
 /// attributes, never for the card's text.

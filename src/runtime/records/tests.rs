@@ -22,16 +22,8 @@ pub(crate) fn record(time_ps: i64, origin: Origin) -> AllocationRecord {
 
 pub(crate) fn execution(start_ps: i64) -> ExecutionRecord {
     ExecutionRecord {
-        start_ps,
-        end_ps: start_ps + 1,
         run_id: Some(start_ps),
-        module: None,
-        program_id: None,
-        launched_kernels: false,
-        waited_for_memory: false,
-        module_hint: None,
-        link: None,
-        device_run: None,
+        ..ExecutionRecord::spanning(start_ps, start_ps + 1)
     }
 }
 
