@@ -319,7 +319,7 @@ fn the_twenty_sixth_held_out_corpus_stays_where_it_was_measured() {
 /// (its README); since then a development set.
 #[test]
 fn the_twenty_seventh_held_out_corpus_stays_where_it_was_measured() {
-    stays_at_least("tests/heldout27/errors", 9, 98.8, 66.6);
+    stays_at_least("tests/heldout27/errors", 9, 98.8, 77.7);
 }
 
 /// The twenty-eighth, collected blind beside it (8: TensorFlow's BFC warning and tensor
@@ -328,7 +328,7 @@ fn the_twenty_seventh_held_out_corpus_stays_where_it_was_measured() {
 /// build; since then a development set.
 #[test]
 fn the_twenty_eighth_held_out_corpus_stays_where_it_was_measured() {
-    stays_at_least("tests/heldout28/errors", 8, 86.6, 74.9);
+    stays_at_least("tests/heldout28/errors", 8, 96.6, 74.9);
 }
 
 /// The sets a second annotator triaged again, blind (`triage_second`,
@@ -344,7 +344,7 @@ fn where_two_annotators_agree() {
     assert_eq!(two.seconded, 450);
     assert_eq!(two.agreed, 310);
     assert!(
-        two.right_where_agreed >= 257,
+        two.right_where_agreed >= 258,
         "right on {} of the {} where the annotators agree",
         two.right_where_agreed,
         two.agreed

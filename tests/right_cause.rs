@@ -1638,3 +1638,36 @@ fn another_process_a_refused_growth_and_resident_arrays() {
     // is free: not what filled the device.
     assert_ne!(lead("heldout22", "17-").1, DiagnosisId::HeldElsewhere);
 }
+
+/// The twenty-seventh and twenty-eighth sets: a TPU buffer over half of any TPU chip's
+/// memory (126 GiB with 18.92 GiB free, no capacity stated), a driver failure printed in
+/// a decimal-comma locale, TensorFlow 1.x's `Creating TensorFlow device (/gpu:0)`, and a
+/// driver failure whose capacity is the device's memory, not the pool announced.
+#[test]
+fn a_buffer_no_tpu_holds_a_decimal_comma_and_the_drivers_capacity() {
+    let figures =
+        |set: &str, prefix: &str| report_of(&[held_out(set, prefix)]).error.unwrap().message;
+    assert_eq!(
+        lead("heldout27", "07-"),
+        (Verdict::RanOut, DiagnosisId::LargeReplicated)
+    );
+    // A program's reservation is the whole program, not one array: 19 GiB reserved.
+    assert_ne!(lead("heldout27", "08-").1, DiagnosisId::LargeReplicated);
+    // Small device buffers refused on a full chip: nothing says one array is the story.
+    assert_ne!(lead("heldout27", "06-").1, DiagnosisId::LargeReplicated);
+
+    // `635,29M (666146048 bytes)`: the exact count wins over the locale's decimal comma.
+    assert_eq!(
+        figures("heldout28", "03-").requested_bytes,
+        Some(666_146_048)
+    );
+    assert_eq!(figures("heldout28", "05-").device_ordinal, Some(0));
+    // `totalMemory: 11.17GiB` against TensorFlow's pool of 11439 MB: the driver refuses
+    // what the device lacks.
+    let k80 = figures("heldout28", "08-");
+    assert_eq!(k80.capacity_bytes, Some(11_993_696_174));
+    assert_eq!(
+        k80.allocator.and_then(|a| a.limit_bytes),
+        Some(11_439 << 20)
+    );
+}

@@ -167,8 +167,14 @@ pub struct DevicePool {
 
 /// The pool a log line announces, if it is such a line.
 pub fn device_pool(body: &str) -> Option<DevicePool> {
-    if let Some(rest) = after(body, "Created TensorFlow device (") {
-        let ordinal = after(rest, "device:GPU:").and_then(super::short::leading_u32);
+    // TensorFlow 1.x before 1.5: `Creating TensorFlow device (/gpu:0) -> (device: 0, …)`,
+    // with no size.
+    let announced = after(body, "Created TensorFlow device (")
+        .or_else(|| after(body, "Creating TensorFlow device ("));
+    if let Some(rest) = announced {
+        let ordinal = after(rest, "device:GPU:")
+            .or_else(|| after(rest, "/gpu:"))
+            .and_then(super::short::leading_u32);
         let bytes = after(rest, " with ").and_then(|r| {
             units::size_prefix(r, false)
                 .filter(|&(_, len)| r.get(len..).is_some_and(|t| t.starts_with(" memory")))
@@ -339,6 +345,8 @@ mod tests {
         )
         .unwrap();
         assert_eq!((p.ordinal, p.bytes), (Some(1), Some(12_738_093_056)));
+        let p = device_pool("I tensorflow/core/common_runtime/gpu/gpu_device.cc:1030] Creating TensorFlow device (/gpu:1) -> (device: 1, name: GeForce GTX 1060 6GB, pci bus id: 0000:01:00.0)").unwrap();
+        assert_eq!((p.ordinal, p.bytes), (Some(1), None));
         assert!(device_pool("an unrelated line").is_none());
     }
 

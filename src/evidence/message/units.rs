@@ -18,7 +18,8 @@ const MAX_DIGITS: u32 = 19;
 pub fn size_prefix(text: &str, unitless: bool) -> Option<(u64, usize)> {
     let start = text.len() - text.trim_start().len();
     let rest = text.get(start..)?;
-    let (mantissa, frac_digits, number_len) = number_prefix(rest)?;
+    let (mantissa, frac_digits, number_len) =
+        decimal_comma_prefix(rest).or_else(|| number_prefix(rest))?;
     let after = rest.get(number_len..)?;
     let (shift, unit_len) = match unit_prefix(after) {
         Some(unit) => unit,
@@ -106,6 +107,28 @@ fn number_prefix(text: &str) -> Option<(u128, u32, usize)> {
         len += 1;
     }
     any.then_some((mantissa, frac, len))
+}
+
+/// A number with a decimal comma, as a German or French locale prints it (`635,29M`),
+/// in the form of [`number_prefix`]. Read only right before a unit, since `1,2` alone may
+/// be a list, and only with one or two digits after the comma: three are a thousands
+/// group.
+fn decimal_comma_prefix(text: &str) -> Option<(u128, u32, usize)> {
+    let bytes = text.as_bytes();
+    let whole = bytes.iter().take_while(|b| b.is_ascii_digit()).count();
+    if whole == 0 || whole > MAX_DIGITS as usize || bytes.get(whole) != Some(&b',') {
+        return None;
+    }
+    let tail = bytes.get(whole + 1..)?;
+    let frac = tail.iter().take_while(|b| b.is_ascii_digit()).count();
+    if !(1..=2).contains(&frac) {
+        return None;
+    }
+    let len = whole + 1 + frac;
+    unit_prefix(text.get(len..)?)?;
+    let digits = bytes[..whole].iter().chain(&tail[..frac]);
+    let mantissa = digits.fold(0u128, |m, &d| m * 10 + u128::from(d - b'0'));
+    Some((mantissa, frac as u32, len))
 }
 
 /// Whether a `,` is followed by exactly three digits (a thousands separator, not a list).
@@ -210,6 +233,16 @@ mod tests {
             Some(14_583_876_403)
         );
         assert_eq!(exact("0B (0.00%)"), Some(0));
+        assert_eq!(exact("635,29M (666146048 bytes) from"), Some(666_146_048));
+    }
+
+    #[test]
+    fn reads_a_decimal_comma_only_before_a_unit() {
+        assert_eq!(size("635,29M"), Some(666_149_847)); // 635.29 × 2^20 = 666149847.04
+        assert_eq!(size("1,5 GiB"), Some(1_610_612_736));
+        assert_eq!(size_prefix("1,2]", true).map(|s| s.0), Some(1));
+        assert_eq!(size("6,532,939,776 bytes"), Some(6_532_939_776));
+        assert_eq!(size("1,234M"), Some(1_293_942_784)); // a thousands group
     }
 
     #[test]

@@ -7,7 +7,7 @@ use crate::diagnosis::oom;
 use crate::diagnosis::rules::scoped::is_scoped;
 use crate::diagnosis::rules::tpu;
 use crate::diagnosis::rules::{apis, held};
-use crate::evidence::message::{MessageAllocation, OomKind, WORKSPACE};
+use crate::evidence::message::{MessageAllocation, OomKind, PROGRAM_LOAD_OP, WORKSPACE};
 use crate::report::model::{Category, DiagnosisId, Label};
 use crate::units::size;
 
@@ -239,6 +239,34 @@ pub(super) fn large_in_message(cx: &Context<'_>) -> Option<Line> {
             .cost(cost)
             .fits_after(fits),
     )
+}
+
+/// The most memory a TPU chip has (v7 Ironwood: 192 GB of HBM), taken as GiB to err
+/// toward the larger: half of it is over half of any TPU's memory.
+const LARGEST_TPU_MEMORY: u64 = 192 << 30;
+
+/// The TPU runtime refused one device buffer (`Attempting to allocate`, not a program's
+/// reservation) over half the memory of the largest TPU chip: whatever the chip, that
+/// one array is the story, though the message states no capacity.
+pub(super) fn over_half_of_any_tpu(cx: &Context<'_>) -> Option<Line> {
+    let m = cx.failure_message()?;
+    let program_load = m.requested_op.as_deref() == Some(PROGRAM_LOAD_OP);
+    if m.kind != OomKind::TpuRuntime || program_load || oom::capacity(m).is_some() {
+        return None;
+    }
+    let request = m.requested_bytes.filter(|&r| r > LARGEST_TPU_MEMORY / 2)?;
+    let free = m
+        .free_bytes
+        .map(|f| format!(", {} free", size(f)))
+        .unwrap_or_default();
+    let text = format!(
+        "the runtime could not allocate one buffer of {} (read{free}): over half the memory of any TPU chip (the largest, v7, has {}), so that one array, not what else is held, is what does not fit",
+        size(request),
+        size(LARGEST_TPU_MEMORY),
+    );
+    let [cause, fix, cost] = apis::one_large_allocation(apis::of(m));
+    let line = Line::new(DiagnosisId::LargeReplicated, Label::Read, text, cause);
+    Some(line.fix(fix).saving(Some(request)).cost(cost))
 }
 
 /// The program JAX gathers a sharded array with: `jax.jit(_identity_fn,

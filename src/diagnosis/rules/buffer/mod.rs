@@ -18,7 +18,8 @@ use crate::report::model::Category;
 use crate::units::size;
 
 use in_message::{
-    dominant_in_message, impossible_size, large_in_message, replicated_gather, workspace_over_limit,
+    dominant_in_message, impossible_size, large_in_message, over_half_of_any_tpu,
+    replicated_gather, workspace_over_limit,
 };
 use in_plan::{dominant_in_plan_line, large_in_plan};
 
@@ -206,7 +207,8 @@ fn fix(made: Made, shape: &str, bytes: u64) -> Remedy {
 /// One buffer the whole story turns on, the first that applies: most of the plan; over
 /// half the pool in the plan; a need no device has; a library's workspace over its limit;
 /// a gather that replicates an array; an allocation of the message over half the
-/// memory; most of what the message says the program needs.
+/// memory, or over half of any TPU chip's; most of what the message says the program
+/// needs.
 pub fn one_buffer(cx: &Context<'_>) -> Option<Line> {
     dominant_in_plan_line(cx)
         .or_else(|| large_in_plan(cx))
@@ -214,6 +216,7 @@ pub fn one_buffer(cx: &Context<'_>) -> Option<Line> {
         .or_else(|| workspace_over_limit(cx))
         .or_else(|| replicated_gather(cx))
         .or_else(|| large_in_message(cx))
+        .or_else(|| over_half_of_any_tpu(cx))
         .or_else(|| dominant_in_message(cx))
 }
 

@@ -134,6 +134,13 @@ impl Scanner {
         // device's pool and memory say nothing of the host's (pinned host memory).
         let on_host = msg.memory_space.as_deref() == Some("host");
         let pools_apply = (!msg.advisory || msg.kind == OomKind::BfcRuntime) && !on_host;
+        let driver_failure = !msg.advisory && msg.kind == OomKind::Driver;
+        // The device found may be another than the one that failed (a machine's second
+        // GPU listed first).
+        let found = |ordinal: Option<u32>| match (ordinal, self.device_memory.ordinal) {
+            (Some(failed), Some(found)) => failed == found,
+            _ => true,
+        };
         if let (true, Some(pool)) = (pools_apply, self.device_pool) {
             let same_device = match (msg.device_ordinal, pool.ordinal) {
                 (Some(a), Some(b)) => a == b,
@@ -141,7 +148,14 @@ impl Scanner {
             };
             if same_device {
                 set(&mut msg.device_ordinal, pool.ordinal);
-                set(&mut msg.capacity_bytes, pool.bytes);
+                // The driver refuses what the device lacks: its memory, as the framework
+                // found it, is the capacity, and the pool only the allocator's limit.
+                let device_known = driver_failure
+                    && self.device_memory.total.is_some()
+                    && found(msg.device_ordinal);
+                if !device_known {
+                    set(&mut msg.capacity_bytes, pool.bytes);
+                }
                 // The pool announced is the BFC allocator's: its limit.
                 if let Some(bytes) = pool.bytes {
                     let allocator = msg.allocator.get_or_insert_with(AllocatorStats::default);
@@ -154,14 +168,8 @@ impl Scanner {
                 .allocator
                 .as_ref()
                 .is_none_or(|a| a.limit_bytes.is_none());
-        // The device found may be another than the one that failed (a machine's second
-        // GPU listed first).
-        let found_this_device = match (msg.device_ordinal, self.device_memory.ordinal) {
-            (Some(failed), Some(found)) => failed == found,
-            _ => true,
-        };
-        let this_device = !on_host && found_this_device;
-        if (!msg.advisory && msg.kind == OomKind::Driver || bfc_without_limit) && this_device {
+        let this_device = !on_host && found(msg.device_ordinal);
+        if (driver_failure || bfc_without_limit) && this_device {
             // Read when the framework found the device, which is when a driver failure
             // (creating its pool or a context) happens; for an allocator that states no
             // limit, the device it was given.
