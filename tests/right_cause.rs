@@ -1671,3 +1671,36 @@ fn a_buffer_no_tpu_holds_a_decimal_comma_and_the_drivers_capacity() {
         Some(11_439 << 20)
     );
 }
+
+/// The twenty-ninth and thirtieth sets: a BFC line its poster broke before the size, a
+/// rematerialization warning on the device TensorFlow 2.x announced, PyTorch's cache
+/// holding a tenth of the GPU in pieces, the whole device asked for at start-up, CuPy's
+/// pool, and the shell's report of a job the kernel killed.
+#[test]
+fn a_broken_line_a_fragmented_cache_and_a_killed_job() {
+    let figures =
+        |set: &str, prefix: &str| report_of(&[held_out(set, prefix)]).error.unwrap().message;
+    // `… ran out of memory` / `trying to allocate 4.88TiB (rounded to 5361560685824)…`.
+    let broken = figures("heldout29", "06-");
+    assert_eq!(broken.requested_bytes, Some(5_361_560_685_824));
+    assert_eq!(
+        lead("heldout29", "06-"),
+        (Verdict::RanOut, DiagnosisId::ImpossibleSize)
+    );
+    let remat = figures("heldout29", "02-");
+    assert_eq!(remat.device_ordinal, Some(0));
+    assert_eq!(remat.capacity_bytes, Some(22_455 << 20));
+
+    // 9.26 GiB reserved but unallocated on a 64 GiB MI210, a 428 MiB request: in pieces.
+    assert_eq!(
+        lead("heldout30", "07-"),
+        (Verdict::RanOut, DiagnosisId::Fragmentation)
+    );
+    // 3.95 GiB of the same GPU, 6%: PyTorch's tensors fill it, not the pieces.
+    assert_ne!(lead("heldout30", "06-").1, DiagnosisId::Fragmentation);
+    // TensorFlow 1.x asking the driver for the whole 7.43 GiB M60: its pool, refused.
+    assert_eq!(lead("heldout30", "04-").0, Verdict::RanOut);
+    assert_eq!(figures("heldout30", "09-").used_bytes, Some(2_281_307_136));
+    let killed = figures("heldout30", "08-");
+    assert_eq!(killed.memory_space.as_deref(), Some("host"));
+}

@@ -16,14 +16,29 @@ pub fn capacity(m: &OomMessage) -> Option<u64> {
 
 /// Whether the driver refused the framework its whole pool: a request within 1% of the
 /// pool the framework announced (`Created TensorFlow device (… with 11671 MB memory)`,
-/// then `failed to allocate 11.40G (12238104064 bytes) from device`). Not a tensor: the
+/// then `failed to allocate 11.40G (12238104064 bytes) from device`), or, where it
+/// announced none (TensorFlow 1.x's `Creating TensorFlow device (/gpu:0)`), of the
+/// device's whole memory, which only a framework's pool asks for. Not a tensor: the
 /// device had less free than the framework meant to take, so something else held it.
 pub fn is_pool_creation(m: &OomMessage) -> bool {
-    let pool = m.allocator.as_ref().and_then(|a| a.limit_bytes);
+    let on_device = m.memory_space.as_deref() != Some("host");
+    let pool = m
+        .allocator
+        .as_ref()
+        .and_then(|a| a.limit_bytes)
+        .or(m.capacity_bytes.filter(|_| on_device));
     m.kind == OomKind::Driver
         && m.requested_bytes
             .zip(pool)
             .is_some_and(|(r, p)| r.abs_diff(p) <= p / 100)
+}
+
+/// `, 18.92 GiB free` when the message states what was free, for a figure's parenthesis
+/// (`(read, 18.92 GiB free)`); empty otherwise.
+pub fn free_clause(m: &OomMessage) -> String {
+    m.free_bytes
+        .map(|f| format!(", {} free", crate::units::size(f)))
+        .unwrap_or_default()
 }
 
 /// The failed request: as printed, else sized from its tensor's shape and type (an

@@ -92,10 +92,7 @@ pub fn other_live_arrays(cx: &Context<'_>) -> Option<Line> {
     if others <= request || others < NOTEWORTHY {
         return None;
     }
-    let free = m
-        .free_bytes
-        .map(|f| format!(", {} free", size(f)))
-        .unwrap_or_default();
+    let free = oom::free_clause(m);
     let args = match (m.arguments_bytes, m.output_bytes) {
         (Some(a), Some(o)) => format!(
             " beyond the program's {} of arguments and {} of outputs",

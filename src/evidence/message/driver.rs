@@ -168,9 +168,11 @@ pub struct DevicePool {
 /// The pool a log line announces, if it is such a line.
 pub fn device_pool(body: &str) -> Option<DevicePool> {
     // TensorFlow 1.x before 1.5: `Creating TensorFlow device (/gpu:0) -> (device: 0, …)`,
-    // with no size.
+    // with no size; from 2.5: `Created device /job:localhost/replica:0/task:0/device:GPU:0
+    // with 22455 MB memory:  -> device: 0, …`.
     let announced = after(body, "Created TensorFlow device (")
-        .or_else(|| after(body, "Creating TensorFlow device ("));
+        .or_else(|| after(body, "Creating TensorFlow device ("))
+        .or_else(|| after(body, "Created device /job:"));
     if let Some(rest) = announced {
         let ordinal = after(rest, "device:GPU:")
             .or_else(|| after(rest, "/gpu:"))
@@ -347,6 +349,8 @@ mod tests {
         assert_eq!((p.ordinal, p.bytes), (Some(1), Some(12_738_093_056)));
         let p = device_pool("I tensorflow/core/common_runtime/gpu/gpu_device.cc:1030] Creating TensorFlow device (/gpu:1) -> (device: 1, name: GeForce GTX 1060 6GB, pci bus id: 0000:01:00.0)").unwrap();
         assert_eq!((p.ordinal, p.bytes), (Some(1), None));
+        let p = device_pool("I tensorflow/core/common_runtime/gpu/gpu_device.cc:1928] Created device /job:localhost/replica:0/task:0/device:GPU:0 with 22455 MB memory:  -> device: 0, name: NVIDIA GeForce RTX 3090, pci bus id: 0000:82:00.0, compute capability: 8.6").unwrap();
+        assert_eq!((p.ordinal, p.bytes), (Some(0), Some(22_455 << 20)));
         assert!(device_pool("an unrelated line").is_none());
     }
 

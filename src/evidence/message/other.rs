@@ -126,7 +126,30 @@ fn killed(body: &str) -> bool {
             || line
                 .strip_suffix(word)
                 .is_some_and(|bar| bar.ends_with(' ') && bar.contains("%|"))
-    })
+    }) || job_killed(line)
+}
+
+/// The shell's report of a job it ran that got SIGKILL: a script's `./run.sh: line 23:
+/// 172990 Killed                  python3 train.py …` (the process id before the word),
+/// or an interactive shell's `[1]+  Killed                  python3 train.py`.
+fn job_killed(line: &str) -> bool {
+    if !line.contains("Killed") {
+        return false;
+    }
+    let mut words = line.split_whitespace().take(8);
+    let first = words.next().unwrap_or("");
+    let job = first.starts_with('[') && first.trim_end_matches(['+', '-']).ends_with(']');
+    let (mut before_pid, mut pid) = ("", first);
+    while let Some(word) = words.next() {
+        let by_script = before_pid.ends_with(':') && pid.bytes().all(|b| b.is_ascii_digit());
+        let by_job = job && pid == first;
+        if word == "Killed" && (by_script || by_job) {
+            // The command it ran follows.
+            return words.next().is_some();
+        }
+        (before_pid, pid) = (pid, word);
+    }
+    false
 }
 
 /// Whether the shell's `Killed` follows a host memory warning on its own line, as when a
@@ -224,6 +247,10 @@ mod tests {
         assert!(headline("已杀死").is_some());
         assert!(headline("loss: 4.1:  10%|███▍        Killed").is_some());
         assert!(headline("the process was Killed").is_none());
+        assert!(headline("./mk-word2vec-fasttext.sh: line 23: 172990 Killed                  python3 src/train_embeddings.py --corpus x").is_some());
+        assert!(headline("[1]+  Killed                  python3 train.py").is_some());
+        assert!(headline("2 Killed").is_none());
+        assert!(headline("we saw 3 Killed processes").is_none());
         assert!(killed_after_warning(
             "The error \"Allocation of 17198850112 exceeds 10% of free system memory. Killed\" indicates"
         ));

@@ -474,7 +474,19 @@ fn joinable(body: &str) -> bool {
     listing::WRAPPING_KEYS.iter().any(|k| body.starts_with(k))
         || left_open(body)
         || foreign::goes_on(body)
+        || CUT_HEADLINES.iter().any(|k| body.ends_with(k))
 }
+
+/// How a headline ends where its poster broke the line before the size (`Allocator
+/// (GPU_0_bfc) ran out of memory` / `trying to allocate 4.88TiB …`): the next line is its
+/// tail. No phrase here ends a message of its own (the driver's `: out of memory` does).
+const CUT_HEADLINES: [&str; 5] = [
+    "ran out of memory",
+    "ran out of memory trying to",
+    "Out of memory while",
+    "Out of memory while trying to",
+    "OOM when allocating tensor with",
+];
 
 /// Whether `body` opens more brackets than it closes, or an odd number of quotes.
 fn left_open(body: &str) -> bool {

@@ -6,7 +6,7 @@
 //! allocate memory`; and XLA's rematerialization warning.
 
 use super::draft::Draft;
-use super::fields::{after, bounded, size_after, word};
+use super::fields::{after, bounded, count_after, size_after, word};
 use super::model::{AllocatorStats, OomKind, RematWarning};
 use super::units;
 
@@ -85,6 +85,9 @@ pub fn headline(body: &str) -> Option<Draft> {
         .or_else(|| after(body, "Out of memory allocating "))
     {
         m.requested_bytes = units::size_exact_prefix(rest, false).map(|s| s.0);
+        // CuPy's memory pool: `Out of memory allocating 1,600,000,000 bytes (allocated so
+        // far: 2,281,307,136 bytes).`
+        m.used_bytes = count_after(rest, "(allocated so far: ");
     } else if let Some(rest) = after(body, "Failed to allocate request for ") {
         m.requested_bytes = units::size_exact_prefix(rest, false).map(|s| s.0);
         m.device_ordinal = after(rest, "on device ordinal ").and_then(leading_u32);

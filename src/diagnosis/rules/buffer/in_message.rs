@@ -255,10 +255,7 @@ pub(super) fn over_half_of_any_tpu(cx: &Context<'_>) -> Option<Line> {
         return None;
     }
     let request = m.requested_bytes.filter(|&r| r > LARGEST_TPU_MEMORY / 2)?;
-    let free = m
-        .free_bytes
-        .map(|f| format!(", {} free", size(f)))
-        .unwrap_or_default();
+    let free = oom::free_clause(m);
     let text = format!(
         "the runtime could not allocate one buffer of {} (read{free}): over half the memory of any TPU chip (the largest, v7, has {}), so that one array, not what else is held, is what does not fit",
         size(request),
@@ -282,10 +279,7 @@ pub(super) fn replicated_gather(cx: &Context<'_>) -> Option<Line> {
         return None;
     }
     let request = oom::request(m)?;
-    let free = m
-        .free_bytes
-        .map(|f| format!(", {} free", size(f)))
-        .unwrap_or_default();
+    let free = oom::free_clause(m);
     let text = format!(
         "{GATHER_PROGRAM}, the program that gathers a sharded array by replicating it (jax.jit(_identity_fn, out_shardings=P()), as multihost_utils.process_allgather runs), needs {} (read{free}): that is the gathered array, whole on every device",
         size(request)

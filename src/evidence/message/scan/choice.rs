@@ -130,10 +130,13 @@ impl Scanner {
                 }
             }
         }
-        // The pool a BFC warning speaks of is the one announced, as a failure's is. A
-        // device's pool and memory say nothing of the host's (pinned host memory).
+        // The pool a BFC warning speaks of is the one announced, as a failure's is, and
+        // so is the memory a rematerialization warning's limit was set from. A device's
+        // pool and memory say nothing of the host's (pinned host memory).
         let on_host = msg.memory_space.as_deref() == Some("host");
-        let pools_apply = (!msg.advisory || msg.kind == OomKind::BfcRuntime) && !on_host;
+        let speaks_of_pool =
+            !msg.advisory || msg.kind == OomKind::BfcRuntime || msg.remat.is_some();
+        let pools_apply = speaks_of_pool && !on_host;
         let driver_failure = !msg.advisory && msg.kind == OomKind::Driver;
         // The device found may be another than the one that failed (a machine's second
         // GPU listed first).
