@@ -111,25 +111,11 @@ impl Scanner {
         })
     }
 
-    /// The chosen message, or `None` when the text held none.
-    pub fn finish(mut self) -> Option<OomMessage> {
-        self.flush();
-        self.close_current();
-        let mut msg = self.chosen()?;
-        if !msg.advisory && msg.kind == OomKind::BfcRuntime {
-            msg.pool_growth_refused_bytes = growth_refused(&msg, &self.recent);
-        }
-        if !msg.advisory {
-            for other in &self.recent {
-                borrow(&mut msg, other);
-            }
-            if let Some(loose) = &self.loose_allocator {
-                let ours = msg.allocator.get_or_insert_with(AllocatorStats::default);
-                if ours.name.is_empty() || loose.name.is_empty() || ours.name == loose.name {
-                    borrow_allocator(ours, loose);
-                }
-            }
-        }
+    /// What the framework said of the device before the failure, where it applies to
+    /// the message: the pool it announced (the device, the allocator's limit, the
+    /// capacity) and the device's memory as it found it (the capacity of a driver
+    /// failure, and what was free then).
+    fn apply_device(&self, msg: &mut OomMessage) {
         // The pool a BFC warning speaks of is the one announced, as a failure's is, and
         // so is the memory a rematerialization warning's limit was set from. A device's
         // pool and memory say nothing of the host's (pinned host memory).
@@ -192,6 +178,28 @@ impl Scanner {
         if this_device && msg.free_bytes.is_none() {
             set(&mut msg.free_at_start_bytes, self.device_memory.free);
         }
+    }
+
+    /// The chosen message, or `None` when the text held none.
+    pub fn finish(mut self) -> Option<OomMessage> {
+        self.flush();
+        self.close_current();
+        let mut msg = self.chosen()?;
+        if !msg.advisory && msg.kind == OomKind::BfcRuntime {
+            msg.pool_growth_refused_bytes = growth_refused(&msg, &self.recent);
+        }
+        if !msg.advisory {
+            for other in &self.recent {
+                borrow(&mut msg, other);
+            }
+            if let Some(loose) = &self.loose_allocator {
+                let ours = msg.allocator.get_or_insert_with(AllocatorStats::default);
+                if ours.name.is_empty() || loose.name.is_empty() || ours.name == loose.name {
+                    borrow_allocator(ours, loose);
+                }
+            }
+        }
+        self.apply_device(&mut msg);
         msg.remat = self.remat.or(msg.remat);
         msg.host_allocations_bytes = self.host_allocations;
         if let Some((io, limit)) = self.scheduler {
