@@ -5,6 +5,7 @@
 
 use std::path::{Path, PathBuf};
 
+use oomlens::evidence::message::OomMessage;
 use oomlens::report::model::{DiagnosisId, HostReport, Verdict};
 use oomlens::Options;
 
@@ -319,6 +320,14 @@ fn other_allocators_and_shapes_beside_dumps() {
     let m = &r.error.as_ref().unwrap().message;
     assert_eq!(m.requested_bytes_from_shape, Some(4_612_423_680));
     assert_eq!(r.diagnosis[0].id, DiagnosisId::LargeReplicated);
+}
+
+/// What oomlens read from a held-out message.
+fn read_from(corpus: &str, prefix: &str) -> OomMessage {
+    report_of(&[held_out(corpus, prefix)])
+        .error
+        .unwrap()
+        .message
 }
 
 /// The lead cause of a held-out message, as the report's first line names it.
@@ -1509,12 +1518,7 @@ fn advice_is_in_the_framework_the_message_names() {
 ///   not fit: the message says the need exceeds the memory (alphafold3#213).
 #[test]
 fn pytorchs_allocators_a_console_wrap_and_a_pool_grab() {
-    let figures = |prefix: &str| {
-        report_of(&[held_out("heldout22", prefix)])
-            .error
-            .unwrap()
-            .message
-    };
+    let figures = |prefix: &str| read_from("heldout22", prefix);
     let split = figures("18-");
     assert_eq!(split.requested_bytes, Some(1_095_216_660));
     assert_eq!(split.free_bytes, Some(143_780_741));
@@ -1557,9 +1561,7 @@ fn pytorchs_allocators_a_console_wrap_and_a_pool_grab() {
 /// framework found at start-up.
 #[test]
 fn committed_run_logs_a_replicating_gather_and_a_constant_after_remat() {
-    let figures =
-        |set: &str, prefix: &str| report_of(&[held_out(set, prefix)]).error.unwrap().message;
-    let refused = figures("heldout23", "05-");
+    let refused = read_from("heldout23", "05-");
     assert_eq!(refused.allocations.len(), 1);
     assert_eq!(refused.allocations[0].size_bytes, 34_359_738_368);
     assert_eq!(refused.allocations[0].xla_label, "output of fusion.549@{1}");
@@ -1568,7 +1570,7 @@ fn committed_run_logs_a_replicating_gather_and_a_constant_after_remat() {
         (Verdict::DoesNotFit, DiagnosisId::LargeReplicated)
     );
 
-    let gather = figures("heldout23", "06-");
+    let gather = read_from("heldout23", "06-");
     assert_eq!(gather.program.as_deref(), Some("jit__identity_fn"));
     assert_eq!(
         lead("heldout23", "06-"),
@@ -1576,14 +1578,14 @@ fn committed_run_logs_a_replicating_gather_and_a_constant_after_remat() {
     );
 
     // `GPU_0_bfc` is device 0's allocator; nothing else in the log names the device.
-    assert_eq!(figures("heldout23", "08-").device_ordinal, Some(0));
+    assert_eq!(read_from("heldout23", "08-").device_ordinal, Some(0));
     // TensorFlow 1.4's start-up properties: 497.25 MiB free when it found the K40.
     assert_eq!(
-        figures("heldout24", "10-").free_at_start_bytes,
+        read_from("heldout24", "10-").free_at_start_bytes,
         Some(521_404_416)
     );
     assert_eq!(
-        figures("heldout24", "09-").program.as_deref(),
+        read_from("heldout24", "09-").program.as_deref(),
         Some("jit__fun")
     );
 
@@ -1610,13 +1612,11 @@ fn committed_run_logs_a_replicating_gather_and_a_constant_after_remat() {
 /// message's own figures.
 #[test]
 fn another_process_a_refused_growth_and_resident_arrays() {
-    let figures =
-        |set: &str, prefix: &str| report_of(&[held_out(set, prefix)]).error.unwrap().message;
-    let tipped = figures("heldout26", "04-");
+    let tipped = read_from("heldout26", "04-");
     assert_eq!(tipped.other_processes_bytes, Some(994_050_048));
-    let refused = figures("heldout26", "05-");
+    let refused = read_from("heldout26", "05-");
     assert_eq!(refused.pool_growth_refused_bytes, Some(695_559_424));
-    let resident = figures("heldout26", "09-");
+    let resident = read_from("heldout26", "09-");
     let largest = &resident.allocator.unwrap().largest_in_use;
     assert_eq!(
         (largest[0].size_bytes, largest[0].count),
@@ -1645,8 +1645,6 @@ fn another_process_a_refused_growth_and_resident_arrays() {
 /// driver failure whose capacity is the device's memory, not the pool announced.
 #[test]
 fn a_buffer_no_tpu_holds_a_decimal_comma_and_the_drivers_capacity() {
-    let figures =
-        |set: &str, prefix: &str| report_of(&[held_out(set, prefix)]).error.unwrap().message;
     assert_eq!(
         lead("heldout27", "07-"),
         (Verdict::RanOut, DiagnosisId::LargeReplicated)
@@ -1658,13 +1656,13 @@ fn a_buffer_no_tpu_holds_a_decimal_comma_and_the_drivers_capacity() {
 
     // `635,29M (666146048 bytes)`: the exact count wins over the locale's decimal comma.
     assert_eq!(
-        figures("heldout28", "03-").requested_bytes,
+        read_from("heldout28", "03-").requested_bytes,
         Some(666_146_048)
     );
-    assert_eq!(figures("heldout28", "05-").device_ordinal, Some(0));
+    assert_eq!(read_from("heldout28", "05-").device_ordinal, Some(0));
     // `totalMemory: 11.17GiB` against TensorFlow's pool of 11439 MB: the driver refuses
     // what the device lacks.
-    let k80 = figures("heldout28", "08-");
+    let k80 = read_from("heldout28", "08-");
     assert_eq!(k80.capacity_bytes, Some(11_993_696_174));
     assert_eq!(
         k80.allocator.and_then(|a| a.limit_bytes),
@@ -1678,16 +1676,14 @@ fn a_buffer_no_tpu_holds_a_decimal_comma_and_the_drivers_capacity() {
 /// pool, and the shell's report of a job the kernel killed.
 #[test]
 fn a_broken_line_a_fragmented_cache_and_a_killed_job() {
-    let figures =
-        |set: &str, prefix: &str| report_of(&[held_out(set, prefix)]).error.unwrap().message;
     // `… ran out of memory` / `trying to allocate 4.88TiB (rounded to 5361560685824)…`.
-    let broken = figures("heldout29", "06-");
+    let broken = read_from("heldout29", "06-");
     assert_eq!(broken.requested_bytes, Some(5_361_560_685_824));
     assert_eq!(
         lead("heldout29", "06-"),
         (Verdict::RanOut, DiagnosisId::ImpossibleSize)
     );
-    let remat = figures("heldout29", "02-");
+    let remat = read_from("heldout29", "02-");
     assert_eq!(remat.device_ordinal, Some(0));
     assert_eq!(remat.capacity_bytes, Some(22_455 << 20));
 
@@ -1700,7 +1696,10 @@ fn a_broken_line_a_fragmented_cache_and_a_killed_job() {
     assert_ne!(lead("heldout30", "06-").1, DiagnosisId::Fragmentation);
     // TensorFlow 1.x asking the driver for the whole 7.43 GiB M60: its pool, refused.
     assert_eq!(lead("heldout30", "04-").0, Verdict::RanOut);
-    assert_eq!(figures("heldout30", "09-").used_bytes, Some(2_281_307_136));
-    let killed = figures("heldout30", "08-");
+    assert_eq!(
+        read_from("heldout30", "09-").used_bytes,
+        Some(2_281_307_136)
+    );
+    let killed = read_from("heldout30", "08-");
     assert_eq!(killed.memory_space.as_deref(), Some("host"));
 }
