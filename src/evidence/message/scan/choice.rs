@@ -126,16 +126,9 @@ impl Scanner {
         let driver_failure = !msg.advisory && msg.kind == OomKind::Driver;
         // The device found may be another than the one that failed (a machine's second
         // GPU listed first).
-        let found = |ordinal: Option<u32>| match (ordinal, self.device_memory.ordinal) {
-            (Some(failed), Some(found)) => failed == found,
-            _ => true,
-        };
+        let found = |ordinal: Option<u32>| may_be_one_device(ordinal, self.device_memory.ordinal);
         if let (true, Some(pool)) = (pools_apply, self.device_pool) {
-            let same_device = match (msg.device_ordinal, pool.ordinal) {
-                (Some(a), Some(b)) => a == b,
-                _ => true,
-            };
-            if same_device {
+            if may_be_one_device(msg.device_ordinal, pool.ordinal) {
                 set(&mut msg.device_ordinal, pool.ordinal);
                 // The driver refuses what the device lacks: its memory, as the framework
                 // found it, is the capacity, and the pool only the allocator's limit.
@@ -226,6 +219,12 @@ impl Scanner {
         derive_totals(&mut msg);
         Some(msg)
     }
+}
+
+/// Whether two lines may speak of one device: unless both name their device and the
+/// two differ.
+fn may_be_one_device(a: Option<u32>, b: Option<u32>) -> bool {
+    a.zip(b).is_none_or(|(a, b)| a == b)
 }
 
 /// The driver's refusal of the BFC allocator's attempt to grow its pool, among the other
