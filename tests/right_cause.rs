@@ -1692,8 +1692,9 @@ fn a_broken_line_a_fragmented_cache_and_a_killed_job() {
         lead("heldout30", "07-"),
         (Verdict::RanOut, DiagnosisId::Fragmentation)
     );
-    // 3.95 GiB of the same GPU, 6%: PyTorch's tensors fill it, not the pieces.
-    assert_ne!(lead("heldout30", "06-").1, DiagnosisId::Fragmentation);
+    // 228 MiB cached of a 15.75 GiB GPU (1.4%), above the 158 MiB asked: too little to
+    // be the story.
+    assert_ne!(lead("heldout10", "09-").1, DiagnosisId::Fragmentation);
     // TensorFlow 1.x asking the driver for the whole 7.43 GiB M60: its pool, refused.
     assert_eq!(lead("heldout30", "04-").0, Verdict::RanOut);
     assert_eq!(
@@ -1702,4 +1703,33 @@ fn a_broken_line_a_fragmented_cache_and_a_killed_job() {
     );
     let killed = read_from("heldout30", "08-");
     assert_eq!(killed.memory_space.as_deref(), Some("host"));
+}
+
+#[test]
+fn older_pytorch_wordings_and_a_cache_a_twentieth_of_the_device() {
+    // 4.72 GiB reserved but unallocated of a 64 GiB GPU (7.4%), almost six times the
+    // 816 MiB asked, with 487 MiB free: the cache is in pieces.
+    assert_eq!(
+        lead("heldout32", "05-"),
+        (Verdict::RanOut, DiagnosisId::Fragmentation)
+    );
+    // 3.95 GiB of a 64 GiB MI210 (6%), fourteen times the 278 MiB asked.
+    assert_eq!(lead("heldout30", "06-").1, DiagnosisId::Fragmentation);
+    // `total capacty of 512.00 MiB`, misspelt: a 512 MiB carve-out PyTorch fills.
+    let carveout = read_from("heldout32", "07-");
+    assert_eq!(carveout.capacity_bytes, Some(512 << 20));
+    assert_eq!(
+        lead("heldout32", "07-"),
+        (Verdict::RanOut, DiagnosisId::AggregateTooBig)
+    );
+    // The older wording's `168.00 MiB reserved in total by PyTorch`: 17.6 MiB of it
+    // unallocated is too little to call the cache fragmented.
+    let old = read_from("heldout32", "08-");
+    assert_eq!(old.pytorch_reserved_bytes, Some(168 << 20));
+    assert_ne!(lead("heldout32", "08-").1, DiagnosisId::Fragmentation);
+    let nerf = read_from("heldout22", "16-");
+    assert_eq!(nerf.pytorch_reserved_bytes, Some(11_660_836_209));
+    // `by allocator GPU_0_bfcbash`: a code fence's language glued to the name.
+    let pong = read_from("heldout32", "03-");
+    assert_eq!(pong.allocator.map(|a| a.name).as_deref(), Some("GPU_0_bfc"));
 }

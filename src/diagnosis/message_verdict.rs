@@ -194,7 +194,16 @@ fn request(m: &OomMessage) -> Option<Headline> {
             let mut figures = vec![req];
             if let Some(f) = m.free_bytes {
                 let free = read("free", f, Label::Read);
-                text.push_str(&format!("; {} were free", free.shown));
+                // ROCm on an APU has printed an unsigned counter that wrapped (17179869183.96
+                // GiB free of 512 MiB): stated, but not a size.
+                if oom::capacity(m).is_some_and(|c| f > c) {
+                    text.push_str(&format!(
+                        "; the {} it printed as free is more than the device has (a counter that wrapped)",
+                        free.shown
+                    ));
+                } else {
+                    text.push_str(&format!("; {} were free", free.shown));
+                }
                 figures.push(free);
             } else if let Some((in_use, limit, name)) = allocator_use(m) {
                 text.push_str(&format!(

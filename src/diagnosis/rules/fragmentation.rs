@@ -42,7 +42,7 @@ pub fn fragmentation(cx: &Context<'_>) -> Option<Line> {
             "free arrays that outlive a step before the large program runs (del x; x.delete()), load large arrays first and small ones after, or restart between phases that leave long-lived arrays scattered; a slightly smaller program (batch) fits the largest free piece",
             "none at run time",
         )
-    } else if m.pytorch_reserved_unallocated_bytes.is_some() {
+    } else if super::held::pytorch_cached(m).is_some() {
         (
             "let PyTorch's allocator grow segments instead of splitting blocks (PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True, PYTORCH_HIP_ALLOC_CONF on ROCm), or preallocate tensors that grow step by step (a KV cache extended with torch.cat) at their final size",
             "none at run time",
@@ -139,19 +139,25 @@ fn banks_fragmented(m: &OomMessage) -> Option<String> {
     })
 }
 
-/// PyTorch's caching allocator holds memory reserved but unallocated, a tenth of the
+/// PyTorch's caching allocator holds memory reserved but unallocated, a twentieth of the
 /// device or more and above the request, while the request fails: before failing it
 /// reuses any cached block that large and returns wholly free segments to the device,
-/// so what stays is free space in pieces inside segments partly in use. Below a tenth,
-/// the tensors PyTorch allocated are what fill the device, whatever the pieces.
+/// so what stays is free space in pieces inside segments partly in use. Below a
+/// twentieth, the tensors PyTorch allocated are what fill the device, whatever the
+/// pieces.
 fn pytorch_cache_fragmented(m: &OomMessage, request: u64) -> Option<String> {
-    let cached = m.pytorch_reserved_unallocated_bytes?;
+    let cached = super::held::pytorch_cached(m)?;
     let capacity = crate::diagnosis::oom::capacity(m)?;
     let free = m.free_bytes.unwrap_or(0);
-    let a_tenth = cached.saturating_mul(100) >= capacity.saturating_mul(CACHED_FREE_PCT);
-    (a_tenth && cached >= request && free < request).then(|| {
+    let large = cached.saturating_mul(100) >= capacity.saturating_mul(CACHED_FREE_PCT);
+    // The older wording states the cache whole; what of it is free is then derived.
+    let how = match m.pytorch_reserved_unallocated_bytes {
+        Some(_) => "read",
+        None => "estimated: reserved in total less allocated",
+    };
+    (large && cached >= request && free < request).then(|| {
         format!(
-            "{} reserved by PyTorch but unallocated (read), {}% of the {} device and more than the {} requested, yet no cached block was that large: the cache is in pieces",
+            "{} reserved by PyTorch but unallocated ({how}), {}% of the {} device and more than the {} requested, yet no cached block was that large: the cache is in pieces",
             size(cached),
             cached.saturating_mul(100) / capacity,
             size(capacity),
@@ -162,7 +168,7 @@ fn pytorch_cache_fragmented(m: &OomMessage, request: u64) -> Option<String> {
 
 /// The share of the device (percent) PyTorch's cache must hold unallocated for a failed
 /// request below it to be put down to fragmentation.
-const CACHED_FREE_PCT: u64 = 10;
+const CACHED_FREE_PCT: u64 = 5;
 
 fn tpu_fragmented(m: &OomMessage, request: u64) -> Option<String> {
     let (free, reservable) = (m.free_bytes?, m.reservable_bytes?);

@@ -87,10 +87,24 @@ fn in_message(cx: &Context<'_>) -> Option<Line> {
     }
 }
 
-/// What PyTorch's caching allocator holds at the failure: allocated and cached.
+/// What PyTorch's caching allocator holds at the failure: allocated and cached (the
+/// older wording states it whole, as reserved in total).
 pub fn pytorch_holds(m: &OomMessage) -> Option<u64> {
     let allocated = m.pytorch_allocated_bytes?;
-    Some(allocated.saturating_add(m.pytorch_reserved_unallocated_bytes.unwrap_or(0)))
+    let cached = m.pytorch_reserved_unallocated_bytes.unwrap_or(0);
+    Some(
+        m.pytorch_reserved_bytes
+            .unwrap_or(allocated.saturating_add(cached)),
+    )
+}
+
+/// What PyTorch's cache holds unallocated: as stated, or (older wording) what it reserved
+/// in total less what its tensors hold.
+pub fn pytorch_cached(m: &OomMessage) -> Option<u64> {
+    m.pytorch_reserved_unallocated_bytes.or_else(|| {
+        let (reserved, allocated) = (m.pytorch_reserved_bytes?, m.pytorch_allocated_bytes?);
+        Some(reserved.saturating_sub(allocated))
+    })
 }
 
 /// PyTorch's message says what its allocator holds: the device's memory less what is

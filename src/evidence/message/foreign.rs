@@ -100,9 +100,14 @@ fn caching_allocator(body: &str) -> Draft {
     m.device_ordinal = after(body, "(GPU ")
         .or_else(|| after(body, ". GPU "))
         .and_then(leading_u32);
-    // Newer: `GPU 0 has a total capacity of 15.24 GiB of which 15.09 GiB is free.`
-    m.capacity_bytes = size_after(body, "total capacity of ");
-    m.free_bytes = after(body, "total capacity of ").and_then(|r| size_after(r, "of which "));
+    // Newer: `GPU 0 has a total capacity of 15.24 GiB of which 15.09 GiB is free.` Some
+    // releases misspelt it `total capacty of`.
+    let capacity_clause =
+        after(body, "total capacity of ").or_else(|| after(body, "total capacty of "));
+    m.capacity_bytes = capacity_clause
+        .and_then(|r| super::units::size_exact_prefix(r, false))
+        .map(|(bytes, _)| bytes);
+    m.free_bytes = capacity_clause.and_then(|r| size_after(r, "of which "));
     // `Including non-PyTorch memory, this process has 7.58 GiB memory in use.`; else
     // `Process 1234 has 14.50 GiB memory in use.`, which PyTorch prints for each process
     // on the device (others too: a 48 MiB one beside this one's 11.53 GiB).
@@ -128,6 +133,8 @@ fn caching_allocator(body: &str) -> Draft {
                 set(&mut m.pytorch_allocated_bytes, figure());
             } else if field.ends_with(" free") {
                 set(&mut m.free_bytes, figure());
+            } else if field.contains(" reserved in total by PyTorch") {
+                set(&mut m.pytorch_reserved_bytes, figure());
             }
         }
     }
@@ -286,6 +293,10 @@ mod tests {
         assert_eq!(m.pytorch_allocated_bytes, Some(6_979_321_856));
         assert_eq!(m.free_bytes, Some(3_271_557));
         assert_eq!(m.capacity_bytes, Some(8_364_448_809));
+        assert_eq!(m.pytorch_reserved_bytes, Some(7_086_696_038));
+        let d = headline("HIP out of memory. Tried to allocate 72.00 MiB. GPU 0 has a total capacty of 512.00 MiB of which 1.00 MiB is free.").unwrap();
+        assert_eq!(d.msg.capacity_bytes, Some(512 << 20));
+        assert_eq!(d.msg.free_bytes, Some(1 << 20));
     }
 
     #[test]

@@ -187,6 +187,7 @@ pub(super) fn detail(m: &OomMessage) -> usize {
         m.aliased_bytes,
         m.pytorch_allocated_bytes,
         m.pytorch_reserved_unallocated_bytes,
+        m.pytorch_reserved_bytes,
         m.process_used_bytes,
         m.per_bank_request_bytes,
         m.bank_bytes,

@@ -205,6 +205,9 @@ pub struct OomMessage {
     pub pytorch_allocated_bytes: Option<u64>,
     /// `Y is reserved by PyTorch but unallocated`: cached, free to PyTorch, not to others.
     pub pytorch_reserved_unallocated_bytes: Option<u64>,
+    /// `Z reserved in total by PyTorch` (PyTorch before 2.1, which gave no unallocated
+    /// figure): its cache in all, the tensors' blocks and the free ones.
+    pub pytorch_reserved_bytes: Option<u64>,
     /// What the failing process holds on the device, its framework's memory and the
     /// rest: `Process 1234 has X memory in use`, `Including non-PyTorch memory, this
     /// process has X memory in use`.

@@ -206,9 +206,14 @@ fn tensorflow_tensor(draft: &mut Draft, body: &str) {
     if let Some(name) = after(body, "by allocator ").and_then(word) {
         // Quoting and Markdown emphasis closed right after it (`GPU_0_bfc*`) are not
         // the name's.
-        let name = name
-            .trim_end_matches([',', '.', '"', '\'', '`', '*'])
-            .to_string();
+        let name = name.trim_end_matches([',', '.', '"', '\'', '`', '*']);
+        // A BFC allocator's name ends in `_bfc`; letters glued after it are a paste's
+        // (`GPU_0_bfcbash`, a code fence's language run into the line).
+        let name = match name.find("_bfc") {
+            Some(at) if name[at + 4..].bytes().all(|b| b.is_ascii_lowercase()) => &name[..at + 4],
+            _ => name,
+        }
+        .to_string();
         // Intel's extension for TensorFlow names its allocator in two words.
         let name = if name == "Simple" && after(body, "by allocator Simple allocator").is_some() {
             "Simple allocator".to_owned()

@@ -162,6 +162,11 @@ fn program_figures(m: &OomMessage) -> Vec<Figure> {
             "reserved by PyTorch but unallocated",
         ),
         (
+            "PyTorch reserved",
+            m.pytorch_reserved_bytes,
+            "reserved in total by PyTorch, allocated or cached",
+        ),
+        (
             "process in use",
             m.process_used_bytes,
             "the failing process's memory on the device",
