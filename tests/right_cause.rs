@@ -1733,3 +1733,49 @@ fn older_pytorch_wordings_and_a_cache_a_twentieth_of_the_device() {
     let pong = read_from("heldout32", "03-");
     assert_eq!(pong.allocator.map(|a| a.name).as_deref(), Some("GPU_0_bfc"));
 }
+
+#[test]
+fn the_cuda_async_pool_and_a_warning_naming_the_allocator() {
+    // `gpu_async_0 cuMemAllocAsync failed to allocate 2734686208 bytes`, CUDA's free and
+    // total, the pool's `Stats:` block and attributes: the pool had room under its limit,
+    // the driver had 30 MiB free of 23.56 GiB: another run on the same GPU held it.
+    let pool = read_from("heldout34", "01-");
+    assert_eq!(pool.free_bytes, Some(31_784_960));
+    assert_eq!(pool.capacity_bytes, Some(25_298_927_616));
+    assert_eq!(pool.used_bytes, Some(6_893_448_392));
+    let a = pool.allocator.expect("the pool's stats");
+    assert_eq!(a.name, "gpu_async_0");
+    assert_eq!(a.limit_bytes, Some(22_892_838_912));
+    assert_eq!(a.mempool_reserved_bytes, Some(8_455_716_864));
+    assert_eq!(
+        lead("heldout34", "01-"),
+        (Verdict::RanOut, DiagnosisId::HeldElsewhere)
+    );
+    // The same pool's 122.10 GiB request under a memory ceiling: the program's own, not
+    // memory taken outside XLA's pool.
+    assert_eq!(
+        lead("heldout8", "03-"),
+        (Verdict::RanOut, DiagnosisId::AggregateTooBig)
+    );
+    assert_eq!(
+        read_from("heldout8", "03-").requested_bytes,
+        Some(131_108_848_800)
+    );
+    // XLA's `262.56GiB` after the pool's exact `281923031072 bytes`.
+    assert_eq!(
+        read_from("heldout33", "03-").requested_bytes,
+        Some(281_923_031_072)
+    );
+    // BFC's warning for the same 16.02 GiB names the allocator XLA's failure does not.
+    let warned = read_from("heldout33", "04-");
+    assert_eq!(
+        warned.allocator.map(|a| a.name).as_deref(),
+        Some("GPU_0_bfc")
+    );
+    assert_eq!(warned.device_ordinal, Some(0));
+    // tcmalloc's failed `large alloc … == (nil)` is a host allocation the text reports.
+    assert_eq!(
+        read_from("heldout34", "07-").host_allocations_bytes,
+        vec![139_766_055_411_712]
+    );
+}

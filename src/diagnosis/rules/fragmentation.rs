@@ -59,6 +59,11 @@ pub fn fragmentation(cx: &Context<'_>) -> Option<Line> {
 fn bfc_fragmented(m: &OomMessage, request: u64, label: Label) -> Option<String> {
     let a = m.allocator.as_ref()?;
     let in_use = a.in_use_bytes?;
+    // The `cuda_async` pool prints BFC's fields, but the driver places its blocks: its
+    // `LargestFreeBlock` and `Reserved` stay 0, and what it lacks the device lacked.
+    if a.name.contains("async") {
+        return None;
+    }
     // In a pool under a GiB, the pool's size is the story (`held`), not its pieces.
     if a.limit_bytes.is_some_and(|l| l < held::SMALL_POOL) {
         return None;

@@ -82,6 +82,7 @@ fn in_message(cx: &Context<'_>) -> Option<Line> {
         _ => tiny_request(m)
             .or_else(|| small_pool(m))
             .or_else(|| pool_could_not_grow(m))
+            .or_else(|| async_pool_starved(m))
             .or_else(|| growth_refused(m))
             .or_else(|| resident_arrays(m)),
     }
@@ -448,6 +449,39 @@ fn pool_could_not_grow(m: &OomMessage) -> Option<Line> {
         apis::of(m),
         text,
         "the device's memory was taken by something else when the allocator tried to grow: another process, another framework or session in this process, or a library's own memory",
+    ))
+}
+
+/// The `cuda_async` pool had room under its limit for the request, but the driver it
+/// asks had less than the request free on the device: what the pool does not hold, held
+/// by something else (another process, most often), is what it lacked.
+fn async_pool_starved(m: &OomMessage) -> Option<Line> {
+    let a = m.allocator.as_ref().filter(|a| a.name.contains("async"))?;
+    let (limit, in_use) = (a.limit_bytes?, a.in_use_bytes?);
+    let (request, free, capacity) = (oom::request(m)?, m.free_bytes?, oom::capacity(m)?);
+    if limit.saturating_sub(in_use) < request || free >= request {
+        return None;
+    }
+    // What the pool holds from the device, in use or not: its attribute when printed.
+    let (held, holds) = match a.mempool_reserved_bytes {
+        Some(r) => (r.max(in_use), "held"),
+        None => (in_use, "in use"),
+    };
+    let outside = capacity.saturating_sub(free).saturating_sub(held);
+    let text = format!(
+        "{} had room under its {} limit for the {} requested ({} {holds}, read), but the driver had only {} free of the device's {} (read): about {} (estimated) was held outside this pool",
+        a.display_name(),
+        size(limit),
+        size(request),
+        size(held),
+        size(free),
+        size(capacity),
+        size(outside)
+    );
+    Some(line(
+        apis::of(m),
+        text,
+        "the device's memory was taken by something else: another process on the same GPU, another framework or session in this process",
     ))
 }
 

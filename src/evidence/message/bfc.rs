@@ -120,6 +120,23 @@ pub fn open_stats(draft: &mut Draft, body: &str) -> bool {
     draft.enter(Block::BfcStats) && stats_field(draft, body)
 }
 
+/// The `Stats:` block of another pool printing BFC's fields (the `cuda_async`
+/// allocator's, after its driver failure), its first field on the header's line
+/// (`Stats: Limit:   22892838912`). Returns whether it took the line.
+pub fn open_stats_of_pool(draft: &mut Draft, body: &str) -> bool {
+    let Some(rest) = body.strip_prefix("Stats:") else {
+        return false;
+    };
+    if !draft.enter(Block::BfcStats) {
+        return false;
+    }
+    let rest = rest.trim();
+    if !rest.is_empty() {
+        stats_field(draft, rest);
+    }
+    true
+}
+
 /// `InUse:  2978664704`: a field of the `Stats:` block, its value a bare count.
 fn is_stats_field(body: &str) -> bool {
     const KEYS: [&str; 8] = [

@@ -9,13 +9,13 @@
 //! Allocators that retry smaller print one line per try, largest first: the first is
 //! the request (the scanner keeps it, see `scan`).
 
-use super::draft::Draft;
+use super::draft::{set, Draft};
 use super::fields::{after, count_after};
-use super::model::{add_usage, OomKind, UsageItem};
+use super::model::{add_usage, AllocatorStats, OomKind, UsageItem};
 use super::units;
 
 /// Phrases of a driver failure (the scan's triggers include them).
-pub const TRIGGERS: [&str; 17] = [
+pub const TRIGGERS: [&str; 18] = [
     "CUDA_ERROR_OUT_OF_MEMORY",
     "HIP_ERROR_OutOfMemory",
     "hipErrorOutOfMemory",
@@ -47,6 +47,9 @@ pub const TRIGGERS: [&str; 17] = [
     // The CUDA runtime's error as PyTorch and others raise it: `RuntimeError: CUDA
     // error: out of memory`.
     "CUDA error: out of memory",
+    // XLA's and TensorFlow's `cuda_async` allocator, a stream-ordered pool the driver
+    // keeps: `gpu_async_0 cuMemAllocAsync failed to allocate N bytes`.
+    "cuMemAllocAsync failed to allocate",
 ];
 
 /// A total the driver reports when it cannot read the device (`2^64 − 1`, or a
@@ -73,6 +76,21 @@ pub fn headline(body: &str) -> Option<Draft> {
         m.memory_space = Some("host".into());
     }
     m.capacity_bytes = count_after(body, "total memory reported:").filter(|&t| t < NO_SIZE);
+    // The `cuda_async` allocator is the framework's own pool, kept by the driver: its
+    // failure is the program's request, as BFC's would be, not memory taken outside it.
+    if let Some((before, _)) = body.split_once("cuMemAllocAsync failed") {
+        m.kind = OomKind::Short;
+        let name = before.trim_end().rsplit(' ').next().unwrap_or("");
+        if name.contains('_') && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_') {
+            m.allocator = Some(AllocatorStats {
+                name: name.into(),
+                ..AllocatorStats::default()
+            });
+        }
+    }
+    cuda_reported(&mut draft, body);
+    mempool_attribute(&mut draft, body);
+    let m = &mut draft.msg;
     m.device_ordinal = after(body, "device ordinal ")
         .and_then(super::short::leading_u32)
         .or_else(|| bracketed_ordinal(body));
@@ -85,6 +103,73 @@ pub fn headline(body: &str) -> Option<Draft> {
     draft.echo = body.contains("could not allocate pinned host memory");
     draft.last_try_echoable = !draft.echo;
     Some(draft)
+}
+
+/// The `cuda_async` allocator's failure goes on: `Reported by CUDA: Free memory/Total
+/// memory: 31784960/25298927616`, then its `Stats:` block (BFC's fields, `Limit:` first
+/// on the header's line). Returns whether `body` was such a line of `draft`'s.
+pub fn block_line(draft: &mut Draft, body: &str) -> bool {
+    let pooled = draft
+        .msg
+        .allocator
+        .as_ref()
+        .is_some_and(|a| a.name.contains("async"));
+    if !pooled || draft.msg.kind != OomKind::Short {
+        return false;
+    }
+    cuda_reported(draft, body)
+        || mempool_attribute(draft, body)
+        || super::bfc::open_stats_of_pool(draft, body)
+}
+
+/// `CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT: 8455716864`: the pool's attributes, on lines
+/// of their own or (unprefixed, so joined to it) on the failure's. Returns whether
+/// `body` held one.
+fn mempool_attribute(draft: &mut Draft, body: &str) -> bool {
+    let Some(a) = draft.msg.allocator.as_mut() else {
+        return false;
+    };
+    let slots = [
+        (
+            "CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT:",
+            &mut a.mempool_reserved_bytes,
+        ),
+        (
+            "CU_MEMPOOL_ATTR_RESERVED_MEM_HIGH:",
+            &mut a.mempool_reserved_high_bytes,
+        ),
+        (
+            "CU_MEMPOOL_ATTR_USED_MEM_CURRENT:",
+            &mut a.mempool_used_bytes,
+        ),
+        (
+            "CU_MEMPOOL_ATTR_USED_MEM_HIGH:",
+            &mut a.mempool_used_high_bytes,
+        ),
+    ];
+    let mut found = false;
+    for (key, slot) in slots {
+        if let Some(count) = count_after(body, key) {
+            set(slot, Some(count));
+            found = true;
+        }
+    }
+    found
+}
+
+/// `Free memory/Total memory: F/T`, what the driver reported when it refused: the
+/// device's free memory and its size. Returns whether `body` held it.
+fn cuda_reported(draft: &mut Draft, body: &str) -> bool {
+    let Some((free, total)) =
+        after(body, "Free memory/Total memory:").and_then(|r| r.trim().split_once('/'))
+    else {
+        return false;
+    };
+    let count = |s: &str| units::integer(s.split_whitespace().next().unwrap_or(""));
+    let m = &mut draft.msg;
+    set(&mut m.free_bytes, count(free));
+    set(&mut m.capacity_bytes, count(total).filter(|&t| t < NO_SIZE));
+    true
 }
 
 /// The device ordinal newer StreamExecutor logs print in brackets before the failure:
@@ -273,6 +358,31 @@ pub fn add_retry(first: &mut Draft, next: &Draft) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_cuda_async_pool_is_the_programs_own() {
+        let d = headline("gpu_async_3 cuMemAllocAsync failed to allocate 131108848800 bytes: CUDA_ERROR_OUT_OF_MEMORY CU_MEMPOOL_ATTR_USED_MEM_HIGH: 174143212460      # 162.2 GiB").unwrap();
+        assert_eq!(d.msg.kind, OomKind::Short);
+        assert_eq!(d.msg.requested_bytes, Some(131_108_848_800));
+        let a = d.msg.allocator.as_ref().unwrap();
+        assert_eq!(a.name, "gpu_async_3");
+        assert_eq!(a.mempool_used_high_bytes, Some(174_143_212_460));
+        let mut d = d;
+        assert!(block_line(
+            &mut d,
+            "Reported by CUDA: Free memory/Total memory: 31784960/25298927616"
+        ));
+        assert_eq!(d.msg.free_bytes, Some(31_784_960));
+        assert_eq!(d.msg.capacity_bytes, Some(25_298_927_616));
+        assert!(block_line(&mut d, "Stats: Limit:   22892838912"));
+        assert_eq!(d.msg.allocator.unwrap().limit_bytes, Some(22_892_838_912));
+        // Another driver failure takes no pool's lines.
+        let mut other = headline(
+            "failed to allocate 2.00G (2147483648 bytes) from device: CUDA_ERROR_OUT_OF_MEMORY",
+        )
+        .unwrap();
+        assert!(!block_line(&mut other, "Stats: Limit:   22892838912"));
+    }
 
     #[test]
     fn reads_the_size_of_an_iree_alloca() {

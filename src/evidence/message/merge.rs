@@ -149,6 +149,19 @@ pub(super) fn borrow_allocator(ours: &mut AllocatorStats, theirs: &AllocatorStat
     set(&mut ours.available_bytes, theirs.available_bytes);
     set(&mut ours.next_region_bytes, theirs.next_region_bytes);
     set(
+        &mut ours.mempool_reserved_bytes,
+        theirs.mempool_reserved_bytes,
+    );
+    set(
+        &mut ours.mempool_reserved_high_bytes,
+        theirs.mempool_reserved_high_bytes,
+    );
+    set(&mut ours.mempool_used_bytes, theirs.mempool_used_bytes);
+    set(
+        &mut ours.mempool_used_high_bytes,
+        theirs.mempool_used_high_bytes,
+    );
+    set(
         &mut ours.rounded_request_bytes,
         theirs.rounded_request_bytes,
     );

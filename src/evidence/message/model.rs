@@ -362,6 +362,15 @@ pub struct AllocatorStats {
     /// The size of the next region it would ask the device for:
     /// `curr_region_allocation_bytes_`.
     pub next_region_bytes: Option<u64>,
+    /// The `cuda_async` pool's attributes, printed after its failure: what it holds from
+    /// the device now (`CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT`).
+    pub mempool_reserved_bytes: Option<u64>,
+    /// The most it has held so far (`CU_MEMPOOL_ATTR_RESERVED_MEM_HIGH`).
+    pub mempool_reserved_high_bytes: Option<u64>,
+    /// What of it the program's buffers use now (`CU_MEMPOOL_ATTR_USED_MEM_CURRENT`).
+    pub mempool_used_bytes: Option<u64>,
+    /// The most they have used so far (`CU_MEMPOOL_ATTR_USED_MEM_HIGH`).
+    pub mempool_used_high_bytes: Option<u64>,
     /// The failed request as the allocator rounded it up (`(rounded to N)`), when the
     /// text also states it exactly (XLA's `Out of memory while trying to allocate N
     /// bytes`, which is then `requested_bytes`).

@@ -60,6 +60,8 @@ pub struct Scanner {
     /// The request of the first BFC warning that was not a failure (`… with
     /// freed_by_count=0`), when it came before any failure.
     advisory_request: Option<u64>,
+    /// The allocator that warning named (`Allocator (GPU_0_bfc) ran out …`).
+    advisory_allocator: Option<String>,
     /// The requests of the BFC warnings of that kind after the first, before any failure.
     later_advisories: Vec<u64>,
     /// The size of the last IREE `hal.device.queue.alloca` call traced, and the last
@@ -305,6 +307,7 @@ impl Scanner {
             || tpu::block_line(draft, body)
             || gpu::block_line(draft, body)
             || bfc::block_line(draft, body)
+            || driver::block_line(draft, body)
             || neuron::block_line(draft, body)
             || scoped::block_line(draft, body);
         if !taken {
@@ -362,7 +365,7 @@ impl Scanner {
 
     /// Records a host allocation a warning line reports (see `host_allocations`).
     fn host_allocation(&mut self, body: &str) {
-        let Some(bytes) = short::host_allocation(body) else {
+        let Some(bytes) = short::host_allocation_reported(body) else {
             self.last_host_line = None;
             return;
         };

@@ -144,6 +144,12 @@ pub(super) fn host_allocation(body: &str) -> Option<u64> {
         .map(|(bytes, _)| bytes)
 }
 
+/// The size of any large host allocation a line reports, made or failed: the warnings
+/// of [`host_allocation`], and tcmalloc's `large alloc N bytes == (nil)`.
+pub(super) fn host_allocation_reported(body: &str) -> Option<u64> {
+    host_allocation(body).or_else(|| tcmalloc(body).map(|(bytes, _)| bytes))
+}
+
 /// tcmalloc's `large alloc N bytes == …`: the size, and whether the allocation failed
 /// (`== (nil)`).
 fn tcmalloc(body: &str) -> Option<(u64, bool)> {

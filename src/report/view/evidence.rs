@@ -261,6 +261,10 @@ fn allocator_line(a: &AllocatorStats) -> String {
     add("largest free block", a.largest_free_block_bytes);
     add("reserved", a.reserved_bytes);
     add("largest allocation", a.max_alloc_size_bytes);
+    add("pool holds", a.mempool_reserved_bytes);
+    add("pool held at most", a.mempool_reserved_high_bytes);
+    add("pool used", a.mempool_used_bytes);
+    add("pool used at most", a.mempool_used_high_bytes);
     if let Some(n) = a.num_allocs {
         parts.push(format!("{n} allocations"));
     }

@@ -31,7 +31,10 @@ impl Scanner {
         let score = detail(&msg);
         if !failure && msg.kind == OomKind::BfcRuntime && self.best.is_none() {
             match (self.advisory_request, msg.requested_bytes) {
-                (None, request) => self.advisory_request = request,
+                (None, request) => {
+                    self.advisory_request = request;
+                    self.advisory_allocator = msg.allocator.as_ref().map(|a| a.name.clone());
+                }
                 (Some(_), Some(request)) if self.later_advisories.len() < MAX_LATER_ADVISORIES => {
                     self.later_advisories.push(request);
                 }
@@ -200,6 +203,21 @@ impl Scanner {
             msg.scheduler_limit_bytes = Some(limit);
         }
         msg.advisory_request_bytes = self.advisory_request;
+        // XLA's failure names no allocator; BFC's warning just before it, for about the
+        // same size, names the one that could not give it (and so the device).
+        let same_size = |a: u64, b: u64| a.abs_diff(b).saturating_mul(100) <= a.max(b);
+        let warned_of_it = self
+            .advisory_request
+            .zip(msg.requested_bytes)
+            .is_some_and(|(a, r)| same_size(a, r));
+        if !msg.advisory && msg.allocator.is_none() && warned_of_it {
+            if let Some(name) = self.advisory_allocator.take().filter(|n| !n.is_empty()) {
+                msg.allocator = Some(AllocatorStats {
+                    name,
+                    ..AllocatorStats::default()
+                });
+            }
+        }
         msg.later_advisory_requests_bytes = std::mem::take(&mut self.later_advisories);
         // The rounded size is a figure of its own only beside the exact one: another
         // printer's line stating the request (XLA's `trying to allocate N bytes`), even
