@@ -61,7 +61,7 @@ fn bfc_fragmented(m: &OomMessage, request: u64, label: Label) -> Option<String> 
     let in_use = a.in_use_bytes?;
     // The `cuda_async` pool prints BFC's fields, but the driver places its blocks: its
     // `LargestFreeBlock` and `Reserved` stay 0, and what it lacks the device lacked.
-    if a.name.contains("async") {
+    if a.is_cuda_async() {
         return None;
     }
     // In a pool under a GiB, the pool's size is the story (`held`), not its pieces.

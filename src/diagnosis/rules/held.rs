@@ -456,7 +456,7 @@ fn pool_could_not_grow(m: &OomMessage) -> Option<Line> {
 /// asks had less than the request free on the device: what the pool does not hold, held
 /// by something else (another process, most often), is what it lacked.
 fn async_pool_starved(m: &OomMessage) -> Option<Line> {
-    let a = m.allocator.as_ref().filter(|a| a.name.contains("async"))?;
+    let a = m.allocator.as_ref().filter(|a| a.is_cuda_async())?;
     let (limit, in_use) = (a.limit_bytes?, a.in_use_bytes?);
     let (request, free, capacity) = (oom::request(m)?, m.free_bytes?, oom::capacity(m)?);
     if limit.saturating_sub(in_use) < request || free >= request {

@@ -113,7 +113,7 @@ pub fn block_line(draft: &mut Draft, body: &str) -> bool {
         .msg
         .allocator
         .as_ref()
-        .is_some_and(|a| a.name.contains("async"));
+        .is_some_and(AllocatorStats::is_cuda_async);
     if !pooled || draft.msg.kind != OomKind::Short {
         return false;
     }

@@ -443,6 +443,12 @@ impl AllocatorStats {
             &self.name
         }
     }
+
+    /// Whether it is the `cuda_async` pool (`gpu_async_0`): stream-ordered, kept by the
+    /// driver, which prints BFC's `Stats:` fields but places the blocks itself.
+    pub fn is_cuda_async(&self) -> bool {
+        self.name.contains("async")
+    }
 }
 
 /// `Can't reduce memory use below X (N bytes) by rematerialization; only reduced to Y (M
