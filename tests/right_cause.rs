@@ -1779,3 +1779,21 @@ fn the_cuda_async_pool_and_a_warning_naming_the_allocator() {
         vec![139_766_055_411_712]
     );
 }
+
+#[test]
+fn a_size_ending_its_line_and_a_pool_of_most_of_the_free_memory() {
+    // `… trying to allocate 1.95GiB` / `with allocator GPU_0_bfc on device 0.`: the
+    // newer XLA wording, its size at the end of a line.
+    let xla = read_from("heldout35", "06-");
+    assert_eq!(xla.requested_bytes, Some(2_093_796_557));
+    assert_eq!(xla.allocator.map(|a| a.name).as_deref(), Some("GPU_0_bfc"));
+    assert_eq!(xla.device_ordinal, Some(0));
+    // TensorFlow 1.x asking for 95% of the 10.62 GiB free on a 12 GiB TITAN Xp: its pool
+    // at start-up, not one tensor over half the device.
+    assert_eq!(
+        lead("heldout36", "04-"),
+        (Verdict::RanOut, DiagnosisId::TooLittleToTell)
+    );
+    let r = report_of(&[held_out("heldout36", "04-")]);
+    assert!(r.headline.text.contains("the framework's whole pool"));
+}

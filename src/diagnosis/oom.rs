@@ -18,8 +18,10 @@ pub fn capacity(m: &OomMessage) -> Option<u64> {
 /// pool the framework announced (`Created TensorFlow device (… with 11671 MB memory)`,
 /// then `failed to allocate 11.40G (12238104064 bytes) from device`), or, where it
 /// announced none (TensorFlow 1.x's `Creating TensorFlow device (/gpu:0)`), of the
-/// device's whole memory, which only a framework's pool asks for. Not a tensor: the
-/// device had less free than the framework meant to take, so something else held it.
+/// device's whole memory, which only a framework's pool asks for, or of nine tenths or
+/// more of what the device had free (TensorFlow 1.x takes 95% of it: `Free memory:
+/// 10.62GiB`, then `failed to allocate 10.09G`). Not a tensor: the device had less free
+/// than the framework meant to take, so something else held it.
 pub fn is_pool_creation(m: &OomMessage) -> bool {
     let on_device = m.memory_space.as_deref() != Some("host");
     let pool = m
@@ -27,10 +29,15 @@ pub fn is_pool_creation(m: &OomMessage) -> bool {
         .as_ref()
         .and_then(|a| a.limit_bytes)
         .or(m.capacity_bytes.filter(|_| on_device));
-    m.kind == OomKind::Driver
-        && m.requested_bytes
-            .zip(pool)
-            .is_some_and(|(r, p)| r.abs_diff(p) <= p / 100)
+    let Some(request) = m.requested_bytes.filter(|_| m.kind == OomKind::Driver) else {
+        return false;
+    };
+    let the_pool = pool.is_some_and(|p| request.abs_diff(p) <= p / 100);
+    let most_of_free = m
+        .free_bytes
+        .filter(|_| on_device)
+        .is_some_and(|f| request <= f && request.saturating_mul(10) >= f.saturating_mul(9));
+    the_pool || most_of_free
 }
 
 /// `, 18.92 GiB free` when the message states what was free, for a figure's parenthesis

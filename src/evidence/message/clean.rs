@@ -372,7 +372,10 @@ pub fn joins_without_space(prev: &str, next: &str, next_indented: bool) -> bool 
     let code = last_token
         .chars()
         .any(|c| c.is_ascii_digit() || "=%._()[]{}:/,".contains(c));
-    cut && code
+    // A whole size ends a word (`… trying to allocate 1.95GiB` / `with allocator …`).
+    let whole_size = super::units::size_prefix(last_token, false)
+        .is_some_and(|(_, len)| len == last_token.len());
+    cut && code && !whole_size
 }
 
 /// A line made only of the BFC allocator's fragmentation picture (`***__x*`).
@@ -504,5 +507,12 @@ mod tests {
         assert!(joins_without_space("Padded (15.4", "4G)", false));
         assert!(joins_without_space("broadcast(bitc", "ast.26)", false));
         assert!(!joins_without_space("memory space", "hbm.", true));
+        // A whole size ends its word; a size cut inside goes on.
+        assert!(!joins_without_space(
+            "Out of memory while trying to allocate 1.95GiB",
+            "with allocator GPU_0_bfc on device 0.",
+            false
+        ));
+        assert!(joins_without_space("trying to allocate 1.9", "5GiB", false));
     }
 }

@@ -88,6 +88,15 @@ pub fn headline(body: &str) -> Option<Draft> {
         // CuPy's memory pool: `Out of memory allocating 1,600,000,000 bytes (allocated so
         // far: 2,281,307,136 bytes).`
         m.used_bytes = count_after(rest, "(allocated so far: ");
+        // Newer XLA names the allocator and the device: `… allocate 1.95GiB with allocator
+        // GPU_0_bfc on device 0.`
+        if let Some(name) = after(rest, "with allocator ").and_then(word) {
+            m.allocator = Some(AllocatorStats {
+                name: name.trim_end_matches(['.', ',']).to_string(),
+                ..AllocatorStats::default()
+            });
+            m.device_ordinal = after(rest, " on device ").and_then(leading_u32);
+        }
     } else if let Some(rest) = after(body, "Failed to allocate request for ") {
         m.requested_bytes = units::size_exact_prefix(rest, false).map(|s| s.0);
         m.device_ordinal = after(rest, "on device ordinal ").and_then(leading_u32);
