@@ -126,7 +126,7 @@ pub fn headline(body: &str) -> Option<Draft> {
         if draft.engine_try {
             m.memory_space = Some(WORKSPACE.into());
         }
-    } else if let Some(bytes) = host_allocation(body).or_else(|| tcmalloc(body).map(|t| t.0)) {
+    } else if let Some(bytes) = host_allocation_reported(body) {
         m.requested_bytes = Some(bytes);
         m.memory_space = Some("host".into());
         draft.failure = body.contains(NIL);
