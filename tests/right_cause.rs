@@ -623,8 +623,10 @@ fn repeats_on_other_devices_autotuner_skips_and_exact_counts() {
 
 /// Host memory warnings alone (TensorFlow's `Allocation of N exceeds 10% of system
 /// memory`, tcmalloc's `large alloc N bytes`) are read as warnings about the machine's
-/// RAM: one 6.19 GiB allocation is one array held whole (tensorflow#35875); allocations
-/// of 1.18 GiB are the model and data outgrowing the host (ctrl#63).
+/// RAM: each warning names one allocation, one array held whole, whether of 6.19 GiB
+/// (tensorflow#35875) or 1.18 GiB (ctrl#63); 528 MiB of a dataset converted whole
+/// (heldout38/09, the CIFAR-10 training split) is one too. A host that died after such
+/// warnings ran out of all the process held (`host_warning`).
 #[test]
 fn host_memory_warnings_are_about_the_hosts_ram() {
     let r = report_of(&[held_out("heldout8", "28-")]);
@@ -648,7 +650,15 @@ fn host_memory_warnings_are_about_the_hosts_ram() {
         r.error.as_ref().unwrap().message.requested_bytes,
         Some(1_262_256_128)
     );
-    assert_eq!(r.diagnosis[0].id, DiagnosisId::AggregateTooBig);
+    assert_eq!(r.diagnosis[0].id, DiagnosisId::DominantBuffer);
+
+    let r = report_of(&[held_out("heldout38", "09-")]);
+    assert_eq!(r.headline.verdict, Verdict::Warning);
+    assert_eq!(
+        r.error.as_ref().unwrap().message.requested_bytes,
+        Some(552_960_000)
+    );
+    assert_eq!(r.diagnosis[0].id, DiagnosisId::DominantBuffer);
 }
 
 /// ptxas refusing an XLA:GPU fusion's shared data, printed in hexadecimal (jax#27190), is
@@ -714,6 +724,33 @@ fn wordings_never_collected_are_read_not_refused() {
     );
     assert_eq!(r.diagnosis[0].id, DiagnosisId::HeldElsewhere);
     assert!(all_words(&r).contains("XLA_PYTHON_CLIENT_PREALLOCATE=false"));
+
+    // XLA:TPU's newer wording by the temporaries, wrapped (heldout37/06), and the usage
+    // sentence a run note quotes without its headline (heldout37/08): the program does
+    // not fit, by every figure they state.
+    for (file, used, capacity) in [
+        ("06-", 41_102_837_023, 33_543_694_582),
+        ("08-", 105_581_033_554, 33_017_561_088),
+    ] {
+        let r = report_of(&[held_out("heldout37", file)]);
+        let m = &r.error.as_ref().unwrap().message;
+        assert_eq!(
+            (m.used_bytes, m.capacity_bytes),
+            (Some(used), Some(capacity))
+        );
+        assert_eq!(m.memory_space.as_deref(), Some("hbm"));
+        assert_eq!(r.headline.verdict, Verdict::DoesNotFit, "{file}");
+        assert_eq!(r.diagnosis[0].id, DiagnosisId::AggregateTooBig, "{file}");
+    }
+}
+
+/// The allocator prints a request under a MiB with one decimal (`141.1KiB`); XLA's exact
+/// count of the same request beside it wins (heldout38/07).
+#[test]
+fn a_kib_request_printed_rounded_takes_the_exact_count() {
+    let m = read_from("heldout38", "07-");
+    assert_eq!(m.requested_bytes, Some(144_480));
+    assert_eq!(m.allocator.map(|a| a.name).as_deref(), Some("GPU_0_bfc"));
 }
 
 /// Figures of new wordings: the Neuron compiler's estimate against the chip

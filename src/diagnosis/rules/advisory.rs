@@ -49,8 +49,13 @@ pub fn allocator_warning(cx: &Context<'_>) -> Option<Line> {
     ]))
 }
 
-/// One host allocation this large is one array held whole in host memory (a dataset or
-/// images loaded at once), about a third of a Colab host's RAM.
+/// A warning names one allocation: from this size, one array held whole in host memory
+/// (a dataset or images loaded at once, a model's weights read in one piece) is the
+/// story, whatever else the program holds.
+const ONE_WARNED_ARRAY: u64 = 64 << 20;
+
+/// A host that ran out after such warnings ran out of everything the process held; one
+/// allocation is the story only from this size, about a third of a Colab host's RAM.
 const ONE_HOST_ARRAY: u64 = 4 << 30;
 
 /// TensorFlow warns of an allocation above 10% of the host's free RAM, so a warning of
@@ -110,7 +115,13 @@ pub fn host_warning(cx: &Context<'_>) -> Option<Line> {
             ),
             "the host's RAM held by something else",
         )
-    } else if request >= ONE_HOST_ARRAY {
+    } else if request
+        >= if warned {
+            ONE_WARNED_ARRAY
+        } else {
+            ONE_HOST_ARRAY
+        }
+    {
         (
             DiagnosisId::DominantBuffer,
             format!(

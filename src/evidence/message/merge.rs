@@ -104,21 +104,25 @@ fn rounded(m: &OomMessage) -> Option<u64> {
     m.allocator.as_ref()?.rounded_request_bytes
 }
 
-/// Whether `rounded` is what a size printed with two decimals (`122.10GiB`) reads as, and
+/// Whether `rounded` is what a size printed rounded (`122.10GiB`, `141.1KiB`) reads as, and
 /// `exact`, another count, prints the same: the same request, `exact` the better figure.
 fn printed_rounded(rounded: u64, exact: u64) -> bool {
     if rounded == exact {
         return false;
     }
-    let Some(unit) = [1u64 << 40, 1 << 30, 1 << 20]
-        .into_iter()
-        .find(|&u| rounded >= u)
-    else {
+    // The allocator prints KiB with one decimal (`141.1KiB`), larger units with two.
+    let units = [
+        (1u64 << 40, 100.0),
+        (1 << 30, 100.0),
+        (1 << 20, 100.0),
+        (1 << 10, 10.0),
+    ];
+    let Some((unit, scale)) = units.into_iter().find(|&(u, _)| rounded >= u) else {
         return false;
     };
-    let hundredths = |n: u64| (n as f64 / unit as f64 * 100.0).round();
-    let printed = hundredths(rounded);
-    (printed / 100.0 * unit as f64).round() as u64 == rounded && hundredths(exact) == printed
+    let digits = |n: u64| (n as f64 / unit as f64 * scale).round();
+    let printed = digits(rounded);
+    (printed / scale * unit as f64).round() as u64 == rounded && digits(exact) == printed
 }
 
 /// Whether the BFC allocator's `rounded` is `exact` rounded up to its 256-byte
@@ -311,5 +315,8 @@ mod tests {
         assert!(printed_rounded(131_103_876_710, 131_108_848_800));
         assert!(!printed_rounded(131_108_848_800, 131_103_876_710));
         assert!(!printed_rounded(131_103_876_710, 141_103_876_710));
+        // `141.1KiB` (one decimal below a MiB) beside XLA's `144480 bytes`.
+        assert!(printed_rounded(144_486, 144_480));
+        assert!(!printed_rounded(144_486, 144_600));
     }
 }

@@ -74,6 +74,7 @@ pub fn has_trigger(body: &str) -> bool {
         || super::driver::TRIGGERS.iter().any(|t| body.contains(t))
         || super::foreign::TRIGGERS.iter().any(|t| body.contains(t))
         || super::neuron::TRIGGERS.iter().any(|t| body.contains(t))
+        || super::tpu::has_trigger(body)
 }
 
 /// A one-line message (the last resort after the TPU and BFC headlines).

@@ -30,6 +30,12 @@ const KEYS: [&str; 15] = [
     "program",
 ];
 
+/// Whether `body` holds a TPU wording that carries none of the generic triggers
+/// (`short::has_trigger`).
+pub fn has_trigger(body: &str) -> bool {
+    is_bare_usage(body) || is_temporaries_check(body)
+}
+
 pub fn is_key_line(body: &str) -> bool {
     KEYS.iter().any(|k| body.starts_with(k))
 }
@@ -38,8 +44,10 @@ pub fn is_key_line(body: &str) -> bool {
 /// abort or a runtime failure.
 pub fn headline(body: &str) -> Option<Draft> {
     let (kind, fill): (OomKind, fn(&mut Draft, &str)) =
-        if body.contains("Ran out of memory in memory space") {
+        if body.contains("Ran out of memory in memory space") || is_bare_usage(body) {
             (OomKind::TpuCompileHbm, compile_check)
+        } else if is_temporaries_check(body) {
+            (OomKind::TpuCompileHbm, temporaries_check)
         } else if body.contains("TensorCore Hbm usage") {
             (OomKind::TpuTcSc, tensorcore_sparsecore)
         } else if body.contains("Aborting compilation early")
@@ -57,11 +65,49 @@ pub fn headline(body: &str) -> Option<Draft> {
     Some(draft)
 }
 
+/// The compile-time check's usage sentence quoted without its headline (`Used 98.33G of
+/// 30.75G hbm. Exceeded hbm capacity by 67.59G`, as run notes copy it).
+/// `Used ` must come first: a line a log wrapped after `Used 59.41G of` goes on with
+/// `31.25G hbm. Exceeded hbm capacity …`, the tail of the headline before it.
+fn is_bare_usage(body: &str) -> bool {
+    after(body, "Used ").is_some_and(|rest| rest.contains(BARE_USAGE))
+}
+
+/// What [`is_bare_usage`] looks for: the end of `Used X of Y hbm.` and the start of the
+/// sentence after it, which only this message puts side by side.
+const BARE_USAGE: &str = "hbm. Exceeded hbm capacity";
+
+/// Newer XLA:TPU words its compile-time check by the program's temporaries: `Ran out of
+/// memory on HBM, the total memory required for HLO temporaries (38.28G) exceeds
+/// available HBM (31.24G).`
+fn is_temporaries_check(body: &str) -> bool {
+    body.contains(TEMPORARIES_HEADLINE) || body.contains(TEMPORARIES_LIMIT)
+}
+
+/// The two halves of that message, either of which may be alone on a line a log wrapped.
+const TEMPORARIES_HEADLINE: &str = "Ran out of memory on HBM";
+const TEMPORARIES_LIMIT: &str = "exceeds available HBM (";
+
+/// `… HLO temporaries (38.28G) exceeds available HBM (31.24G).`: what the program needs
+/// is the size in the last parentheses before the limit.
+fn temporaries_check(draft: &mut Draft, body: &str) {
+    let m = &mut draft.msg;
+    m.memory_space = Some("hbm".into());
+    if let Some(at) = body.find(TEMPORARIES_LIMIT) {
+        let need = body
+            .get(..at)
+            .and_then(|head| head.rfind('(').map(|p| (head, p)));
+        m.used_bytes = need.and_then(|(head, p)| size_after(head.get(p..)?, "("));
+        m.capacity_bytes = size_after(body, TEMPORARIES_LIMIT);
+    }
+}
+
 /// `Ran out of memory in memory space hbm. Used 49.34G of 32.00G hbm. Exceeded hbm
 /// capacity by 17.34G.`
 fn compile_check(draft: &mut Draft, body: &str) {
     let m = &mut draft.msg;
     m.memory_space = after(body, "in memory space ")
+        .or_else(|| after(body, "Exceeded "))
         .and_then(word)
         .map(|w| w.trim_end_matches(['.', ',', ':']).to_string());
     if let Some(used) = after(body, "Used ") {
@@ -512,6 +558,38 @@ mod tests {
         assert_eq!(d.msg.error_code.as_deref(), Some("E1000"));
         assert_eq!(d.msg.capacity_bytes, Some(32 << 30));
         assert_eq!(d.msg.used_bytes, Some(52_978_421_596)); // 49.34 × 2^30
+    }
+
+    #[test]
+    fn reads_the_temporaries_wording_and_the_bare_usage_sentence() {
+        // heldout37/06: the newer wording, whose two halves a log may wrap apart.
+        let d = headline("Ran out of memory on HBM, the total memory required for HLO temporaries (38.28G) exceeds available HBM (31.24G).").unwrap();
+        assert_eq!(d.msg.kind, OomKind::TpuCompileHbm);
+        assert_eq!(d.msg.memory_space.as_deref(), Some("hbm"));
+        assert_eq!(d.msg.used_bytes, Some(41_102_837_023));
+        assert_eq!(d.msg.capacity_bytes, Some(33_543_694_582));
+        let tail =
+            headline("for HLO temporaries (100.13G) exceeds available HBM (94.74G).").unwrap();
+        assert_eq!(tail.msg.used_bytes, Some(107_513_768_837));
+        assert!(has_trigger(
+            "RESOURCE_EXHAUSTED: Ran out of memory on HBM, the total"
+        ));
+        // heldout37/08: the usage sentence quoted alone in a run note.
+        let d =
+            headline("**Symptom**: `Used 98.33G of 30.75G hbm. Exceeded hbm capacity by 67.59G`")
+                .unwrap();
+        assert_eq!(d.msg.memory_space.as_deref(), Some("hbm"));
+        assert_eq!(d.msg.used_bytes, Some(105_581_033_554));
+        assert_eq!(d.msg.capacity_bytes, Some(33_017_561_088));
+        assert_eq!(d.msg.exceeded_by_bytes, Some(72_574_209_884));
+        // A wrapped headline's tail is no quote of its own (heldout23/04), and prose that
+        // says HBM ran short, with no figure, is no message.
+        assert!(!has_trigger(
+            "31.25G hbm. Exceeded hbm capacity by 28.16G.` Never reached step 0."
+        ));
+        assert!(!has_trigger(
+            "the cumulative sort buffer exceeds available HBM even at the smallest batch."
+        ));
     }
 
     #[test]
