@@ -744,6 +744,23 @@ fn wordings_never_collected_are_read_not_refused() {
     }
 }
 
+/// TensorFlow logs the driver refusing its pool a region (`failed to allocate 4.00G …
+/// CUDA_ERROR_OUT_OF_MEMORY`) and goes on; BFC's warning after it, for a request no
+/// larger, says the caller does without: nothing failed (heldout40/01, a run that
+/// prints its test accuracy and exits with code 0). The refusal is the pool's growth.
+#[test]
+fn a_refused_region_before_a_warning_is_no_failure() {
+    let r = report_of(&[held_out("heldout40", "01-")]);
+    assert_eq!(r.headline.verdict, Verdict::Warning);
+    let m = &r.error.as_ref().unwrap().message;
+    assert_eq!(m.pool_growth_refused_bytes, Some(4_294_967_296));
+    assert_eq!(m.advisory_request_bytes, Some(2_791_728_742));
+    assert_eq!(
+        m.allocator.as_ref().map(|a| a.name.as_str()),
+        Some("GPU_0_bfc")
+    );
+}
+
 /// The allocator prints a request under a MiB with one decimal (`141.1KiB`); XLA's exact
 /// count of the same request beside it wins (heldout38/07).
 #[test]

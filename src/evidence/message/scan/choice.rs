@@ -29,7 +29,8 @@ impl Scanner {
     /// Keeps `msg` if it states at least as much as the best of its rank so far.
     pub(super) fn offer(&mut self, failure: bool, msg: OomMessage) {
         let score = detail(&msg);
-        if !failure && msg.kind == OomKind::BfcRuntime && self.best.is_none() {
+        let only_growth_refused = self.best.is_none() || self.failures_only_grew_the_pool();
+        if !failure && msg.kind == OomKind::BfcRuntime && only_growth_refused {
             match (self.advisory_request, msg.requested_bytes) {
                 (None, request) => {
                     self.advisory_request = request;
@@ -64,12 +65,37 @@ impl Scanner {
         }
     }
 
+    /// Whether every failure read so far is the driver refusing device memory (the BFC
+    /// allocator asking for a new region of its pool), none of them a failure of the
+    /// program's own: TensorFlow logs such a refusal and goes on with the memory it has.
+    fn failures_only_grew_the_pool(&self) -> bool {
+        !self.recent.is_empty() && self.recent.iter().all(is_device_refusal)
+    }
+
     /// The message the text's lines make, before what others printed about it is
     /// joined in: the best failure, else warnings (which a failure after them may turn
     /// into one), else an allocator state alone, a line in an unknown wording, or the
     /// scheduler's limit.
     fn chosen(&mut self) -> Option<OomMessage> {
+        let grew_for_warning = self.failures_only_grew_the_pool();
         Some(match (self.best.take(), self.best_warning.take()) {
+            // The driver refused the pool a region, then BFC said its request, no larger
+            // than the region, is not a failure: the allocator went on without it, and
+            // nothing failed (`failed to allocate 4.00G … CUDA_ERROR_OUT_OF_MEMORY`, then
+            // `… trying to allocate 2.60GiB. The caller indicates that this is not a
+            // failure`).
+            (Some((_, refusal)), Some((_, warning)))
+                if grew_for_warning
+                    && warning.kind == OomKind::BfcRuntime
+                    && warning.requested_bytes.is_some()
+                    && warning.requested_bytes <= refusal.requested_bytes =>
+            {
+                OomMessage {
+                    advisory: true,
+                    pool_growth_refused_bytes: refusal.requested_bytes,
+                    ..warning
+                }
+            }
             (Some((_, msg)), _) => msg,
             // Host memory warnings, then the host failing (`std::bad_alloc`, the OOM
             // killer): the process died for want of RAM, which the failure says; the
@@ -245,6 +271,12 @@ fn may_be_one_device(a: Option<u32>, b: Option<u32>) -> bool {
     a.zip(b).is_none_or(|(a, b)| a == b)
 }
 
+/// A driver's refusal of device memory for want of it (not a fault of the driver, not
+/// the host's pinned memory).
+fn is_device_refusal(o: &OomMessage) -> bool {
+    o.kind == OomKind::Driver && !o.is_driver_fault() && o.memory_space.as_deref() != Some("host")
+}
+
 /// The driver's refusal of the BFC allocator's attempt to grow its pool, among the other
 /// failures of the text: a device allocation of at least the request, refused for want
 /// of memory (TensorFlow asks the driver for a new region before it gives up).
@@ -253,8 +285,7 @@ fn growth_refused(msg: &OomMessage, others: &VecDeque<OomMessage>) -> Option<u64
     others
         .iter()
         .rev()
-        .filter(|o| o.kind == OomKind::Driver && !o.is_driver_fault())
-        .filter(|o| o.memory_space.as_deref() != Some("host"))
+        .filter(|o| is_device_refusal(o))
         .filter_map(|o| o.requested_bytes)
         .find(|&refused| refused >= request)
 }
