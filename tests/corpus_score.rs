@@ -413,11 +413,11 @@ fn the_thirty_ninth_and_fortieth_stay_where_they_were_measured() {
 /// Tenstorrent DRAM banks; 8: Triton shared memory on GB10 and MI300X, TensorFlow's
 /// tensor line, hosts killed by Slurm and SGE, PyTorch and NumPy) while round 30 was
 /// made, and measured once with its build (8eb1025) at 100% / 44.4% and 80.0% / 50.0%
-/// (their READMEs).
+/// (their READMEs); since round 31 (tuned on them), development sets.
 #[test]
 fn the_forty_first_and_second_stay_where_they_were_measured() {
     stays_at_least("tests/heldout41/errors", 9, 99.9, 44.4);
-    stays_at_least("tests/heldout42/errors", 8, 79.9, 49.9);
+    stays_at_least("tests/heldout42/errors", 8, 99.9, 74.9);
 }
 
 /// The sets a second annotator triaged again, blind (`triage_second`,
@@ -433,7 +433,7 @@ fn where_two_annotators_agree() {
     assert_eq!(two.seconded, 567);
     assert_eq!(two.agreed, 375);
     assert!(
-        two.right_where_agreed >= 311,
+        two.right_where_agreed >= 313,
         "right on {} of the {} where the annotators agree",
         two.right_where_agreed,
         two.agreed

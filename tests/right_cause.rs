@@ -761,6 +761,36 @@ fn a_refused_region_before_a_warning_is_no_failure() {
     );
 }
 
+/// One request of an allocator that allocates array by array is one array: NumPy's
+/// `_ArrayMemoryError: Unable to allocate 306. GiB` (its three significant digits keep
+/// the point; heldout42/08) and PyTorch's `OutOfMemoryError: Tried to allocate 16.00 GiB`
+/// quoted without its module (heldout42/07). TensorFlow's tensor line quoted in a
+/// sentence keeps its type without the sentence's end (heldout42/03).
+#[test]
+fn one_request_of_an_array_allocator_is_one_array() {
+    let r = report_of(&[held_out("heldout42", "08-")]);
+    let m = &r.error.as_ref().unwrap().message;
+    assert_eq!(
+        (m.requested_bytes, m.memory_space.as_deref()),
+        (Some(328_564_998_144), Some("host"))
+    );
+    assert_eq!(r.diagnosis[0].id, DiagnosisId::DominantBuffer);
+    assert!(r.diagnosis[0]
+        .text
+        .contains("NumPy allocates array by array"));
+
+    let r = report_of(&[held_out("heldout42", "07-")]);
+    assert_eq!(
+        r.error.as_ref().unwrap().message.framework,
+        Some(oomlens::evidence::message::Framework::Pytorch)
+    );
+    assert_eq!(r.diagnosis[0].id, DiagnosisId::DominantBuffer);
+
+    let m = read_from("heldout42", "03-");
+    assert_eq!(m.requested_dtype.as_deref(), Some("double"));
+    assert_eq!(m.requested_bytes_from_shape, Some(50_331_648_000));
+}
+
 /// The allocator prints a request under a MiB with one decimal (`141.1KiB`); XLA's exact
 /// count of the same request beside it wins (heldout38/07).
 #[test]

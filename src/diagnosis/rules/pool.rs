@@ -20,7 +20,7 @@
 
 use crate::diagnosis::line::{advice, pct, Context, Line};
 use crate::diagnosis::oom;
-use crate::evidence::message::{Framework, OomMessage, PoolPicture};
+use crate::evidence::message::{Framework, OomMessage, PoolPicture, NUMPY_ARRAY_OP};
 use crate::report::model::{Diagnosis, DiagnosisId, Label};
 use crate::units::size;
 
@@ -114,10 +114,17 @@ pub fn pytorch_holds_most(cx: &Context<'_>, lines: &[Diagnosis]) -> Option<Line>
 }
 
 /// One request this large from an allocator that allocates tensor by tensor (PyTorch's)
-/// is one tensor: 63 GiB of host memory asked at once (deeplc#125's predictions over every
-/// peptide in one matrix).
+/// or array by array (NumPy's) is one tensor: 63 GiB of host memory asked at once
+/// (deeplc#125's predictions over every peptide in one matrix), NumPy's 306 GiB
+/// `np.zeros((5020000, 16384))` (heldout42/08).
 pub fn one_large_tensor(cx: &Context<'_>, lines: &[Diagnosis]) -> Option<Line> {
-    let m = unexplained(cx, lines).filter(|m| m.framework == Some(Framework::Pytorch))?;
+    let m = unexplained(cx, lines)?;
+    let numpy = m.requested_op.as_deref() == Some(NUMPY_ARRAY_OP);
+    let (who, unit) = match (m.framework, numpy) {
+        (_, true) => ("NumPy", "array"),
+        (Some(Framework::Pytorch), false) => ("PyTorch", "tensor"),
+        _ => return None,
+    };
     let request = oom::request(m).filter(|&r| r >= super::message::LARGE_REQUEST)?;
     // With the memory stated, the tensor must be half of it, as one allocation over
     // half the memory is (`buffer::large_in_message`).
@@ -126,7 +133,7 @@ pub fn one_large_tensor(cx: &Context<'_>, lines: &[Diagnosis]) -> Option<Line> {
         return None;
     }
     let text = format!(
-        "one tensor of {} was asked for at once (read): PyTorch allocates tensor by tensor, so this is one array, larger than most devices' whole memory: a whole dataset, every pair of items, or every prediction in one tensor (estimated)",
+        "one {unit} of {} was asked for at once (read): {who} allocates {unit} by {unit}, so this is one array, larger than most devices' whole memory: a whole dataset, every pair of items, or every prediction in one {unit} (estimated)",
         size(request)
     );
     let line = Line::new(

@@ -19,7 +19,7 @@ use super::model::Framework;
 /// The names, each with the rank it gives (none: a name that only hides a shorter one
 /// inside it). A line is read leftmost-longest: `external/org_tensorflow/tensorflow/…`
 /// is jaxlib's path, not TensorFlow's, and `torch_xla` is PyTorch/XLA's.
-const NAMES: [(&str, Option<Rank>); 33] = [
+const NAMES: [(&str, Option<Rank>); 34] = [
     // PyTorch's caching allocator and its compilers: the failure is PyTorch's.
     (
         "OutOfMemoryError: CUDA out of memory",
@@ -34,6 +34,12 @@ const NAMES: [(&str, Option<Rank>); 33] = [
     // also on ROCm and XPU), its MPS and CPU allocators'.
     (
         "out of memory. Tried to allocate",
+        Some(Rank::PytorchFailure),
+    ),
+    // The same exception quoted without its module or device (`OutOfMemoryError: Tried
+    // to allocate 16.00 GiB`): no other framework words a failure so.
+    (
+        "OutOfMemoryError: Tried to allocate",
         Some(Rank::PytorchFailure),
     ),
     ("MPS backend out of memory", Some(Rank::PytorchFailure)),

@@ -42,7 +42,7 @@ pub use model::{
     AllocatorStats, ChunkClass, Framework, MessageAllocation, OomKind, OomMessage, PoolPicture,
     RematWarning, UsageItem,
 };
-pub use short::{CONSTANT_OP, JIT_CODE_OP, PROGRAM_LOAD_OP, WORKSPACE};
+pub use short::{CONSTANT_OP, JIT_CODE_OP, NUMPY_ARRAY_OP, PROGRAM_LOAD_OP, WORKSPACE};
 
 /// No out-of-memory message in the text.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]

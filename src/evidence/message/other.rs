@@ -22,7 +22,7 @@ use super::model::OomKind;
 use super::units;
 
 /// Wordings of the host running out of memory.
-const HOST: [&str; 9] = [
+const HOST: [&str; 10] = [
     "Cannot allocate memory",
     "Unable to allocate section memory",
     "suballocation request for ",
@@ -34,8 +34,10 @@ const HOST: [&str; 9] = [
     "out of memory: Kill",
     "invoked oom-killer",
     "crashed after using all available RAM",
-    // NumPy's `Unable to allocate N for an array with shape (…)`.
+    // NumPy's `Unable to allocate N for an array with shape (…)`, and its exception's
+    // name where a note quotes the line cut before the shape.
     "for an array with shape",
+    "ArrayMemoryError",
 ];
 
 /// Wordings of XLA:CPU's JIT failing to map memory for a compiled program's code.
@@ -78,6 +80,9 @@ pub fn headline(body: &str) -> Option<Draft> {
     if let Some(rest) = after(body, "Unable to allocate ") {
         // NumPy: `Unable to allocate 3.45 GiB for an array with shape (30000, 30000) and
         // data type float32`.
+        if body.contains("for an array") || body.contains("ArrayMemoryError") {
+            m.requested_op = Some(super::short::NUMPY_ARRAY_OP.into());
+        }
         m.requested_bytes = units::size_exact_prefix(rest, true).map(|s| s.0);
         m.requested_shape = after(rest, "with shape ").and_then(|s| {
             let end = s.find(')')?;
@@ -241,6 +246,14 @@ mod tests {
         assert_eq!(d.msg.requested_bytes, Some(3_597_035_110));
         assert_eq!(d.msg.requested_shape.as_deref(), Some("(30000, 30000)"));
         assert_eq!(d.msg.requested_dtype.as_deref(), Some("float32"));
+        let d = headline("`numpy.core._exceptions._ArrayMemoryError: Unable to allocate 306. GiB`")
+            .unwrap();
+        assert_eq!(d.msg.requested_bytes, Some(328_564_998_144));
+        assert_eq!(d.msg.memory_space.as_deref(), Some("host"));
+        assert_eq!(
+            d.msg.requested_op.as_deref(),
+            Some(super::super::short::NUMPY_ARRAY_OP)
+        );
         assert!(headline("MemoryError").is_some());
         assert!(headline("Killed").is_some());
         assert!(headline("Killed the bug").is_none());

@@ -56,6 +56,9 @@ pub const PROGRAM_LOAD_OP: &str = "program load";
 /// `requested_op` of XLA:CPU's JIT failing to map memory for compiled code (`Failed to
 /// satisfy suballocation request for 2869`, `Unable to allocate section memory!`).
 pub const JIT_CODE_OP: &str = "compiled code";
+/// `requested_op` of NumPy's `Unable to allocate N for an array with shape (…)`
+/// (`_ArrayMemoryError`): NumPy allocates array by array, so the request is one array.
+pub const NUMPY_ARRAY_OP: &str = "NumPy array";
 
 /// The compiled program a line names: the TPU runtime's `Error loading program
 /// 'jit_f'`, XLA's `[executable_name='jit_f']` after a failure.
@@ -193,7 +196,11 @@ fn tensorflow_tensor(draft: &mut Draft, body: &str) {
         s.strip_prefix('[')
             .map(|_| bounded(s.get(..=end).unwrap_or(s)))
     });
-    m.requested_dtype = after(body, "and type ").and_then(word);
+    // The type ends a sentence where a note quotes the line (`… and type double`.`).
+    m.requested_dtype = after(body, "and type ")
+        .and_then(word)
+        .map(|w| w.trim_end_matches(['.', ',', ';', '`']).to_owned())
+        .filter(|w| !w.is_empty());
     m.requested_bytes_from_shape = m
         .requested_shape
         .as_deref()

@@ -21,7 +21,7 @@ pub fn size_prefix(text: &str, unitless: bool) -> Option<(u64, usize)> {
     let (mantissa, frac_digits, number_len) =
         decimal_comma_prefix(rest).or_else(|| number_prefix(rest))?;
     let after = rest.get(number_len..)?;
-    let (shift, unit_len) = match unit_prefix(after) {
+    let (shift, unit_len) = match unit_prefix(after).or_else(|| point_then_unit(after)) {
         Some(unit) => unit,
         None if unitless => (0, 0),
         None => return None,
@@ -139,6 +139,14 @@ fn thousands_group(rest: Option<&[u8]>) -> bool {
         && !rest.get(3).is_some_and(u8::is_ascii_digit)
 }
 
+/// NumPy prints three significant digits and keeps the point when none is left after
+/// it (`Unable to allocate 306. GiB`): a point, a space and a unit word of two letters or
+/// more, so that a sentence's end (`… 306. Then`) stays a sentence's end.
+fn point_then_unit(text: &str) -> Option<(u32, usize)> {
+    let (shift, len) = unit_prefix(text.strip_prefix('.')?)?;
+    (len > 2).then_some((shift, len + 1))
+}
+
 /// The unit at the start of `text`: its power of two and its length. A full word
 /// (`bytes`, `GiB`, `MB`) may follow one space; a single letter (`G`, `K`) must be glued
 /// to the number, so `5 Exceeded` is not read as exabytes.
@@ -212,6 +220,10 @@ mod tests {
         assert_eq!(size("512.0KiB"), Some(524_288));
         assert_eq!(size("1.2M"), Some(1_258_291)); // 1258291.2
         assert_eq!(size("0B"), Some(0));
+        // NumPy keeps the point of three significant digits (heldout42/08).
+        assert_eq!(size("306. GiB"), Some(328_564_998_144));
+        assert_eq!(size("306. Then"), None);
+        assert_eq!(size("5.G"), None);
         assert_eq!(size("4.0K"), Some(4096));
         assert_eq!(size("1.25TiB"), Some(1_374_389_534_720));
         assert_eq!(size("3.47E"), Some(4_000_637_620_985_759_007)); // 3.47 × 2^60
