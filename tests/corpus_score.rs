@@ -425,11 +425,12 @@ fn the_forty_first_and_second_stay_where_they_were_measured() {
 /// VMEM window, a rematerialization warning, AWS Neuron's compiler; 9: TensorFlow's host
 /// warning, CPU allocator and tensor lines, NumPy, BFC warnings, PyTorch on ROCm, Triton
 /// shared memory) while round 31 was made, and measured once with its build (4997e37)
-/// at 42.9% / 25.0% and 89.4% / 44.4% (their READMEs).
+/// at 42.9% / 25.0% and 89.4% / 44.4% (their READMEs); since round 32 (tuned on them),
+/// development sets.
 #[test]
 fn the_forty_third_and_fourth_stay_where_they_were_measured() {
-    stays_at_least("tests/heldout43/errors", 8, 42.8, 24.9);
-    stays_at_least("tests/heldout44/errors", 9, 89.3, 44.4);
+    stays_at_least("tests/heldout43/errors", 8, 99.9, 37.4);
+    stays_at_least("tests/heldout44/errors", 9, 97.8, 55.5);
 }
 
 /// The sets a second annotator triaged again, blind (`triage_second`,
@@ -445,7 +446,7 @@ fn where_two_annotators_agree() {
     assert_eq!(two.seconded, 584);
     assert_eq!(two.agreed, 385);
     assert!(
-        two.right_where_agreed >= 318,
+        two.right_where_agreed >= 320,
         "right on {} of the {} where the annotators agree",
         two.right_where_agreed,
         two.agreed

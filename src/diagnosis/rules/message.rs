@@ -257,6 +257,10 @@ pub(crate) fn remat_gave_up(m: &OomMessage) -> bool {
     };
     match (r.limit_bytes, r.reduced_to_bytes) {
         (Some(limit), Some(reached)) => limit != 0 && i128::from(reached) > i128::from(limit),
+        // A negative limit with what was reached cut off (a note quotes `Can't reduce
+        // memory use below -137.14GiB by rematerialization` alone): nothing reached is
+        // below zero.
+        (Some(limit), None) => limit < 0,
         _ => false,
     }
 }

@@ -12,6 +12,11 @@ pub const MAX_LINE: usize = 64 * 1024;
 
 /// How far into a line a log prefix may reach.
 const PREFIX_SEARCH: usize = 400;
+/// The most whitespace-separated fields a log prefix holds before its `file.cc:N]`
+/// (glog's `I0312 16:17:33.380804 12345 file.cc:405]` has four, TensorFlow's
+/// `2025-03-12 16:17:33.380804: I tensorflow/….cc:405]` four, with room for a host and
+/// a process name before them).
+const MAX_PREFIX_FIELDS: usize = 10;
 
 /// Calls `f` on every physical line of `text`: split at `\n`, at `\r\n`, and at a lone
 /// `\r` (progress bars), longer ones cut at `MAX_LINE` on a character boundary. A log
@@ -217,7 +222,14 @@ fn log_prefix_len(line: &str) -> usize {
     }
     let window = head.get(..head.len().min(PREFIX_SEARCH)).unwrap_or(head);
     for (at, _) in window.match_indices(']') {
-        if ends_with_file_line(window.get(..at).unwrap_or("")) {
+        let prefix = window.get(..at).unwrap_or("");
+        // A prefix is a few fields (date, time, thread, level, file); a message before
+        // the `file.cc:N]` is a line that quotes a log record after its own text (`7.
+        // RESOURCE_EXHAUSTED: OOM when allocating … 2025-03-12 16:17:33: I …cc:405]`).
+        if prefix.split_whitespace().count() > MAX_PREFIX_FIELDS {
+            break;
+        }
+        if ends_with_file_line(prefix) {
             let end = at + 1;
             let space = usize::from(head.get(end..).is_some_and(|r| r.starts_with(' ')));
             return job + end + space;
@@ -376,6 +388,21 @@ pub fn joins_without_space(prev: &str, next: &str, next_indented: bool) -> bool 
     let whole_size = super::units::size_prefix(last_token, false)
         .is_some_and(|(_, len)| len == last_token.len());
     cut && code && !whole_size
+}
+
+/// Whether a line a console cut at its width was cut at a space the cut removed, though
+/// the console cuts wherever its width ends: a clause ends and a word starts (`…, 0B
+/// intermediate tensors,` + `and 16.00GB internal …`), or a word ends and a number
+/// starts (`… trying to allocate` + `29.91GiB [executable_name=…]`), which no token
+/// glues together. A number cut after its thousands separator (`6,532,` + `939,776
+/// bytes`) or its point, and a word cut inside (`OP_RE` + `QUIRES`), go on without one.
+pub fn space_at_cut(prev: &str, next: &str) -> bool {
+    let (Some(tail), Some(head)) = (prev.chars().next_back(), next.chars().next()) else {
+        return false;
+    };
+    let clause = matches!(tail, ',' | ';') && head.is_alphabetic();
+    let word_then_number = tail.is_alphabetic() && head.is_ascii_digit();
+    clause || word_then_number
 }
 
 /// A line made only of the BFC allocator's fragmentation picture (`***__x*`).

