@@ -818,6 +818,19 @@ fn neuron_peaks_negative_limits_and_memory_outside_pytorch() {
     );
 }
 
+/// Texts the forty-sixth set found refused are read as the host out of memory: Slurm's
+/// `oom_kill event` (heldout46/01) and a shell's `line 4: 8 Killed` printed after a
+/// progress bar (heldout46/08).
+#[test]
+fn batch_systems_and_shells_killing_for_memory_are_read() {
+    for file in ["01-", "02-", "08-"] {
+        let r = report_of(&[held_out("heldout46", file)]);
+        let m = &r.error.as_ref().unwrap().message;
+        assert_eq!(m.memory_space.as_deref(), Some("host"), "{file}");
+        assert_eq!(r.headline.verdict, Verdict::RanOut, "{file}");
+    }
+}
+
 /// The allocator prints a request under a MiB with one decimal (`141.1KiB`); XLA's exact
 /// count of the same request beside it wins (heldout38/07).
 #[test]

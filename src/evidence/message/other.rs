@@ -22,7 +22,7 @@ use super::model::OomKind;
 use super::units;
 
 /// Wordings of the host running out of memory.
-const HOST: [&str; 10] = [
+const HOST: [&str; 12] = [
     "Cannot allocate memory",
     "Unable to allocate section memory",
     "suballocation request for ",
@@ -33,6 +33,11 @@ const HOST: [&str; 10] = [
     "Out of memory: Kill",
     "out of memory: Kill",
     "invoked oom-killer",
+    // Slurm's step daemon after the job's cgroup killed a task: `slurmstepd: error:
+    // Detected 1 oom_kill event in StepId=23927666.batch. Some of the step tasks have
+    // been OOM Killed.` (older releases: `oom-kill event(s)`).
+    "oom_kill event",
+    "oom-kill event",
     "crashed after using all available RAM",
     // NumPy's `Unable to allocate N for an array with shape (…)`, and its exception's
     // name where a note quotes the line cut before the shape.
@@ -154,6 +159,9 @@ fn job_killed(line: &str) -> bool {
     if !line.contains("Killed") {
         return false;
     }
+    if script_killed_after_text(line) {
+        return true;
+    }
     let mut words = line.split_whitespace().take(8);
     let first = words.next().unwrap_or("");
     let job = first.starts_with('[') && first.trim_end_matches(['+', '-']).ends_with(']');
@@ -168,6 +176,26 @@ fn job_killed(line: &str) -> bool {
         (before_pid, pid) = (pid, word);
     }
     false
+}
+
+/// The script's report printed after other text on the same line, as after a progress
+/// bar that ended without a line break (`…12.60it/s, loss=0.0986]train.sh: line 42:
+/// 1208020 Killed                  python train.py`): `line N: PID Killed` and the
+/// command after it.
+fn script_killed_after_text(line: &str) -> bool {
+    let digits = |w: &str| !w.is_empty() && w.bytes().all(|b| b.is_ascii_digit());
+    line.match_indices("Killed").any(|(at, word)| {
+        let before = line.get(..at).unwrap_or("");
+        let last: Vec<&str> = before.split_whitespace().rev().take(3).collect();
+        let [pid, number, "line"] = last.as_slice() else {
+            return false;
+        };
+        let command = line.get(at + word.len()..).unwrap_or("");
+        digits(pid)
+            && number.strip_suffix(':').is_some_and(digits)
+            && command.starts_with(' ')
+            && !command.trim().is_empty()
+    })
 }
 
 /// Whether the shell's `Killed` follows a host memory warning on its own line, as when a
@@ -276,6 +304,15 @@ mod tests {
         assert!(headline("./mk-word2vec-fasttext.sh: line 23: 172990 Killed                  python3 src/train_embeddings.py --corpus x").is_some());
         assert!(headline("[1]+  Killed                  python3 train.py").is_some());
         assert!(headline("2 Killed").is_none());
+        // After a progress bar that ended without a line break (heldout46/01, 08).
+        assert!(headline("Epoch 1:  30%|███       | 13848/45694 [16:17<42:07, 12.60it/s, loss=0.0986]train.sh: line 42: 1208020 Killed                  python train.py").is_some());
+        assert!(headline(
+            "0/3 [00:00<?, ?it/s]start.sh: line 4:     8 Killed                  python -u run.py"
+        )
+        .is_some());
+        assert!(headline("at line 4: 8 Killed").is_none());
+        let d = headline("slurmstepd: error: Detected 1 oom_kill event in StepId=23927666.batch. Some of the step tasks have been OOM Killed.").unwrap();
+        assert_eq!(d.msg.memory_space.as_deref(), Some("host"));
         assert!(headline("we saw 3 Killed processes").is_none());
         assert!(killed_after_warning(
             "The error \"Allocation of 17198850112 exceeds 10% of free system memory. Killed\" indicates"
