@@ -67,10 +67,7 @@ pub fn headline(body: &str) -> Option<Draft> {
         if name.contains("host") {
             m.memory_space = Some("host".into());
         }
-        m.allocator = Some(AllocatorStats {
-            name,
-            ..AllocatorStats::default()
-        });
+        m.allocator = Some(AllocatorStats::named(name));
     }
     if rounded.is_some() {
         let allocator = m.allocator.get_or_insert_with(AllocatorStats::default);

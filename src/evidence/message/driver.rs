@@ -82,10 +82,7 @@ pub fn headline(body: &str) -> Option<Draft> {
         m.kind = OomKind::Short;
         let name = before.trim_end().rsplit(' ').next().unwrap_or("");
         if name.contains('_') && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_') {
-            m.allocator = Some(AllocatorStats {
-                name: name.into(),
-                ..AllocatorStats::default()
-            });
+            m.allocator = Some(AllocatorStats::named(name));
         }
     }
     cuda_reported(&mut draft, body);

@@ -435,6 +435,14 @@ impl PoolPicture {
 }
 
 impl AllocatorStats {
+    /// An allocator known only by the name a line printed (`… by allocator GPU_0_bfc`).
+    pub fn named(name: impl Into<String>) -> Self {
+        AllocatorStats {
+            name: name.into(),
+            ..AllocatorStats::default()
+        }
+    }
+
     /// Its name as a report says it: `GPU_0_bfc`, or "the allocator" when none was printed.
     pub fn display_name(&self) -> &str {
         if self.name.is_empty() {

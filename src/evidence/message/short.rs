@@ -95,10 +95,7 @@ pub fn headline(body: &str) -> Option<Draft> {
         // Newer XLA names the allocator and the device: `… allocate 1.95GiB with allocator
         // GPU_0_bfc on device 0.`
         if let Some(name) = after(rest, "with allocator ").and_then(word) {
-            m.allocator = Some(AllocatorStats {
-                name: name.trim_end_matches(['.', ',']).to_string(),
-                ..AllocatorStats::default()
-            });
+            m.allocator = Some(AllocatorStats::named(name.trim_end_matches(['.', ','])));
             m.device_ordinal = after(rest, " on device ").and_then(leading_u32);
         }
     } else if let Some(rest) = after(body, "Failed to allocate request for ") {
@@ -243,10 +240,7 @@ fn tensorflow_tensor(draft: &mut Draft, body: &str) {
         } else {
             name
         };
-        m.allocator = Some(AllocatorStats {
-            name,
-            ..AllocatorStats::default()
-        });
+        m.allocator = Some(AllocatorStats::named(name));
     }
 }
 

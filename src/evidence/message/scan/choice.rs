@@ -238,10 +238,7 @@ impl Scanner {
             .is_some_and(|(a, r)| same_size(a, r));
         if !msg.advisory && msg.allocator.is_none() && warned_of_it {
             if let Some(name) = self.advisory_allocator.take().filter(|n| !n.is_empty()) {
-                msg.allocator = Some(AllocatorStats {
-                    name,
-                    ..AllocatorStats::default()
-                });
+                msg.allocator = Some(AllocatorStats::named(name));
             }
         }
         msg.later_advisory_requests_bytes = std::mem::take(&mut self.later_advisories);
