@@ -105,6 +105,11 @@ pub fn host_warning(cx: &Context<'_>) -> Option<Line> {
             " (estimated)",
         )
     };
+    let one_array = if warned {
+        ONE_WARNED_ARRAY
+    } else {
+        ONE_HOST_ARRAY
+    };
     let (id, text, cause) = if request < SMALL_HOST_WARNING {
         (
             DiagnosisId::HeldElsewhere,
@@ -115,13 +120,7 @@ pub fn host_warning(cx: &Context<'_>) -> Option<Line> {
             ),
             "the host's RAM held by something else",
         )
-    } else if request
-        >= if warned {
-            ONE_WARNED_ARRAY
-        } else {
-            ONE_HOST_ARRAY
-        }
-    {
+    } else if request >= one_array {
         (
             DiagnosisId::DominantBuffer,
             format!(

@@ -85,7 +85,7 @@ pub fn headline(body: &str) -> Option<Draft> {
     if let Some(rest) = after(body, "Unable to allocate ") {
         // NumPy: `Unable to allocate 3.45 GiB for an array with shape (30000, 30000) and
         // data type float32`.
-        if body.contains("for an array") || body.contains("ArrayMemoryError") {
+        if body.contains(NUMPY_TAIL) || body.contains("ArrayMemoryError") {
             m.requested_op = Some(super::short::NUMPY_ARRAY_OP.into());
         }
         m.requested_bytes = units::size_exact_prefix(rest, true).map(|s| s.0);

@@ -29,8 +29,7 @@ impl Scanner {
     /// Keeps `msg` if it states at least as much as the best of its rank so far.
     pub(super) fn offer(&mut self, failure: bool, msg: OomMessage) {
         let score = detail(&msg);
-        let only_growth_refused = self.best.is_none() || self.failures_only_grew_the_pool();
-        if !failure && msg.kind == OomKind::BfcRuntime && only_growth_refused {
+        if !failure && msg.kind == OomKind::BfcRuntime && self.failures_only_grew_the_pool() {
             match (self.advisory_request, msg.requested_bytes) {
                 (None, request) => {
                     self.advisory_request = request;
@@ -65,11 +64,12 @@ impl Scanner {
         }
     }
 
-    /// Whether every failure read so far is the driver refusing device memory (the BFC
-    /// allocator asking for a new region of its pool), none of them a failure of the
-    /// program's own: TensorFlow logs such a refusal and goes on with the memory it has.
+    /// Whether every failure read so far (none, too) is the driver refusing device memory
+    /// (the BFC allocator asking for a new region of its pool), none of them a failure of
+    /// the program's own: TensorFlow logs such a refusal and goes on with the memory it
+    /// has. `recent` holds every failure offered until it holds `RECENT` of them.
     fn failures_only_grew_the_pool(&self) -> bool {
-        !self.recent.is_empty() && self.recent.iter().all(is_device_refusal)
+        self.recent.iter().all(is_device_refusal)
     }
 
     /// The message the text's lines make, before what others printed about it is
@@ -77,6 +77,7 @@ impl Scanner {
     /// into one), else an allocator state alone, a line in an unknown wording, or the
     /// scheduler's limit.
     fn chosen(&mut self) -> Option<OomMessage> {
+        // With a failure taken below, the refusals are that failure and any others.
         let grew_for_warning = self.failures_only_grew_the_pool();
         Some(match (self.best.take(), self.best_warning.take()) {
             // The driver refused the pool a region, then BFC said its request, no larger
